@@ -1,0 +1,190 @@
+// kiln::Array, a cheap shared handle to a node of the lazy expression graph, and the
+// NumPy-named functions that build nodes. Nothing computes until a result is needed.
+#pragma once
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "kiln/device.hpp"
+#include "kiln/dtype.hpp"
+#include "kiln/errors.hpp"
+#include "kiln/scalar.hpp"
+#include "kiln/shape.hpp"
+
+namespace kiln {
+
+namespace graph {
+struct Node;
+}
+
+// One axis of a slice, NumPy's start:stop:step. Missing bounds mean "from the edge".
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  Slice() = default;
+  Slice(std::optional<int64_t> start_, std::optional<int64_t> stop_, int64_t step_ = 1)
+      : start(start_), stop(stop_), step(step_) {}
+};
+// An index along one axis: an integer (drops the axis) or a Slice.
+using Index = std::variant<int64_t, Slice>;
+
+class Array {
+ public:
+  Array() = default;  // an empty handle; using it throws kiln::Error
+  explicit Array(std::shared_ptr<const graph::Node> node) : node_(std::move(node)) {}
+
+  bool valid() const { return node_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  int ndim() const;
+  int64_t size() const;
+  int64_t nbytes() const;
+  Device device() const;
+
+  Array astype(DType t) const;
+  Array reshape(Shape s) const;  // one dimension may be -1
+  Array transpose() const;       // reverses the axes
+  Array transpose(std::vector<int> axes) const;
+  Array T() const { return transpose(); }
+  Array broadcast_to(Shape s) const;
+  // a.index({1, Slice(0, 10, 2)}): integers drop their axis; missing trailing axes are whole.
+  Array index(std::vector<Index> idx) const;
+  template <class... I>
+  Array operator()(I... i) const { return index({Index(i)...}); }
+
+  // Computes the value now (and caches it in the node). Returns *this.
+  const Array& eval() const;
+  // A host array with the same value (a planned device -> host copy for device arrays).
+  Array get() const;
+  // The same value on another device.
+  Array to(Device d) const;
+  // The value of a one-element array, converted to T with NumPy's casting.
+  template <class T>
+  T item() const;
+  // The elements in row-major order, converted to T.
+  template <class T>
+  std::vector<T> to_vector() const;
+  // Address of the evaluated, contiguous data (host or device memory, per device()).
+  const void* data() const;
+
+  const std::shared_ptr<const graph::Node>& node() const { return node_; }
+
+ private:
+  std::shared_ptr<const graph::Node> node_;
+};
+
+// Evaluates several arrays in one plan, so shared work runs once.
+void eval(const std::vector<Array>& arrays);
+
+// ---- creation --------------------------------------------------------------------------
+Array asarray(const Array& a, Device d = host());  // a itself when already on d, else a copy
+Array asarray(const void* data, DType t, Shape s, Device d = host());  // copies
+template <class T>
+Array asarray(const std::vector<T>& v, Device d = host()) {
+  return asarray(v.data(), dtype_v<T>, {static_cast<int64_t>(v.size())}, d);
+}
+template <class T>
+Array asarray(const std::vector<T>& v, Shape s, Device d = host()) {
+  return asarray(v.data(), dtype_v<T>, std::move(s), d);
+}
+template <class T>
+Array asarray(std::initializer_list<T> v, Device d = host()) {
+  return asarray(std::vector<T>(v), d);
+}
+Array zeros(Shape s, DType t = DType::Float64, Device d = host());
+Array ones(Shape s, DType t = DType::Float64, Device d = host());
+Array full(Shape s, Scalar v, std::optional<DType> t = std::nullopt, Device d = host());
+Array empty(Shape s, DType t = DType::Float64, Device d = host());
+// NumPy's arange: int64 for integer arguments, float64 otherwise, unless t is given.
+Array arange(Scalar stop);
+Array arange(Scalar start, Scalar stop, Scalar step = 1, std::optional<DType> t = std::nullopt,
+             Device d = host());
+Array linspace(double start, double stop, int64_t num = 50, bool endpoint = true,
+               DType t = DType::Float64, Device d = host());
+
+// ---- elementwise -----------------------------------------------------------------------
+Array operator-(const Array& a);
+Array operator~(const Array& a);  // logical not for bool, bitwise not for integers
+#define KILN_BINARY_OPERATOR(op)                     \
+  Array operator op(const Array& a, const Array& b); \
+  Array operator op(const Array& a, Scalar b);       \
+  Array operator op(Scalar a, const Array& b);
+KILN_BINARY_OPERATOR(+)
+KILN_BINARY_OPERATOR(-)
+KILN_BINARY_OPERATOR(*)
+KILN_BINARY_OPERATOR(/)
+KILN_BINARY_OPERATOR(==)
+KILN_BINARY_OPERATOR(!=)
+KILN_BINARY_OPERATOR(<)
+KILN_BINARY_OPERATOR(<=)
+KILN_BINARY_OPERATOR(>)
+KILN_BINARY_OPERATOR(>=)
+KILN_BINARY_OPERATOR(&)
+KILN_BINARY_OPERATOR(|)
+KILN_BINARY_OPERATOR(^)
+#undef KILN_BINARY_OPERATOR
+
+Array abs(const Array& a);
+Array sqrt(const Array& a);
+Array exp(const Array& a);
+Array log(const Array& a);
+Array sin(const Array& a);
+Array cos(const Array& a);
+Array tan(const Array& a);
+Array tanh(const Array& a);
+Array floor(const Array& a);
+Array ceil(const Array& a);
+Array real(const Array& a);
+Array imag(const Array& a);
+Array conj(const Array& a);
+// An operand of these may be an Array or a Scalar.
+using Operand = std::variant<Array, Scalar>;
+Array pow(const Operand& a, const Operand& b);
+Array minimum(const Operand& a, const Operand& b);  // NaN-propagating, like NumPy
+Array maximum(const Operand& a, const Operand& b);
+Array where(const Array& cond, const Operand& x, const Operand& y);
+Array clip(const Array& a, const Operand& lo, const Operand& hi);
+
+// ---- reductions (axes may be negative; an empty list means every axis) ------------------
+using Axes = std::vector<int>;
+Array sum(const Array& a, Axes axes = {}, bool keepdims = false);
+Array prod(const Array& a, Axes axes = {}, bool keepdims = false);
+Array max(const Array& a, Axes axes = {}, bool keepdims = false);
+Array min(const Array& a, Axes axes = {}, bool keepdims = false);
+Array mean(const Array& a, Axes axes = {}, bool keepdims = false);
+Array any(const Array& a, Axes axes = {}, bool keepdims = false);
+Array all(const Array& a, Axes axes = {}, bool keepdims = false);
+// Indices into the flattened array (no axis) or along one axis, as NumPy.
+Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+
+// ---- comparison of whole arrays (evaluate; arrays must be on the same device) ------------
+bool allclose(const Array& a, const Array& b, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
+bool array_equal(const Array& a, const Array& b, bool equal_nan = false);
+
+// NumPy's repr: "array([[1, 2],\n       [3, 4]])", summarised past 1000 elements.
+std::ostream& operator<<(std::ostream& os, const Array& a);
+std::string repr(const Array& a);
+
+// ---- evaluation mode ---------------------------------------------------------------------
+// Lazy (default) records a graph and fuses; Eager runs every operation as its own step,
+// as CuPy does. The mode is per thread; new threads start from KILN_MODE (lazy|eager).
+enum class Mode { Lazy, Eager };
+void set_mode(Mode m);
+Mode get_mode();
+class EagerScope {
+ public:
+  EagerScope() : saved_(get_mode()) { set_mode(Mode::Eager); }
+  ~EagerScope() { set_mode(saved_); }
+  EagerScope(const EagerScope&) = delete;
+  EagerScope& operator=(const EagerScope&) = delete;
+
+ private:
+  Mode saved_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,24 @@
+// Where an array lives.
+#pragma once
+#include <string>
+
+namespace kiln {
+
+struct Device {
+  enum class Kind : uint8_t { Host, Cuda };
+  Kind kind = Kind::Host;
+  int index = 0;
+  bool is_host() const { return kind == Kind::Host; }
+  bool is_cuda() const { return kind == Kind::Cuda; }
+  bool operator==(const Device&) const = default;
+  std::string str() const;  // "host", "cuda:0"
+};
+
+inline Device host() { return {}; }
+// A CUDA device. Using it where no GPU (or driver) exists raises DeviceError.
+Device cuda(int index = 0);
+// True when a driver and at least one GPU are present. Never throws.
+bool cuda_available();
+int cuda_device_count();
+
+}  // namespace kiln

@@ -1,0 +1,48 @@
+// A C++ number used with arrays. Scalars are "weak" as in NumPy 2: `f32_array * 2.0` stays
+// float32, `int32_array + 1` stays int32. Scalars become kernel parameters, never source text.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "kiln/dtype.hpp"
+
+namespace kiln {
+
+class Scalar {
+ public:
+  enum class Kind : uint8_t { Bool, Int, Float, Complex };
+
+  Scalar() = default;
+  Scalar(bool v) : kind_(Kind::Bool), i_(v) {}
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Scalar(T v) : kind_(Kind::Int), i_(static_cast<int64_t>(v)) {}
+  Scalar(float v) : kind_(Kind::Float), re_(v) {}
+  Scalar(double v) : kind_(Kind::Float), re_(v) {}
+  template <class T>
+  Scalar(std::complex<T> v) : kind_(Kind::Complex), re_(v.real()), im_(v.imag()) {}
+
+  Kind kind() const { return kind_; }
+  int64_t as_int() const;    // truncates floats
+  double as_double() const;  // real part for complex
+  std::complex<double> as_complex() const;
+  bool as_bool() const;
+  // The value converted to the C++ type of a dtype (with NumPy's casting).
+  template <class T>
+  T as() const {
+    if constexpr (std::is_same_v<T, bool>) return as_bool();
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(as_int());
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(as_double());
+    else return T(as_complex());
+  }
+  // Bitwise equality (so NaN == NaN): what hash-consing needs.
+  bool same_as(const Scalar& o) const;
+  size_t hash() const;
+
+ private:
+  Kind kind_ = Kind::Int;
+  int64_t i_ = 0;
+  double re_ = 0, im_ = 0;
+};
+
+}  // namespace kiln

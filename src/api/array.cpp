@@ -1,0 +1,177 @@
+// kiln::Array's members: properties, views and evaluation.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "api/build.hpp"
+#include "api/evaluate.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln {
+
+using api::node_of;
+using graph::NodeSpec;
+using graph::OpKind;
+
+DType Array::dtype() const { return node_of(*this).dtype; }
+const Shape& Array::shape() const { return node_of(*this).shape; }
+int Array::ndim() const { return static_cast<int>(shape().size()); }
+int64_t Array::size() const { return shape_size(shape()); }
+int64_t Array::nbytes() const { return size() * itemsize(dtype()); }
+Device Array::device() const { return node_of(*this).device; }
+
+Array Array::astype(DType t) const { return api::finish(api::cast(api::ref_of(*this), t)); }
+
+Array Array::reshape(Shape s) const {
+  const auto& n = node_of(*this);
+  Shape to = graph::resolve_reshape(n.shape, std::move(s));
+  if (to == n.shape) return *this;
+  NodeSpec spec{OpKind::Reshape, 0, n.dtype, to, n.device, {node_}};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
+Array Array::transpose() const {
+  std::vector<int> axes(ndim());
+  std::iota(axes.rbegin(), axes.rend(), 0);
+  return transpose(axes);
+}
+
+Array Array::transpose(std::vector<int> axes) const {
+  const auto& n = node_of(*this);
+  int nd = ndim();
+  if (static_cast<int>(axes.size()) != nd)
+    throw ShapeError("transpose: axes has " + std::to_string(axes.size()) +
+                     " entries but the array has " + std::to_string(nd) +
+                     " dimensions; give a permutation of 0.." + std::to_string(nd - 1));
+  std::vector<int64_t> perm;
+  Shape shape;
+  for (int a : axes) {
+    int ax = graph::normalize_axis(a, nd, "transpose");
+    perm.push_back(ax);
+    shape.push_back(n.shape[ax]);
+  }
+  auto sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw ShapeError("transpose: axes repeat an axis; give a permutation of 0.." +
+                     std::to_string(nd - 1));
+  bool identity = std::is_sorted(perm.begin(), perm.end());
+  if (identity) return *this;
+  NodeSpec spec{OpKind::Permute, 0, n.dtype, shape, n.device, {node_}, perm};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
+Array Array::broadcast_to(Shape s) const {
+  graph::check_rank(s, "broadcast_to");
+  return api::finish(api::broadcast(api::ref_of(*this), s));
+}
+
+namespace {
+
+// NumPy's slice.indices(): clamps start and stop, returns (start, length).
+std::pair<int64_t, int64_t> slice_range(const Slice& s, int64_t dim, int axis) {
+  if (s.step == 0) throw ShapeError("slice step cannot be zero (axis " + std::to_string(axis) + ")");
+  int64_t step = s.step;
+  auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
+    if (!v) return dflt;
+    int64_t x = *v < 0 ? *v + dim : *v;
+    if (step > 0) return std::clamp<int64_t>(x, 0, dim);
+    return std::clamp<int64_t>(x, -1, dim - 1);
+  };
+  int64_t start = clamp(s.start, step > 0 ? 0 : dim - 1);
+  int64_t stop = clamp(s.stop, step > 0 ? dim : -1);
+  int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step;
+  return {start, std::max<int64_t>(len, 0)};
+}
+
+}  // namespace
+
+Array Array::index(std::vector<Index> idx) const {
+  const auto& n = node_of(*this);
+  if (idx.size() > n.shape.size())
+    throw ShapeError("too many indices: the array has " + std::to_string(n.shape.size()) +
+                     " dimensions but " + std::to_string(idx.size()) + " were given");
+  std::vector<int64_t> params;
+  Shape sliced, kept;
+  for (size_t i = 0; i < n.shape.size(); ++i) {
+    int64_t dim = n.shape[i];
+    Index ix = i < idx.size() ? idx[i] : Index(Slice{});
+    if (auto* k = std::get_if<int64_t>(&ix)) {
+      int64_t j = *k < 0 ? *k + dim : *k;
+      if (j < 0 || j >= dim)
+        throw ShapeError("index " + std::to_string(*k) + " is out of bounds for axis " +
+                         std::to_string(i) + " with size " + std::to_string(dim));
+      params.insert(params.end(), {j, 1});
+      sliced.push_back(1);
+    } else {
+      auto [start, len] = slice_range(std::get<Slice>(ix), dim, static_cast<int>(i));
+      params.insert(params.end(), {start, std::get<Slice>(ix).step});
+      sliced.push_back(len);
+      kept.push_back(len);
+    }
+  }
+  Array out = *this;
+  bool identity = sliced == n.shape;
+  for (size_t i = 0; i < params.size(); i += 2) identity &= params[i] == 0 && params[i + 1] == 1;
+  if (!identity) {
+    NodeSpec spec{OpKind::Slice, 0, n.dtype, sliced, n.device, {node_}, params};
+    out = Array(graph::make_node(std::move(spec)));
+  }
+  return kept == sliced ? out : out.reshape(kept);
+}
+
+const Array& Array::eval() const {
+  api::realize({api::ref_of(*this)});
+  return *this;
+}
+
+void eval(const std::vector<Array>& arrays) {
+  std::vector<graph::NodeRef> nodes;
+  for (const auto& a : arrays) nodes.push_back(api::ref_of(a));
+  api::realize(nodes);
+}
+
+Array Array::get() const { return to(host()); }
+
+Array Array::to(Device d) const {
+  const auto& n = node_of(*this);
+  if (n.device == d) return *this;
+  if (d.is_cuda()) cuda(d.index);  // DeviceError when there is no such GPU
+  NodeSpec spec{OpKind::Copy, 0, n.dtype, n.shape, d, {node_}};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
+const void* Array::data() const {
+  eval();
+  return node_of(*this).realized()->data();
+}
+
+template <class T>
+std::vector<T> Array::to_vector() const {
+  Array h = get().astype(dtype_v<T>);
+  h.eval();
+  const T* p = static_cast<const T*>(h.data());
+  return std::vector<T>(p, p + h.size());  // element-wise, so std::vector<bool> works too
+}
+
+template <class T>
+T Array::item() const {
+  if (size() != 1)
+    throw ShapeError("item(): the array has " + std::to_string(size()) + " elements (shape " +
+                     shape_str(shape()) + "); only one-element arrays convert to a scalar");
+  return to_vector<T>()[0];
+}
+
+#define KILN_INSTANTIATE(T)                           \
+  template std::vector<T> Array::to_vector<T>() const; \
+  template T Array::item<T>() const;
+KILN_INSTANTIATE(bool)
+KILN_INSTANTIATE(int32_t)
+KILN_INSTANTIATE(int64_t)
+KILN_INSTANTIATE(float)
+KILN_INSTANTIATE(double)
+KILN_INSTANTIATE(std::complex<float>)
+KILN_INSTANTIATE(std::complex<double>)
+#undef KILN_INSTANTIATE
+
+}  // namespace kiln

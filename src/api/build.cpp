@@ -1,0 +1,75 @@
+#include "api/build.hpp"
+
+#include "api/evaluate.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln::api {
+
+using graph::NodeSpec;
+using graph::OpKind;
+
+const graph::Node& node_of(const Array& a) {
+  if (!a.valid())
+    throw Error("kiln::Array is empty (default-constructed); assign it the result of a kiln "
+                "function before use");
+  return *a.node();
+}
+
+NodeRef ref_of(const Array& a) {
+  node_of(a);
+  return a.node();
+}
+
+NodeRef cast(const NodeRef& n, DType t) {
+  if (n->dtype == t) return n;
+  if (n->kind == OpKind::Scalar) return scalar(n->scalars[0], t, n->device);
+  NodeSpec s{OpKind::Cast, 0, t, n->shape, n->device, {n}};
+  return graph::make_node(std::move(s));
+}
+
+NodeRef broadcast(const NodeRef& n, const Shape& shape) {
+  if (n->shape == shape) return n;
+  Shape b = graph::broadcast_shapes(n->shape, shape);
+  if (b != shape)
+    throw ShapeError("cannot broadcast an array of shape " + shape_str(n->shape) + " to shape " +
+                     shape_str(shape) + ": each dimension must match or be 1");
+  NodeSpec s{OpKind::Broadcast, 0, n->dtype, shape, n->device, {n}};
+  return graph::make_node(std::move(s));
+}
+
+NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out) {
+  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, a->device, {a}};
+  return graph::make_node(std::move(s));
+}
+
+NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out) {
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, a->shape, a->device, {a, b}};
+  return graph::make_node(std::move(s));
+}
+
+NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }
+
+Device common_device(const std::vector<const graph::Node*>& nodes, const char* what) {
+  const graph::Node* first = nullptr;
+  for (const graph::Node* n : nodes) {
+    if (n->kind == OpKind::Scalar && !n->is_leaf()) continue;  // constants go anywhere
+    if (!first) first = n;
+    else if (!(n->device == first->device))
+      throw DeviceError(std::string(what) + ": operands are on different devices (" +
+                        first->device.str() + " and " + n->device.str() +
+                        "); mixing host and cuda arrays needs an explicit copy: use "
+                        "kiln::asarray(x, kiln::cuda()) or x.get() first");
+  }
+  return first ? first->device : nodes.empty() ? Device{} : nodes[0]->device;
+}
+
+Array finish(NodeRef n) {
+  bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
+                   n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&
+                   n->kind != OpKind::Slice && n->kind != OpKind::Broadcast;
+  if (forceable && !n->is_leaf() && (get_mode() == Mode::Eager || n->depth >= kMaxGraphDepth))
+    realize({n});
+  return Array(std::move(n));
+}
+
+}  // namespace kiln::api

@@ -1,0 +1,31 @@
+// Node builders shared by the API: casts, broadcasts and operations, each checked and
+// hash-consed, and `finish`, which applies the evaluation policy (eager mode, growth limits).
+#pragma once
+#include "graph/node.hpp"
+#include "kiln/array.hpp"
+
+namespace kiln::api {
+
+using graph::NodeRef;
+
+const graph::Node& node_of(const Array& a);  // throws kiln::Error for an empty handle
+NodeRef ref_of(const Array& a);
+
+NodeRef cast(const NodeRef& n, DType t);
+NodeRef broadcast(const NodeRef& n, const Shape& s);
+NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out);
+// Operands must already share dtype and shape.
+NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out);
+NodeRef scalar(Scalar v, DType t, Device d);
+// Arrays in one operation must share a device; DeviceError otherwise.
+Device common_device(const std::vector<const graph::Node*>& nodes, const char* what);
+
+// Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
+// past the limit, the node is evaluated now. Views and constants are never forced.
+Array finish(NodeRef n);
+
+// The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
+// chaining operations never builds an unbounded graph.
+inline constexpr uint32_t kMaxGraphDepth = 256;
+
+}  // namespace kiln::api

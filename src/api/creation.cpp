@@ -1,0 +1,72 @@
+// Creating arrays: from memory (copied into a kiln buffer) or as lazy constants, which cost
+// nothing until used and then fuse into their consumer.
+#include <cmath>
+#include <cstring>
+
+#include "api/build.hpp"
+#include "api/promotion.hpp"
+#include "graph/shape.hpp"
+#include "host/memory.hpp"
+
+namespace kiln {
+
+Array asarray(const Array& a, Device d) { return a.to(d); }
+
+Array asarray(const void* data, DType t, Shape s, Device d) {
+  graph::check_rank(s, "asarray");
+  size_t nbytes = static_cast<size_t>(shape_size(s)) * itemsize(t);
+  if (!data && nbytes)
+    throw Error("asarray: data is null but the shape " + shape_str(s) + " has elements");
+  auto buf = cpu::allocate(nbytes);
+  if (nbytes) std::memcpy(buf->data(), data, nbytes);
+  Array h(graph::buffer_node(std::move(buf), t, std::move(s)));
+  return h.to(d);
+}
+
+Array full(Shape s, Scalar v, std::optional<DType> t, Device d) {
+  graph::check_rank(s, "full");
+  if (d.is_cuda()) cuda(d.index);
+  DType dt = t.value_or(api::default_dtype(v));
+  api::check_fits(v, dt, "full");
+  return api::finish(api::broadcast(api::scalar(v, dt, d), s));
+}
+
+Array zeros(Shape s, DType t, Device d) { return full(std::move(s), 0, t, d); }
+Array ones(Shape s, DType t, Device d) { return full(std::move(s), 1, t, d); }
+Array empty(Shape s, DType t, Device d) { return zeros(std::move(s), t, d); }
+
+Array arange(Scalar stop) { return arange(0, stop, 1); }
+
+Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Device d) {
+  if (d.is_cuda()) cuda(d.index);
+  bool ints = start.kind() != Scalar::Kind::Float && stop.kind() != Scalar::Kind::Float &&
+              step.kind() != Scalar::Kind::Float;
+  if (start.kind() == Scalar::Kind::Complex || stop.kind() == Scalar::Kind::Complex ||
+      step.kind() == Scalar::Kind::Complex)
+    throw DTypeError("arange: complex bounds are not supported; use real numbers");
+  DType dt = t.value_or(ints ? DType::Int64 : DType::Float64);
+  if (step.as_double() == 0) throw Error("arange: step must not be zero");
+  double len = std::ceil((stop.as_double() - start.as_double()) / step.as_double());
+  if (ints) {
+    int64_t a = start.as_int(), b = stop.as_int(), c = step.as_int();
+    len = static_cast<double>(c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c);
+  }
+  int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
+  DType it = is_complex(dt) || dt == DType::Bool ? DType::Float64 : dt;
+  graph::NodeSpec spec{graph::OpKind::Iota, 0, it, {n}, d,
+                       {api::scalar(start, it, d), api::scalar(step, it, d)}};
+  return api::finish(api::cast(graph::make_node(std::move(spec)), dt));
+}
+
+Array linspace(double start, double stop, int64_t num, bool endpoint, DType t, Device d) {
+  if (num < 0) throw ShapeError("linspace: num must be >= 0, got " + std::to_string(num));
+  int64_t div = endpoint ? num - 1 : num;
+  double step = div > 0 ? (stop - start) / static_cast<double>(div) : 0.0;
+  Array i = arange(0, num, 1, DType::Float64, d);
+  Array y = i * step + start;
+  // As NumPy: the last sample is exactly `stop` when it is an endpoint.
+  if (endpoint && num > 1) y = where(i == static_cast<double>(num - 1), stop, y);
+  return y.astype(t);
+}
+
+}  // namespace kiln

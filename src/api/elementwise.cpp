@@ -1,0 +1,182 @@
+// Elementwise operations: NumPy's dtype rules decide the compute dtype, the builder inserts
+// the casts and broadcasts, so every graph operation sees operands of one dtype and shape.
+#include "api/build.hpp"
+#include "api/promotion.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln {
+
+using api::NodeRef;
+using graph::BinaryOp;
+using graph::UnaryOp;
+
+namespace {
+
+struct Resolved {
+  NodeRef a, b;
+};
+
+DType operand_dtype(const Operand& o, const Operand& other) {
+  if (auto* arr = std::get_if<Array>(&o)) return api::node_of(*arr).dtype;
+  const Scalar& s = std::get<Scalar>(o);
+  if (auto* arr = std::get_if<Array>(&other)) return api::weak_result(api::node_of(*arr).dtype, s);
+  return promote_types(api::default_dtype(s), api::default_dtype(std::get<Scalar>(other)));
+}
+
+// The operands as nodes of dtype t and a common shape on a common device.
+std::vector<NodeRef> align(const std::vector<Operand>& ops, const std::vector<DType>& dtypes,
+                           const char* what) {
+  std::vector<const graph::Node*> arrays;
+  Shape shape;
+  for (const auto& o : ops)
+    if (auto* arr = std::get_if<Array>(&o)) {
+      arrays.push_back(&api::node_of(*arr));
+      shape = graph::broadcast_shapes(shape, arrays.back()->shape);
+    }
+  Device d = api::common_device(arrays, what);
+  std::vector<NodeRef> out;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    NodeRef n;
+    if (auto* arr = std::get_if<Array>(&ops[i])) {
+      n = api::cast(arr->node(), dtypes[i]);
+    } else {
+      const Scalar& s = std::get<Scalar>(ops[i]);
+      api::check_fits(s, dtypes[i], what);
+      n = api::scalar(s, dtypes[i], d);
+    }
+    out.push_back(api::broadcast(n, shape));
+  }
+  return out;
+}
+
+DType binary_compute_dtype(BinaryOp op, DType t) {
+  const char* sym = op == BinaryOp::Sub ? "-" : "";
+  if (op == BinaryOp::Sub && t == DType::Bool)
+    throw DTypeError(std::string("subtract (") + sym +
+                     ") is not supported for bool arrays; use ^ (xor) or cast with astype");
+  if (op == BinaryOp::Div && (t == DType::Bool || is_integer(t))) return DType::Float64;
+  if (op == BinaryOp::Pow && t == DType::Bool) return DType::Int64;
+  if ((op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) &&
+      !(t == DType::Bool || is_integer(t)))
+    throw DTypeError(std::string("bitwise ") + graph::op_name(op) + " needs bool or integer " +
+                     "operands, got " + dtype_name(t) + "; compare first (a > 0) or use astype");
+  if ((op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||
+       op == BinaryOp::Minimum || op == BinaryOp::Maximum) &&
+      is_complex(t))
+    return t;  // ordered lexicographically, as NumPy does
+  return t;
+}
+
+Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
+  DType t = promote_types(operand_dtype(a, b), operand_dtype(b, a));
+  DType compute = binary_compute_dtype(op, t);
+  if (op == BinaryOp::Pow && (is_integer(compute)))
+    if (auto* s = std::get_if<Scalar>(&b); s && s->kind() == Scalar::Kind::Int && s->as_int() < 0)
+      throw DTypeError("pow: integers to negative integer powers are not allowed; cast the base "
+                       "to a float dtype first");
+  auto n = align({a, b}, {compute, compute}, graph::op_name(op));
+  DType out = graph::is_comparison(op) ? DType::Bool : compute;
+  return api::finish(api::binary(op, n[0], n[1], out));
+}
+
+Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
+  NodeRef n = api::cast(api::ref_of(a), compute);
+  return api::finish(api::unary(op, n, out));
+}
+
+Array float_op(UnaryOp op, const Array& a) {
+  DType t = float_dtype(api::node_of(a).dtype);
+  return unary_op(op, a, t, t);
+}
+
+}  // namespace
+
+#define KILN_DEFINE_BINARY(sym, OP)                                                           \
+  Array operator sym(const Array& a, const Array& b) { return binary_op(BinaryOp::OP, a, b); } \
+  Array operator sym(const Array& a, Scalar b) { return binary_op(BinaryOp::OP, a, b); }       \
+  Array operator sym(Scalar a, const Array& b) { return binary_op(BinaryOp::OP, a, b); }
+KILN_DEFINE_BINARY(+, Add)
+KILN_DEFINE_BINARY(-, Sub)
+KILN_DEFINE_BINARY(*, Mul)
+KILN_DEFINE_BINARY(/, Div)
+KILN_DEFINE_BINARY(==, Eq)
+KILN_DEFINE_BINARY(!=, Ne)
+KILN_DEFINE_BINARY(<, Lt)
+KILN_DEFINE_BINARY(<=, Le)
+KILN_DEFINE_BINARY(>, Gt)
+KILN_DEFINE_BINARY(>=, Ge)
+KILN_DEFINE_BINARY(&, And)
+KILN_DEFINE_BINARY(|, Or)
+KILN_DEFINE_BINARY(^, Xor)
+#undef KILN_DEFINE_BINARY
+
+Array pow(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Pow, a, b); }
+Array minimum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Minimum, a, b); }
+Array maximum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Maximum, a, b); }
+
+Array operator-(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  if (t == DType::Bool)
+    throw DTypeError("negative (-) is not supported for bool arrays; use ~ (logical not)");
+  return unary_op(UnaryOp::Neg, a, t, t);
+}
+
+Array operator~(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  if (t != DType::Bool && !is_integer(t))
+    throw DTypeError(std::string("~ needs a bool or integer array, got ") + dtype_name(t));
+  return unary_op(UnaryOp::Not, a, t, t);
+}
+
+Array abs(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  return unary_op(UnaryOp::Abs, a, t, real_dtype(t));
+}
+Array sqrt(const Array& a) { return float_op(UnaryOp::Sqrt, a); }
+Array exp(const Array& a) { return float_op(UnaryOp::Exp, a); }
+Array log(const Array& a) { return float_op(UnaryOp::Log, a); }
+Array sin(const Array& a) { return float_op(UnaryOp::Sin, a); }
+Array cos(const Array& a) { return float_op(UnaryOp::Cos, a); }
+Array tan(const Array& a) { return float_op(UnaryOp::Tan, a); }
+Array tanh(const Array& a) { return float_op(UnaryOp::Tanh, a); }
+
+namespace {
+// floor and ceil keep integer and bool dtypes unchanged (NumPy >= 2.3): the identity.
+Array rounding(UnaryOp op, const Array& a) {
+  DType t = api::node_of(a).dtype;
+  if (is_complex(t))
+    throw DTypeError(std::string(graph::op_name(op)) + " is not defined for complex arrays; " +
+                     "apply it to real(a) and imag(a)");
+  return is_floating(t) ? unary_op(op, a, t, t) : a;
+}
+}  // namespace
+
+Array floor(const Array& a) { return rounding(UnaryOp::Floor, a); }
+Array ceil(const Array& a) { return rounding(UnaryOp::Ceil, a); }
+
+Array real(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  return is_complex(t) ? unary_op(UnaryOp::Real, a, t, real_dtype(t)) : a;
+}
+Array imag(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  if (is_complex(t)) return unary_op(UnaryOp::Imag, a, t, real_dtype(t));
+  return zeros(a.shape(), t, a.device());
+}
+Array conj(const Array& a) {
+  DType t = api::node_of(a).dtype;
+  return is_complex(t) ? unary_op(UnaryOp::Conj, a, t, t) : a;
+}
+
+Array where(const Array& cond, const Operand& x, const Operand& y) {
+  DType t = promote_types(operand_dtype(x, y), operand_dtype(y, x));
+  auto n = align({cond, x, y}, {DType::Bool, t, t}, "where");
+  graph::NodeSpec s{graph::OpKind::Where, 0, t, n[0]->shape, n[0]->device, {n[0], n[1], n[2]}};
+  return api::finish(graph::make_node(std::move(s)));
+}
+
+Array clip(const Array& a, const Operand& lo, const Operand& hi) {
+  return minimum(maximum(a, lo), hi);
+}
+
+}  // namespace kiln

@@ -1,0 +1,16 @@
+// NumPy 2 (NEP 50) promotion with weak C++ scalars.
+#pragma once
+#include "kiln/dtype.hpp"
+#include "kiln/scalar.hpp"
+
+namespace kiln::api {
+
+// The dtype of `array op scalar`: the array's dtype unless the scalar is of a higher kind
+// (bool < int < float < complex); then the scalar kind's default, at the array's precision.
+DType weak_result(DType array, const Scalar& s);
+// The dtype a lone scalar takes (bool, int64, float64, complex128).
+DType default_dtype(const Scalar& s);
+// DTypeError when an integer scalar does not fit the integer dtype it is used with.
+void check_fits(const Scalar& s, DType t, const char* what);
+
+}  // namespace kiln::api

@@ -1,0 +1,96 @@
+// Reductions. The builder casts the input to the accumulation dtype (NumPy's: int32 and bool
+// sums accumulate in int64, integer means in float64), so the planner can fuse that cast
+// into the reduction's prologue and backends accumulate in the input's dtype.
+#include "api/build.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln {
+
+using graph::ReduceOp;
+
+namespace {
+
+DType accumulation_dtype(ReduceOp op, DType t) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Prod:
+      return t == DType::Bool || t == DType::Int32 ? DType::Int64 : t;
+    case ReduceOp::Mean:
+      return t == DType::Bool || is_integer(t) ? DType::Float64 : t;
+    case ReduceOp::Any:
+    case ReduceOp::All:
+      return DType::Bool;
+    default:
+      return t;
+  }
+}
+
+Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
+  const auto& n = api::node_of(a);
+  int nd = static_cast<int>(n.shape.size());
+  auto axes = graph::normalize_axes(axes_in, nd, graph::op_name(op));
+  bool no_identity = op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax ||
+                     op == ReduceOp::ArgMin;
+  Shape out;
+  std::vector<int64_t> params;
+  for (int i = 0, k = 0; i < nd; ++i) {
+    bool reduced = k < static_cast<int>(axes.size()) && axes[k] == i;
+    if (reduced) {
+      ++k;
+      params.push_back(i);
+      if (n.shape[i] == 0 && no_identity)
+        throw ShapeError(std::string(graph::op_name(op)) + ": zero-size array along axis " +
+                         std::to_string(i) + " has no identity (shape " + shape_str(n.shape) +
+                         "); check the array is not empty first");
+      if (keepdims) out.push_back(1);
+    } else {
+      out.push_back(n.shape[i]);
+    }
+  }
+  params.push_back(keepdims);
+  DType acc = accumulation_dtype(op, n.dtype);
+  DType result = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? DType::Int64 : acc;
+  graph::NodeSpec spec{graph::OpKind::Reduce, static_cast<uint8_t>(op), result, out, n.device,
+                       {api::cast(a.node(), acc)}, params};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
+Array arg_reduce(ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims) {
+  if (axis) return reduce(op, a, {*axis}, keepdims);
+  Array flat = reduce(op, a.reshape({-1}), {0}, false);
+  return keepdims ? flat.reshape(Shape(a.ndim(), 1)) : flat;
+}
+
+}  // namespace
+
+Array sum(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Sum, a, axes, keepdims); }
+Array prod(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Prod, a, axes, keepdims); }
+Array max(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Max, a, axes, keepdims); }
+Array min(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Min, a, axes, keepdims); }
+Array mean(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Mean, a, axes, keepdims); }
+Array any(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Any, a, axes, keepdims); }
+Array all(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::All, a, axes, keepdims); }
+Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(ReduceOp::ArgMax, a, axis, keepdims);
+}
+Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(ReduceOp::ArgMin, a, axis, keepdims);
+}
+
+bool allclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan) {
+  // NumPy's rule: |a - b| <= atol + rtol * |b|, elementwise, after broadcasting.
+  Array close = abs(a - b) <= atol + rtol * abs(b);
+  if (equal_nan) close = close | ((a != a) & (b != b));
+  if (!is_complex(a.dtype()) && !is_complex(b.dtype()) && a.dtype() != DType::Bool)
+    close = close | (a == b);  // equal infinities are close, as in NumPy
+  return all(close).item<bool>();
+}
+
+bool array_equal(const Array& a, const Array& b, bool equal_nan) {
+  if (a.shape() != b.shape()) return false;
+  Array eq = a == b;
+  if (equal_nan) eq = eq | ((a != a) & (b != b));
+  return all(eq).item<bool>();
+}
+
+}  // namespace kiln

@@ -1,0 +1,19 @@
+// Storage behind an evaluated array: dense, row-major, aligned. The owner (a shared_ptr with
+// the backend's deleter) decides how the memory is freed, so borrowed memory works too.
+#pragma once
+#include <cstddef>
+#include <memory>
+
+#include "kiln/device.hpp"
+
+namespace kiln::graph {
+
+struct Buffer {
+  std::shared_ptr<void> owner;  // keeps the memory alive; its get() is the data address
+  size_t nbytes = 0;
+  Device device;
+  void* data() const { return owner.get(); }
+};
+using BufferRef = std::shared_ptr<const Buffer>;
+
+}  // namespace kiln::graph

@@ -1,0 +1,41 @@
+#include "kiln/scalar.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "graph/hash.hpp"
+
+namespace kiln {
+
+int64_t Scalar::as_int() const {
+  if (kind_ == Kind::Bool || kind_ == Kind::Int) return i_;
+  // NumPy on x86 turns NaN and out-of-range values into INT64_MIN; do the same, defined.
+  if (!(re_ >= -9.2233720368547758e18 && re_ < 9.2233720368547758e18)) return INT64_MIN;
+  return static_cast<int64_t>(re_);
+}
+
+double Scalar::as_double() const {
+  return kind_ == Kind::Bool || kind_ == Kind::Int ? static_cast<double>(i_) : re_;
+}
+
+std::complex<double> Scalar::as_complex() const { return {as_double(), kind_ == Kind::Complex ? im_ : 0.0}; }
+
+bool Scalar::as_bool() const {
+  if (kind_ == Kind::Bool || kind_ == Kind::Int) return i_ != 0;
+  return re_ != 0 || im_ != 0;
+}
+
+bool Scalar::same_as(const Scalar& o) const {
+  return kind_ == o.kind_ && i_ == o.i_ && std::memcmp(&re_, &o.re_, sizeof re_) == 0 &&
+         std::memcmp(&im_, &o.im_, sizeof im_) == 0;
+}
+
+size_t Scalar::hash() const {
+  uint64_t re, im;
+  std::memcpy(&re, &re_, sizeof re);
+  std::memcpy(&im, &im_, sizeof im);
+  size_t h = graph::hash_mix(static_cast<size_t>(kind_), static_cast<uint64_t>(i_));
+  return graph::hash_mix(graph::hash_mix(h, re), im);
+}
+
+}  // namespace kiln

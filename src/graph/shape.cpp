@@ -1,0 +1,138 @@
+#include "graph/shape.hpp"
+
+#include <algorithm>
+
+#include "kiln/errors.hpp"
+
+namespace kiln {
+
+int64_t shape_size(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace kiln
+
+namespace kiln::graph {
+
+void check_rank(const Shape& s, const char* what) {
+  if (s.size() > static_cast<size_t>(kMaxRank))
+    throw ShapeError(std::string(what) + ": rank " + std::to_string(s.size()) +
+                     " is over kiln's limit of " + std::to_string(kMaxRank) +
+                     " dimensions; reshape to fewer axes");
+  for (int64_t d : s)
+    if (d < 0)
+      throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
+                       " has a negative dimension; dimensions must be >= 0");
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw ShapeError("operands could not be broadcast together with shapes " + shape_str(a) +
+                       " " + shape_str(b) + ": each dimension must match or be 1 (align the " +
+                       "trailing axes, or reshape one operand)");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+int normalize_axis(int axis, int ndim, const char* what) {
+  if (axis < -ndim || axis >= ndim)
+    throw ShapeError(std::string(what) + ": axis " + std::to_string(axis) +
+                     " is out of bounds for an array of dimension " + std::to_string(ndim) +
+                     " (valid: " + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) +
+                     ")");
+  return axis < 0 ? axis + ndim : axis;
+}
+
+std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* what) {
+  std::vector<int> out;
+  if (axes.empty()) {
+    for (int i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int a : axes) out.push_back(normalize_axis(a, ndim, what));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    throw ShapeError(std::string(what) + ": an axis is repeated; give each axis once");
+  return out;
+}
+
+Shape resolve_reshape(const Shape& from, Shape to) {
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      if (unknown >= 0) throw ShapeError("reshape: can only specify one unknown dimension (-1)");
+      unknown = static_cast<int>(i);
+    } else if (to[i] < 0) {
+      throw ShapeError("reshape: dimension " + std::to_string(to[i]) +
+                       " is negative; use -1 for one inferred dimension");
+    } else {
+      known *= to[i];
+    }
+  }
+  int64_t n = shape_size(from);
+  if (unknown >= 0 && known != 0 && n % known == 0) to[unknown] = n / known;
+  if ((unknown >= 0 && (known == 0 || n % known != 0)) || shape_size(to) != n)
+    throw ShapeError("cannot reshape array of size " + std::to_string(n) + " into shape " +
+                     shape_str(to) + ": the element counts must be equal");
+  check_rank(to, "reshape");
+  return to;
+}
+
+std::optional<Strides> reshape_strides(const Shape& from, const Strides& strides,
+                                       const Shape& to) {
+  // Drop size-1 axes of the source: they place no constraint.
+  Shape os;
+  Strides ost;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1) os.push_back(from[i]), ost.push_back(strides[i]);
+  Strides out(to.size(), 0);
+  if (shape_size(from) == 0) return contiguous_strides(to);
+  size_t oi = 0, oj = 0, ni = 0, nj = 0;
+  // Walk groups of axes whose products match; each group must be contiguous in the source.
+  while (ni < to.size() && oi < os.size()) {
+    int64_t np = to[ni], op = os[oi];
+    nj = ni + 1, oj = oi + 1;
+    while (np != op) {
+      if (np < op) np *= to[nj++];
+      else op *= os[oj++];
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (ost[k] != os[k + 1] * ost[k + 1]) return std::nullopt;
+    out[nj - 1] = ost[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) out[k - 1] = out[k] * to[k];
+    ni = nj, oi = oj;
+  }
+  // Trailing size-1 axes of the target get any stride.
+  for (size_t k = ni; k < to.size(); ++k) out[k] = 1;
+  return out;
+}
+
+}  // namespace kiln::graph

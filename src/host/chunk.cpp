@@ -1,0 +1,119 @@
+#include "host/chunk.hpp"
+
+#include <cstring>
+
+#include "host/column_ops.hpp"
+
+namespace kiln::cpu {
+
+using plan::InstrKind;
+
+ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
+                               const std::vector<const char*>& bases)
+    : g_(g), space_(space), bases_(bases), cols_(g.code.size()), filled_(g.code.size()),
+      storage_(g.code.size() * kChunk), idx_(kChunk) {
+  for (const auto& st : space.strides)
+    modes_.push_back(plan::is_constant(st)             ? Mode::Constant
+                     : plan::is_dense(space.shape, st) ? Mode::Dense
+                                                       : Mode::Gather);
+}
+
+// Element offsets of `access` for iteration indices [start, start + len): walks the
+// multi-index, innermost axis in the inner loop.
+void ChunkEvaluator::offsets(int access, int64_t start, int64_t len) {
+  const Shape& shape = space_.shape;
+  const auto& st = space_.strides[access];
+  int nd = static_cast<int>(shape.size());
+  int64_t coord[kMaxRank] = {};
+  int64_t rem = start, base = g_.accesses[access].offset;
+  for (int d = nd - 1; d >= 0; --d) {
+    coord[d] = rem % shape[d];
+    rem /= shape[d];
+    base += coord[d] * st[d];
+  }
+  int64_t inner = nd ? shape[nd - 1] : 1, istride = nd ? st[nd - 1] : 0;
+  for (int64_t i = 0; i < len;) {
+    int64_t run = std::min(len - i, inner - (nd ? coord[nd - 1] : 0));
+    for (int64_t k = 0; k < run; ++k) idx_[i + k] = base + k * istride;
+    i += run;
+    if (nd == 0) break;
+    base += run * istride;
+    coord[nd - 1] += run;
+    for (int d = nd - 1; d > 0 && coord[d] == shape[d]; --d) {  // carry
+      base -= coord[d] * st[d];
+      coord[d] = 0;
+      ++coord[d - 1];
+      base += st[d - 1];
+    }
+  }
+}
+
+void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t len) {
+  Mode m = modes_[ins.arg];
+  int64_t isz = itemsize(ins.dtype);
+  const char* base = bases_[ins.arg];
+  int64_t offset = g_.accesses[ins.arg].offset;
+  if (m == Mode::Dense) {
+    cols_[i] = base + (offset + start) * isz;
+  } else if (m == Mode::Constant) {
+    if (!filled_[i]) {
+      for (int64_t k = 0; k < kChunk; ++k) std::memcpy(scratch(i) + k * isz, base + offset * isz, isz);
+      filled_[i] = true;
+    }
+    cols_[i] = scratch(i);
+  } else {
+    offsets(ins.arg, start, len);
+    char* out = scratch(i);
+    visit_dtype(ins.dtype, [&](auto z) {
+      using T = decltype(z);
+      auto* src = reinterpret_cast<const T*>(base);
+      auto* dst = reinterpret_cast<T*>(out);
+      for (int64_t k = 0; k < len; ++k) dst[k] = src[idx_[k]];
+    });
+    cols_[i] = out;
+  }
+}
+
+void ChunkEvaluator::run(int64_t start, int64_t len) {
+  for (int i = 0; i < static_cast<int>(g_.code.size()); ++i) {
+    const plan::Instr& ins = g_.code[i];
+    char* out = scratch(i);
+    switch (ins.kind) {
+      case InstrKind::Load:
+        load(i, ins, start, len);
+        continue;
+      case InstrKind::Param:
+        if (!filled_[i]) fill_column(ins.dtype, g_.params[ins.arg], out, kChunk);
+        filled_[i] = true;
+        break;
+      case InstrKind::Iota: {
+        offsets(ins.arg, start, len);
+        visit_dtype(ins.dtype, [&](auto z) {
+          using T = decltype(z);
+          T a = *static_cast<const T*>(cols_[ins.a]), b = *static_cast<const T*>(cols_[ins.b]);
+          auto* r = reinterpret_cast<T*>(out);
+          for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
+        });
+        break;
+      }
+      case InstrKind::Unary:
+        unary_column(static_cast<graph::UnaryOp>(ins.op), g_.code[ins.a].dtype, cols_[ins.a], out,
+                     len);
+        break;
+      case InstrKind::Binary:
+        binary_column(static_cast<graph::BinaryOp>(ins.op), g_.code[ins.a].dtype, cols_[ins.a],
+                      cols_[ins.b], out, len);
+        break;
+      case InstrKind::Where:
+        where_column(ins.dtype, static_cast<const bool*>(cols_[ins.a]), cols_[ins.b], cols_[ins.c],
+                     out, len);
+        break;
+      case InstrKind::Cast:
+        cast_column(g_.code[ins.a].dtype, ins.dtype, cols_[ins.a], out, len);
+        break;
+    }
+    cols_[i] = out;
+  }
+}
+
+}  // namespace kiln::cpu

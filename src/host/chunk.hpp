@@ -1,0 +1,41 @@
+// Evaluating a fused group's program on one chunk of its iteration space.
+#pragma once
+#include <cstdint>
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "plan/iteration.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::cpu {
+
+inline constexpr int64_t kChunk = 2048;  // elements: a few columns of these fit in L1/L2
+
+class ChunkEvaluator {
+ public:
+  // `bases[a]`: address of access a's buffer at element 0 (null for Iota).
+  ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
+                 const std::vector<const char*>& bases);
+  // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk.
+  void run(int64_t start, int64_t len);
+  // The value column of instruction i after run().
+  const void* column(int i) const { return cols_[i]; }
+
+ private:
+  enum class Mode : uint8_t { Dense, Constant, Gather };
+  void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
+  void offsets(int access, int64_t start, int64_t len);
+  char* scratch(int i) { return reinterpret_cast<char*>(storage_.data() + i * kChunk); }
+
+  const plan::FusedGroup& g_;
+  const plan::IterationSpace& space_;
+  const std::vector<const char*>& bases_;
+  std::vector<Mode> modes_;
+  std::vector<const void*> cols_;
+  std::vector<bool> filled_;  // constant columns, computed once per evaluator
+  std::vector<std::complex<double>> storage_;  // kChunk 16-byte slots per instruction
+  std::vector<int64_t> idx_;
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,37 @@
+// Value conversion with NumPy's casting rules, defined for every input (C++ leaves
+// float-to-int overflow undefined; NumPy on x86 gives the minimum integer).
+#pragma once
+#include <complex>
+#include <limits>
+#include <type_traits>
+
+namespace kiln::cpu {
+
+template <class T>
+struct is_complex_t : std::false_type {};
+template <class T>
+struct is_complex_t<std::complex<T>> : std::true_type {};
+template <class T>
+inline constexpr bool is_complex_v = is_complex_t<T>::value;
+
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
+    return convert<To>(v.real());  // NumPy drops the imaginary part (with a warning)
+  } else if constexpr (is_complex_v<To>) {
+    if constexpr (is_complex_v<From>) return To(v);
+    else return To(static_cast<typename To::value_type>(v), 0);
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());
+    constexpr From hi = -lo;  // 2^(bits-1), exactly representable
+    return v >= lo && v < hi ? static_cast<To>(v) : std::numeric_limits<To>::min();
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace kiln::cpu

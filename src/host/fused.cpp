@@ -1,0 +1,92 @@
+#include "host/fused.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "host/chunk.hpp"
+#include "host/parallel.hpp"
+#include "host/reduce.hpp"
+
+namespace kiln::cpu {
+namespace {
+
+// Work is cut into parts whose number depends only on the size, never on the core count, so
+// reductions add in the same order, and give the same bits, on every machine.
+constexpr int64_t kPartElements = 1 << 16;
+constexpr int64_t kMaxParts = 1024;
+
+int64_t part_count(int64_t n) { return std::clamp<int64_t>((n + kPartElements - 1) / kPartElements, 1, kMaxParts); }
+int64_t part_begin(int64_t p, int64_t parts, int64_t n) { return n / parts * p + std::min(p, n % parts); }
+
+std::vector<const char*> access_bases(const plan::FusedGroup& g,
+                                      const std::function<void*(int)>& data) {
+  std::vector<const char*> bases;
+  for (const auto& a : g.accesses)
+    bases.push_back(a.buffer >= 0 ? static_cast<const char*>(data(a.buffer)) : nullptr);
+  return bases;
+}
+
+void run_elementwise(const plan::FusedGroup& g, const plan::IterationSpace& space,
+                     const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
+  int64_t n = shape_size(g.shape), parts = part_count(n);
+  parallel_for(parts, [&](int64_t p) {
+    ChunkEvaluator ev(g, space, bases);
+    int64_t end = part_begin(p + 1, parts, n);
+    for (int64_t s = part_begin(p, parts, n); s < end; s += kChunk) {
+      int64_t len = std::min(kChunk, end - s);
+      ev.run(s, len);
+      for (const auto& o : g.outputs) {
+        int64_t isz = itemsize(g.code[o.instr].dtype);
+        std::memcpy(static_cast<char*>(data(o.buffer)) + s * isz, ev.column(o.instr), len * isz);
+      }
+    }
+  });
+}
+
+void run_reduction(const plan::FusedGroup& g, const plan::IterationSpace& space,
+                   const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
+  const auto& red = *g.reduction;
+  int64_t r = 1;  // elements folded into each output
+  for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i) r *= space.shape[i];
+  int64_t n = shape_size(g.shape), outputs = shape_size(g.out_shape());
+  int64_t parts = part_count(n);
+  int value = g.outputs[0].instr;
+  DType t = g.code[value].dtype;
+  // partial[p]: accumulators of the outputs part p touches, from its first output on.
+  std::vector<std::vector<Accumulator>> partial(parts);
+  parallel_for(parts, [&](int64_t p) {
+    int64_t begin = part_begin(p, parts, n), end = part_begin(p + 1, parts, n);
+    if (begin == end) return;
+    partial[p].resize((end - 1) / r - begin / r + 1);
+    ChunkEvaluator ev(g, space, bases);
+    for (int64_t s = begin; s < end; s += kChunk) {
+      int64_t len = std::min(kChunk, end - s);
+      ev.run(s, len);
+      auto* col = static_cast<const char*>(ev.column(value));
+      for (int64_t i = s; i < s + len;) {  // one segment per output the chunk crosses
+        int64_t o = i / r, seg_end = std::min(s + len, (o + 1) * r);
+        fold(red.op, t, col + (i - s) * itemsize(t), seg_end - i, i - o * r, partial[p][o - begin / r]);
+        i = seg_end;
+      }
+    }
+  });
+  std::vector<Accumulator> total(outputs);
+  for (int64_t p = 0; p < parts; ++p) {
+    int64_t first = part_begin(p, parts, n) / r;
+    for (size_t k = 0; k < partial[p].size(); ++k) merge(red.op, t, partial[p][k], total[first + k]);
+  }
+  auto* out = static_cast<char*>(data(g.outputs[0].buffer));
+  DType out_t = red.op == graph::ReduceOp::ArgMax || red.op == graph::ReduceOp::ArgMin ? DType::Int64 : t;
+  for (int64_t o = 0; o < outputs; ++o) finish(red.op, t, total[o], r, out + o * itemsize(out_t));
+}
+
+}  // namespace
+
+void run_group(const plan::FusedGroup& g, const std::function<void*(int)>& data) {
+  plan::IterationSpace space = plan::iteration_space(g);
+  auto bases = access_bases(g, data);
+  if (g.reduction) run_reduction(g, space, bases, data);
+  else run_elementwise(g, space, bases, data);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,134 @@
+#include "host/reduce.hpp"
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "host/convert.hpp"
+
+namespace kiln::cpu {
+namespace {
+
+using graph::ReduceOp;
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+template <class T>
+bool less(T a, T b) {
+  if constexpr (is_complex_v<T>)
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  else return a < b;
+}
+
+template <class T>
+T& val(Accumulator& a) { return *reinterpret_cast<T*>(a.value); }
+template <class T>
+const T& val(const Accumulator& a) { return *reinterpret_cast<const T*>(a.value); }
+
+// Does candidate c replace current m? NaN wins and stays (NumPy propagates it; argmax
+// reports the first NaN).
+template <class T>
+bool better(ReduceOp op, T c, T m) {
+  if (is_nan(m)) return false;
+  if (is_nan(c)) return true;
+  bool want_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
+  return want_max ? less(m, c) : less(c, m);
+}
+
+template <class T>
+T add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));  // wraps, as NumPy
+  else return a + b;
+}
+template <class T>
+T mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>)
+    return a && b;
+  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(b));
+  else return a * b;
+}
+
+template <class T>
+void combine(ReduceOp op, T v, int64_t index, Accumulator& acc) {
+  T& a = val<T>(acc);
+  if (!acc.set) {
+    a = v;
+    acc.index = index;
+    acc.set = true;
+    return;
+  }
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean: a = add(a, v); break;
+    case ReduceOp::Prod: a = mul(a, v); break;
+    case ReduceOp::Any:  // inputs are bool: the builder casts them
+      if constexpr (std::is_same_v<T, bool>) a = a || v;
+      break;
+    case ReduceOp::All:
+      if constexpr (std::is_same_v<T, bool>) a = a && v;
+      break;
+    default:
+      if (better(op, v, a)) a = v, acc.index = index;
+  }
+}
+
+// The reduction of one contiguous segment, vectorised where Eigen can.
+template <class T>
+void fold_typed(ReduceOp op, const T* x, int64_t n, int64_t first, Accumulator& acc) {
+  if (n == 0) return;
+  using Col = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+  if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
+    if (op == ReduceOp::Sum || op == ReduceOp::Mean) return combine(op, Col(x, n).sum(), first, acc);
+    if (op == ReduceOp::Prod) return combine(op, Col(x, n).prod(), first, acc);
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    if (op == ReduceOp::Any) return combine(op, Col(x, n).any(), first, acc);
+    if (op == ReduceOp::All) return combine(op, Col(x, n).all(), first, acc);
+  }
+  for (int64_t i = 0; i < n; ++i) combine(op, x[i], first + i, acc);
+}
+
+}  // namespace
+
+void fold(ReduceOp op, DType t, const void* values, int64_t n, int64_t first, Accumulator& acc) {
+  visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    fold_typed<T>(op, static_cast<const T*>(values), n, first, acc);
+  });
+}
+
+void merge(ReduceOp op, DType t, const Accumulator& later, Accumulator& acc) {
+  if (!later.set) return;
+  visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    combine(op, val<T>(later), later.index, acc);
+  });
+}
+
+void finish(ReduceOp op, DType t, const Accumulator& acc, int64_t count, void* out) {
+  if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+    *static_cast<int64_t*>(out) = acc.index;
+    return;
+  }
+  visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    T r = acc.set ? val<T>(acc) : T{};
+    if (!acc.set && (op == ReduceOp::Prod || op == ReduceOp::All)) r = T(1);
+    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
+      using R = decltype(std::abs(T{}));
+      if (op == ReduceOp::Mean)
+        r = count ? r / static_cast<R>(count) : T(std::numeric_limits<R>::quiet_NaN());
+    }
+    *static_cast<T*>(out) = r;
+  });
+}
+
+}  // namespace kiln::cpu

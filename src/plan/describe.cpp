@@ -1,0 +1,53 @@
+// Plans as text, for KILN_DEBUG=2 and explain().
+#include <sstream>
+
+#include "plan/plan.hpp"
+
+namespace kiln::plan {
+namespace {
+
+std::string buffer_str(const Plan& p, int id) {
+  const auto& b = p.buffers[id];
+  std::ostringstream os;
+  os << "b" << id << ":" << dtype_name(b.dtype) << shape_str(b.shape);
+  if (!b.device.is_host()) os << "@" << b.device.str();
+  if (b.external) os << "(input)";
+  return os.str();
+}
+
+struct Describe {
+  const Plan& p;
+  std::ostringstream& os;
+  void operator()(const KernelStep& s) const {
+    const auto& g = s.group;
+    os << "  kernel " << g.name << " over " << shape_str(g.shape);
+    if (g.reduction) os << " reducing axes " << g.reduction->axes.size();
+    os << ": " << g.code.size() << " instructions, reads";
+    for (const auto& a : g.accesses)
+      if (a.buffer >= 0) os << " " << buffer_str(p, a.buffer);
+    os << ", writes";
+    for (const auto& o : g.outputs) os << " " << buffer_str(p, o.buffer);
+    os << "\n";
+  }
+  void operator()(const FftStep& s) const {
+    os << "  fft " << (s.inverse ? "inverse " : "") << buffer_str(p, s.in) << " -> "
+       << buffer_str(p, s.out) << "\n";
+  }
+  void operator()(const RandomStep& s) const {
+    os << "  random " << buffer_str(p, s.out) << " seed " << s.seed << "\n";
+  }
+  void operator()(const CopyStep& s) const {
+    os << "  copy " << buffer_str(p, s.src) << " -> " << buffer_str(p, s.dst) << "\n";
+  }
+  void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
+};
+
+}  // namespace
+
+std::string to_string(const Plan& p) {
+  std::ostringstream os;
+  for (const auto& s : p.steps) std::visit(Describe{p, os}, s);
+  return os.str();
+}
+
+}  // namespace kiln::plan

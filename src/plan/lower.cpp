@@ -1,0 +1,194 @@
+#include "plan/lower.hpp"
+
+#include <map>
+
+#include "graph/shape.hpp"
+
+namespace kiln::plan {
+namespace {
+
+using graph::Node;
+using graph::OpKind;
+
+bool is_view(OpKind k) {
+  return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
+         k == OpKind::Broadcast;
+}
+
+// A strided layout being carried up through views, from a leaf towards the group.
+struct Layout {
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+};
+
+void apply_view(Layout& l, const Node& v) {
+  switch (v.kind) {
+    case OpKind::Permute: {
+      Layout out;
+      for (int64_t ax : v.params) {
+        out.shape.push_back(l.shape[ax]);
+        out.strides.push_back(l.strides[ax]);
+      }
+      l.shape = std::move(out.shape);
+      l.strides = std::move(out.strides);
+      break;
+    }
+    case OpKind::Slice:  // params: start, step per axis
+      for (size_t i = 0; i < l.shape.size(); ++i) {
+        if (v.shape[i] > 0) l.offset += v.params[2 * i] * l.strides[i];
+        l.strides[i] *= v.params[2 * i + 1];
+      }
+      l.shape = v.shape;
+      break;
+    case OpKind::Broadcast: {
+      size_t lead = v.shape.size() - l.shape.size();
+      Strides st(v.shape.size(), 0);
+      for (size_t i = 0; i < l.shape.size(); ++i)
+        st[lead + i] = l.shape[i] == v.shape[lead + i] ? l.strides[i] : 0;
+      l.shape = v.shape;
+      l.strides = std::move(st);
+      break;
+    }
+    case OpKind::Reshape: {
+      auto st = graph::reshape_strides(l.shape, l.strides, v.shape);
+      if (!st) throw NeedsMaterialize{v.inputs[0].get()};
+      l.shape = v.shape;
+      l.strides = std::move(*st);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+class Lowering {
+ public:
+  Lowering(const GroupSpec& spec, const std::function<int(const Node*)>& buffer_of,
+           const std::function<bool(const Node*)>& is_materialized)
+      : spec_(spec), buffer_of_(buffer_of), is_materialized_(is_materialized) {}
+
+  FusedGroup run() {
+    if (spec_.reduce) {
+      const Node& r = *spec_.reduce;
+      const Node& in = *r.inputs[0];
+      g_.shape = in.shape;
+      int v = lower(in, chain_id({}));
+      auto op = static_cast<graph::ReduceOp>(r.op);
+      Reduction red{op, {}, in.dtype};
+      size_t naxes = r.params.size() - 1;  // last param is keepdims
+      for (size_t i = 0; i < naxes; ++i) red.axes.push_back(static_cast<int>(r.params[i]));
+      g_.reduction = red;
+      g_.outputs.push_back({v, buffer_of_(&r)});
+    } else {
+      g_.shape = spec_.roots[0]->shape;
+      for (const Node* root : spec_.roots)
+        g_.outputs.push_back({lower(*root, chain_id({})), buffer_of_(root)});
+    }
+    return std::move(g_);
+  }
+
+ private:
+  int chain_id(const std::vector<const Node*>& chain) {
+    auto [it, inserted] = chains_.emplace(chain, static_cast<int>(chains_.size()));
+    if (inserted) chain_list_.push_back(chain);
+    return it->second;
+  }
+
+  bool is_group_root(const Node* n) const {
+    for (const Node* r : spec_.roots)
+      if (r == n) return true;
+    return false;
+  }
+
+  int emit(Instr ins) {
+    g_.code.push_back(ins);
+    return static_cast<int>(g_.code.size()) - 1;
+  }
+
+  // An Access for reading `n` (dense in n.shape, at `buffer`) through the views of `chain`.
+  int access(const Node& n, int buffer, int chain) {
+    Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
+    const auto& views = chain_list_[chain];
+    for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+    g_.accesses.push_back({buffer, l.offset, l.strides});
+    return static_cast<int>(g_.accesses.size()) - 1;
+  }
+
+  int param(const Node& n) {
+    if (auto it = params_.find(&n); it != params_.end()) return it->second;
+    g_.params.push_back(n.scalars[0]);
+    int i = emit({InstrKind::Param, 0, n.dtype, -1, -1, -1,
+                  static_cast<int>(g_.params.size()) - 1});
+    params_.emplace(&n, i);
+    return i;
+  }
+
+  int lower(const Node& n, int chain) {
+    auto key = std::make_pair(&n, chain);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    int v = lower_uncached(n, chain);
+    memo_.emplace(key, v);
+    return v;
+  }
+
+  int lower_uncached(const Node& n, int chain) {
+    bool computed_here = is_group_root(&n) && !n.is_leaf();
+    if (n.kind == OpKind::Scalar && !n.is_leaf()) return param(n);
+    if (!computed_here && (n.is_leaf() || is_materialized_(&n)))
+      return emit({InstrKind::Load, 0, n.dtype, -1, -1, -1, access(n, buffer_of_(&n), chain)});
+    if (n.kind == OpKind::Iota) {
+      int start = param(*n.inputs[0]), step = param(*n.inputs[1]);
+      return emit({InstrKind::Iota, 0, n.dtype, start, step, -1, access(n, -1, chain)});
+    }
+    if (is_view(n.kind)) {
+      auto c = chain_list_[chain];
+      c.push_back(&n);
+      return lower(*n.inputs[0], chain_id(c));
+    }
+    std::vector<int> ops;
+    for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
+    switch (n.kind) {
+      case OpKind::Unary:
+        return emit({InstrKind::Unary, n.op, n.dtype, ops[0]});
+      case OpKind::Binary:
+        return emit({InstrKind::Binary, n.op, n.dtype, ops[0], ops[1]});
+      case OpKind::Where:
+        return emit({InstrKind::Where, 0, n.dtype, ops[0], ops[1], ops[2]});
+      case OpKind::Cast:
+        return emit({InstrKind::Cast, 0, n.dtype, ops[0]});
+      default:
+        throw std::logic_error("lower: node kind cannot be fused");
+    }
+  }
+
+  const GroupSpec& spec_;
+  const std::function<int(const Node*)>& buffer_of_;
+  const std::function<bool(const Node*)>& is_materialized_;
+  FusedGroup g_;
+  std::map<std::vector<const Node*>, int> chains_;
+  std::vector<std::vector<const Node*>> chain_list_;
+  std::map<std::pair<const Node*, int>, int> memo_;
+  std::map<const Node*, int> params_;
+};
+
+}  // namespace
+
+FusedGroup lower_group(const GroupSpec& spec,
+                       const std::function<int(const graph::Node*)>& buffer_of,
+                       const std::function<bool(const graph::Node*)>& is_materialized) {
+  return Lowering(spec, buffer_of, is_materialized).run();
+}
+
+Shape FusedGroup::out_shape() const {
+  if (!reduction) return shape;
+  Shape out;
+  size_t k = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (k < reduction->axes.size() && reduction->axes[k] == static_cast<int>(i)) ++k;
+    else out.push_back(shape[i]);
+  }
+  return out;
+}
+
+}  // namespace kiln::plan

@@ -1,0 +1,30 @@
+// Lowering one fusion group from graph nodes to the FusedGroup IR: views are pushed down to
+// the leaves and composed into one strided Access per leaf, so they cost nothing.
+#pragma once
+#include <functional>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/node.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::plan {
+
+// Thrown when a reshape cannot be expressed as strides over its input: the planner then
+// materializes `node` (the reshape's input) and tries again.
+struct NeedsMaterialize {
+  const graph::Node* node;
+};
+
+struct GroupSpec {
+  std::vector<const graph::Node*> roots;  // computed and written by this group
+  const graph::Node* reduce = nullptr;    // set for a reduction group (roots = {reduce})
+};
+
+// `buffer_of` maps a materialized node (leaf or root of another group) to its plan buffer id;
+// `is_materialized` says whether a node is read from memory rather than computed here.
+FusedGroup lower_group(const GroupSpec& spec,
+                       const std::function<int(const graph::Node*)>& buffer_of,
+                       const std::function<bool(const graph::Node*)>& is_materialized);
+
+}  // namespace kiln::plan

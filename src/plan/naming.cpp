@@ -1,0 +1,32 @@
+#include "plan/naming.hpp"
+
+#include <vector>
+
+namespace kiln::plan {
+
+const char* dtype_short(DType t) {
+  static constexpr const char* names[] = {"b", "i32", "i64", "f32", "f64", "c64", "c128"};
+  return names[static_cast<int>(t)];
+}
+
+std::string kernel_name(const FusedGroup& g) {
+  constexpr size_t kMaxOps = 6;  // longer names stop being readable
+  std::vector<std::string> ops;
+  if (g.reduction) ops.push_back(graph::op_name(g.reduction->op));
+  for (const Instr& i : g.code) {
+    std::string op;
+    if (i.kind == InstrKind::Unary) op = graph::op_name(static_cast<UnaryOp>(i.op));
+    if (i.kind == InstrKind::Binary) op = graph::op_name(static_cast<BinaryOp>(i.op));
+    if (i.kind == InstrKind::Where) op = "where";
+    if (i.kind == InstrKind::Cast) op = "cast";
+    if (i.kind == InstrKind::Iota) op = "iota";
+    if (!op.empty() && ops.size() < kMaxOps) ops.push_back(op);
+  }
+  if (ops.empty()) ops.push_back("copy");
+  std::string name = "k";
+  for (const auto& op : ops) name += "_" + op;
+  const Instr& out = g.code[g.outputs[0].instr];
+  return name + "_" + dtype_short(out.dtype);
+}
+
+}  // namespace kiln::plan

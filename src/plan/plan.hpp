@@ -1,0 +1,103 @@
+// The Plan: what the planner hands to a backend. Both executors (host and CUDA) read this one
+// IR, which is what makes host-vs-GPU and eager-vs-fused comparisons meaningful.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graph/node.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln::plan {
+
+using graph::BinaryOp;
+using graph::ReduceOp;
+using graph::Strides;
+using graph::UnaryOp;
+
+// ---- fused groups -----------------------------------------------------------------------
+// An instruction of a group's SSA program; operands are earlier instruction indices.
+enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast };
+struct Instr {
+  InstrKind kind;
+  uint8_t op = 0;       // UnaryOp / BinaryOp
+  DType dtype;          // result dtype
+  int a = -1, b = -1, c = -1;  // operands (Where: cond, x, y; Iota: start, step params)
+  int arg = -1;         // Load / Iota: access index; Param: scalar index
+};
+
+// How a group reads an input at its iteration coordinates: element offset + per-axis strides
+// over the group's iteration shape (0 for broadcast axes). Composed from every view between
+// the leaf and the group, so views cost nothing.
+struct Access {
+  int buffer = -1;  // plan buffer id; -1 for Iota, which has no memory
+  int64_t offset = 0;
+  Strides strides;
+};
+
+struct Reduction {
+  ReduceOp op;
+  std::vector<int> axes;  // of the iteration shape, sorted
+  DType acc_dtype;        // accumulator: the output dtype, except ArgMax/ArgMin (input's)
+};
+
+struct FusedGroup {
+  std::string name;  // readable kernel name, e.g. k_sin_mul_add_f32
+  Shape shape;       // iteration shape (a reduction's input shape)
+  std::vector<Instr> code;
+  std::vector<Access> accesses;
+  std::vector<Scalar> params;  // values of Param instructions (typed by their instruction)
+  struct Output {
+    int instr;   // which value
+    int buffer;  // written densely in the group's output shape
+  };
+  std::vector<Output> outputs;
+  std::optional<Reduction> reduction;  // when set, outputs[0] is the reduced value
+  Shape out_shape() const;             // the shape outputs are written in
+};
+
+// ---- steps ---------------------------------------------------------------------------------
+struct KernelStep {
+  FusedGroup group;
+};
+struct FftStep {
+  int in, out;
+  graph::FftKind kind;
+  std::vector<int> axes;
+  std::vector<int64_t> lengths;  // logical transform length per axis (NumPy's n / s)
+  bool inverse;
+  double scale;  // applied to the output (the norm)
+};
+struct RandomStep {
+  int out;
+  graph::RandomDist dist;
+  uint64_t seed, offset;
+  Scalar a, b;  // randint: low, high; uniform: low, high; normal: mean, std
+};
+struct CopyStep {
+  int src, dst;
+};
+struct FreeStep {
+  int buffer;
+};
+using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, FreeStep>;
+
+struct PlanBuffer {
+  DType dtype;
+  Shape shape;
+  Device device;
+  graph::BufferRef external;  // set for leaves that are already evaluated
+  const graph::Node* node = nullptr;  // the node this buffer realizes, if any
+};
+
+struct Plan {
+  std::vector<PlanBuffer> buffers;
+  std::vector<Step> steps;
+  std::vector<int> outputs;  // buffer per requested output, in request order
+};
+
+// Human-readable plan (used by KILN_DEBUG=2 and explain()).
+std::string to_string(const Plan& p);
+
+}  // namespace kiln::plan

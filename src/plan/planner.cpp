@@ -1,0 +1,251 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "plan/lower.hpp"
+#include "plan/naming.hpp"
+
+namespace kiln::plan {
+namespace {
+
+using graph::Node;
+using graph::OpKind;
+
+bool is_library(OpKind k) { return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy; }
+bool is_view(OpKind k) {
+  return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
+         k == OpKind::Broadcast;
+}
+
+class Planner {
+ public:
+  explicit Planner(const std::vector<graph::NodeRef>& outputs) : outputs_(outputs) {}
+
+  Plan run() {
+    collect();
+    choose_roots();
+    for (;;) {
+      try {
+        build();
+        return std::move(plan_);
+      } catch (const NeedsMaterialize& m) {
+        roots_.insert(m.node);  // a reshape that is not a view: give it a dense input
+        resolve_sharing();
+      }
+    }
+  }
+
+ private:
+  // Unevaluated nodes reachable from the outputs, inputs before users.
+  void collect() {
+    std::unordered_set<const Node*> seen;
+    std::vector<std::pair<const Node*, size_t>> stack;
+    for (const auto& o : outputs_) {
+      if (!seen.insert(o.get()).second) continue;
+      stack.push_back({o.get(), 0});
+      while (!stack.empty()) {
+        auto& [n, i] = stack.back();
+        const auto& args = n->is_leaf() ? kNoArgs : n->args();
+        if (i < args.size()) {
+          const Node* c = args[i++].get();
+          if (seen.insert(c).second) stack.push_back({c, 0});
+        } else {
+          order_.push_back(n);
+          stack.pop_back();
+        }
+      }
+    }
+  }
+
+  static bool cheap(const Node* n) {
+    while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
+    return n->is_leaf() || n->kind == OpKind::Scalar || n->kind == OpKind::Iota;
+  }
+
+  void choose_roots() {
+    for (const auto& o : outputs_) roots_.insert(o.get());
+    for (const Node* n : order_) {
+      if (n->is_leaf()) continue;
+      if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
+      if (n->kind == OpKind::Fft || n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
+    }
+    resolve_sharing();
+  }
+
+  // Which groups a node is computed in: the roots whose fused subgraph reaches it.
+  std::unordered_map<const Node*, std::set<const Node*>> reach() const {
+    std::unordered_map<const Node*, std::set<const Node*>> in;
+    for (const Node* r : roots_) {
+      if (r->is_leaf() || is_library(r->kind)) continue;
+      std::vector<const Node*> stack{r};
+      std::unordered_set<const Node*> seen{r};
+      while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        in[n].insert(r);
+        for (const auto& c : n->args())
+          if (!c->is_leaf() && !roots_.count(c.get()) && seen.insert(c.get()).second)
+            stack.push_back(c.get());
+      }
+    }
+    return in;
+  }
+
+  // An expensive node needed by two groups is computed once, into memory.
+  void resolve_sharing() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& [n, groups] : reach())
+        if (groups.size() > 1 && !roots_.count(n) && !cheap(n)) changed |= roots_.insert(n).second;
+    }
+  }
+
+  bool materialized(const Node* n) const { return n->is_leaf() || roots_.count(n); }
+
+  int buffer_of(const Node* n) {
+    if (auto it = buffer_ids_.find(n); it != buffer_ids_.end()) return it->second;
+    PlanBuffer b{n->dtype, n->shape, n->device, n->realized(), n};
+    if (!b.external && n->kind == OpKind::Buffer) b.external = n->buffer;
+    plan_.buffers.push_back(b);
+    int id = static_cast<int>(plan_.buffers.size()) - 1;
+    buffer_ids_.emplace(n, id);
+    return id;
+  }
+
+  // Roots in dependency order. A same-shape elementwise root joins an earlier elementwise
+  // group when everything it reads from other groups is computed before that group: the
+  // merged kernel then runs at the earlier group's place and writes both outputs.
+  std::vector<GroupSpec> group_roots() {
+    std::vector<GroupSpec> groups;
+    std::unordered_map<const Node*, int> group_of;
+    for (const Node* n : order_) {
+      if (!roots_.count(n) || n->is_leaf()) continue;
+      bool elementwise = n->kind != OpKind::Reduce && !is_library(n->kind);
+      int target = -1;
+      if (elementwise) {
+        int last_dep = last_dependency(n, group_of);
+        for (int g = static_cast<int>(groups.size()); g-- > 0 && target < 0;) {
+          bool joinable = !groups[g].reduce && !is_library(groups[g].roots[0]->kind) &&
+                          groups[g].roots[0]->shape == n->shape;
+          if (joinable && (last_dep < g || last_dep == g && only_dependency(n, g, group_of)))
+            target = g;
+        }
+      }
+      if (target < 0) {
+        groups.push_back({{n}, n->kind == OpKind::Reduce ? n : nullptr});
+        target = static_cast<int>(groups.size()) - 1;
+      } else {
+        groups[target].roots.push_back(n);
+      }
+      group_of[n] = target;
+    }
+    return groups;
+  }
+
+  // The groups whose outputs the fused subgraph of root n reads.
+  std::set<int> dependencies(const Node* n, const std::unordered_map<const Node*, int>& group_of) {
+    std::set<int> deps;
+    std::vector<const Node*> stack{n};
+    std::unordered_set<const Node*> seen{n};
+    while (!stack.empty()) {
+      const Node* m = stack.back();
+      stack.pop_back();
+      for (const auto& c : m->args()) {
+        if (!seen.insert(c.get()).second) continue;
+        if (auto it = group_of.find(c.get()); it != group_of.end()) deps.insert(it->second);
+        else if (!materialized(c.get())) stack.push_back(c.get());
+      }
+    }
+    return deps;
+  }
+  int last_dependency(const Node* n, const std::unordered_map<const Node*, int>& group_of) {
+    auto deps = dependencies(n, group_of);
+    return deps.empty() ? -1 : *deps.rbegin();
+  }
+  bool only_dependency(const Node* n, int g, const std::unordered_map<const Node*, int>& group_of) {
+    auto deps = dependencies(n, group_of);
+    return deps.size() == 1 && *deps.begin() == g;
+  }
+
+  void build() {
+    plan_ = Plan{};
+    buffer_ids_.clear();
+    auto buf = [this](const Node* n) { return buffer_of(n); };
+    auto mat = [this](const Node* n) { return materialized(n); };
+    for (auto& spec : group_roots()) {
+      const Node* r = spec.roots[0];
+      if (r->kind == OpKind::Random) {
+        plan_.steps.push_back(RandomStep{buf(r), static_cast<graph::RandomDist>(r->op),
+                                         static_cast<uint64_t>(r->scalars[0].as_int()),
+                                         static_cast<uint64_t>(r->scalars[1].as_int()),
+                                         r->scalars[2], r->scalars[3]});
+      } else if (r->kind == OpKind::Fft) {
+        plan_.steps.push_back(fft_step(*r));
+      } else if (r->kind == OpKind::Copy) {
+        plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
+      } else {
+        FusedGroup g = lower_group(spec, buf, mat);
+        g.name = kernel_name(g);
+        plan_.steps.push_back(KernelStep{std::move(g)});
+      }
+    }
+    for (const auto& o : outputs_) plan_.outputs.push_back(buf(o.get()));
+    add_frees();
+  }
+
+  FftStep fft_step(const Node& n) {
+    // params: naxes, axes..., lengths..., inverse; scalars: scale
+    size_t k = static_cast<size_t>(n.params[0]);
+    FftStep s{buffer_of(n.inputs[0].get()), buffer_of(&n), static_cast<graph::FftKind>(n.op),
+              {}, {}, n.params[1 + 2 * k] != 0, n.scalars[0].as_double()};
+    for (size_t i = 0; i < k; ++i) {
+      s.axes.push_back(static_cast<int>(n.params[1 + i]));
+      s.lengths.push_back(n.params[1 + k + i]);
+    }
+    return s;
+  }
+
+  static std::vector<int> reads(const Step& s) {
+    if (auto* k = std::get_if<KernelStep>(&s)) {
+      std::vector<int> r;
+      for (const auto& a : k->group.accesses)
+        if (a.buffer >= 0) r.push_back(a.buffer);
+      return r;
+    }
+    if (auto* f = std::get_if<FftStep>(&s)) return {f->in};
+    if (auto* c = std::get_if<CopyStep>(&s)) return {c->src};
+    return {};
+  }
+
+  // Free each intermediate buffer right after its last reader.
+  void add_frees() {
+    std::set<int> keep(plan_.outputs.begin(), plan_.outputs.end());
+    std::map<int, size_t> last;
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      for (int b : reads(plan_.steps[i])) last[b] = i;
+    std::vector<Step> steps;
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      steps.push_back(std::move(plan_.steps[i]));
+      for (auto& [b, at] : last)
+        if (at == i && !keep.count(b) && !plan_.buffers[b].external) steps.push_back(FreeStep{b});
+    }
+    plan_.steps = std::move(steps);
+  }
+
+  static inline const std::vector<graph::NodeRef> kNoArgs{};
+  const std::vector<graph::NodeRef>& outputs_;
+  std::vector<const Node*> order_;
+  std::unordered_set<const Node*> roots_;
+  std::unordered_map<const Node*, int> buffer_ids_;
+  Plan plan_;
+};
+
+}  // namespace
+
+Plan make_plan(const std::vector<graph::NodeRef>& outputs) { return Planner(outputs).run(); }
+
+}  // namespace kiln::plan
