@@ -11,7 +11,13 @@ using plan::InstrKind;
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                                const std::vector<const char*>& bases)
     : g_(g), space_(space), bases_(bases), cols_(g.code.size()), filled_(g.code.size()),
-      storage_(g.code.size() * kChunk), idx_(kChunk) {
+      idx_(kChunk) {
+  size_t bytes = 0;
+  for (const auto& ins : g.code) {
+    slot_.push_back(bytes);
+    bytes += (kChunk * itemsize(ins.dtype) + 63) / 64 * 64;
+  }
+  storage_.resize(bytes / sizeof(storage_[0]) + 1);
   for (const auto& st : space.strides)
     modes_.push_back(plan::is_constant(st)             ? Mode::Constant
                      : plan::is_dense(space.shape, st) ? Mode::Dense
@@ -74,10 +80,11 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
   }
 }
 
-void ChunkEvaluator::run(int64_t start, int64_t len) {
+void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& dest) {
   for (int i = 0; i < static_cast<int>(g_.code.size()); ++i) {
     const plan::Instr& ins = g_.code[i];
-    char* out = scratch(i);
+    bool computed = ins.kind != InstrKind::Load && ins.kind != InstrKind::Param;
+    char* out = computed && !dest.empty() && dest[i] ? dest[i] : scratch(i);
     switch (ins.kind) {
       case InstrKind::Load:
         load(i, ins, start, len);

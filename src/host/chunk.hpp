@@ -10,7 +10,7 @@
 
 namespace kiln::cpu {
 
-inline constexpr int64_t kChunk = 2048;  // elements: a few columns of these fit in L1/L2
+inline constexpr int64_t kChunk = 1024;  // elements: a few columns of these fit in L1/L2
 
 class ChunkEvaluator {
  public:
@@ -18,7 +18,9 @@ class ChunkEvaluator {
   ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                  const std::vector<const char*>& bases);
   // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk.
-  void run(int64_t start, int64_t len);
+  // `dest[i]`, when not null, is where instruction i's values go (an output buffer at
+  // `start`), which saves copying them there afterwards.
+  void run(int64_t start, int64_t len, const std::vector<char*>& dest = {});
   // The value column of instruction i after run().
   const void* column(int i) const { return cols_[i]; }
 
@@ -26,7 +28,7 @@ class ChunkEvaluator {
   enum class Mode : uint8_t { Dense, Constant, Gather };
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
   void offsets(int access, int64_t start, int64_t len);
-  char* scratch(int i) { return reinterpret_cast<char*>(storage_.data() + i * kChunk); }
+  char* scratch(int i) { return reinterpret_cast<char*>(storage_.data()) + slot_[i]; }
 
   const plan::FusedGroup& g_;
   const plan::IterationSpace& space_;
@@ -34,7 +36,10 @@ class ChunkEvaluator {
   std::vector<Mode> modes_;
   std::vector<const void*> cols_;
   std::vector<bool> filled_;  // constant columns, computed once per evaluator
-  std::vector<std::complex<double>> storage_;  // kChunk 16-byte slots per instruction
+  // One column per instruction, packed by its dtype's size so the columns of a chunk share
+  // as few cache sets as possible.
+  std::vector<std::complex<double>> storage_;
+  std::vector<size_t> slot_;  // byte offset of each instruction's column
   std::vector<int64_t> idx_;
 };
 

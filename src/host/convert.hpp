@@ -18,6 +18,8 @@ template <class To, class From>
 To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (is_complex_v<From> && std::is_same_v<To, bool>) {
+    return v.real() != 0 || v.imag() != 0;  // non-zero in either part, as NumPy
   } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
     return convert<To>(v.real());  // NumPy drops the imaginary part (with a warning)
   } else if constexpr (is_complex_v<To>) {

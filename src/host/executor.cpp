@@ -41,7 +41,9 @@ class Executor {
   void* data(int id) { return get(id)->data(); }
 
   void run_step(const plan::KernelStep& s) {
-    run_group(s.group, [this](int id) { return data(id); });
+    // Allocate before the group runs: its worker threads only read the buffer table.
+    for (const auto& o : s.group.outputs) get(o.buffer);
+    run_group(s.group, [this](int id) { return bufs_[id]->data(); });
   }
   void run_step(const plan::FftStep& s) {
     run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));

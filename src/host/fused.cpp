@@ -32,13 +32,15 @@ void run_elementwise(const plan::FusedGroup& g, const plan::IterationSpace& spac
   parallel_for(parts, [&](int64_t p) {
     ChunkEvaluator ev(g, space, bases);
     int64_t end = part_begin(p + 1, parts, n);
+    std::vector<char*> dest(g.code.size());
     for (int64_t s = part_begin(p, parts, n); s < end; s += kChunk) {
       int64_t len = std::min(kChunk, end - s);
-      ev.run(s, len);
-      for (const auto& o : g.outputs) {
-        int64_t isz = itemsize(g.code[o.instr].dtype);
-        std::memcpy(static_cast<char*>(data(o.buffer)) + s * isz, ev.column(o.instr), len * isz);
-      }
+      for (const auto& o : g.outputs)
+        dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
+      ev.run(s, len, dest);
+      for (const auto& o : g.outputs)  // loads and constants are not written in place
+        if (ev.column(o.instr) != dest[o.instr])
+          std::memcpy(dest[o.instr], ev.column(o.instr), len * itemsize(g.code[o.instr].dtype));
     }
   });
 }
@@ -72,6 +74,7 @@ void run_reduction(const plan::FusedGroup& g, const plan::IterationSpace& space,
   });
   std::vector<Accumulator> total(outputs);
   for (int64_t p = 0; p < parts; ++p) {
+    if (partial[p].empty()) continue;  // an empty part (n == 0 when r == 0): nothing to merge
     int64_t first = part_begin(p, parts, n) / r;
     for (size_t k = 0; k < partial[p].size(); ++k) merge(red.op, t, partial[p][k], total[first + k]);
   }
