@@ -5,5 +5,6 @@
 #include "kiln/dtype.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/fft.hpp"
+#include "kiln/random.hpp"
 #include "kiln/scalar.hpp"
 #include "kiln/shape.hpp"

@@ -1,0 +1,206 @@
+// numpy.fft on the graph: each function checks its arguments, casts the input to the dtype
+// the transform reads, and adds one Fft node (params: k, axes..., lengths..., inverse; scalars:
+// the normalisation factor applied to the output).
+//
+// rfftn / irfftn are one node each, not an R2C node chained with a C2C node: FFTW's guru
+// r2c / c2r take every axis in one plan and halve the last axis given, as NumPy does, so the
+// intermediate complex array is never materialised and the graph stays one library call. A
+// backend whose library cannot do a given axis set in one plan (cuFFT over non-trailing axes)
+// splits the step itself. The order NumPy uses (irfftn: c2c over the leading axes, then c2r on
+// the last) matters when the input is not Hermitian; the tests check that one FFTW plan gives
+// NumPy's result there too.
+#include "kiln/fft.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "api/build.hpp"
+#include "graph/shape.hpp"
+
+namespace kiln::fft {
+
+using api::NodeRef;
+using graph::FftKind;
+
+namespace {
+
+enum class Norm { Backward, Ortho, Forward };
+
+Norm parse_norm(std::string_view norm, const char* what) {
+  if (norm == "backward") return Norm::Backward;
+  if (norm == "ortho") return Norm::Ortho;
+  if (norm == "forward") return Norm::Forward;
+  throw Error(std::string(what) + ": unknown norm \"" + std::string(norm) +
+              "\"; use \"backward\" (the default), \"ortho\" or \"forward\"");
+}
+
+// The factor applied to the output; FFTW and cuFFT compute unnormalised sums both ways.
+double scale_for(Norm norm, bool inverse, double n) {
+  switch (norm) {
+    case Norm::Ortho:
+      return 1.0 / std::sqrt(n);
+    case Norm::Forward:
+      return inverse ? 1.0 : 1.0 / n;
+    default:
+      return inverse ? 1.0 / n : 1.0;
+  }
+}
+
+// The transformed axes, non-negative and in the caller's order (the order decides which axis
+// rfftn halves, so unlike reductions they are not sorted).
+std::vector<int> resolve_axes(const FftAxes& axes, const Lengths& s, int ndim, const char* what) {
+  std::vector<int> out;
+  if (axes) {
+    for (int a : *axes) out.push_back(graph::normalize_axis(a, ndim, what));
+  } else if (s) {
+    // NumPy: s alone transforms the last len(s) axes.
+    if (static_cast<int>(s->size()) > ndim)
+      throw ShapeError(std::string(what) + ": s has " + std::to_string(s->size()) +
+                       " lengths but the array has only " + std::to_string(ndim) +
+                       " dimensions; give at most one length per axis");
+    for (int i = ndim - static_cast<int>(s->size()); i < ndim; ++i) out.push_back(i);
+  } else {
+    for (int i = 0; i < ndim; ++i) out.push_back(i);
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (out[i] == out[j])
+        throw ShapeError(std::string(what) + ": axis " + std::to_string(out[i]) +
+                         " is given twice; give each axis once");
+  if (s && s->size() != out.size())
+    throw ShapeError(std::string(what) + ": s has " + std::to_string(s->size()) +
+                     " lengths but there are " + std::to_string(out.size()) +
+                     " axes; give one length per axis");
+  return out;
+}
+
+// The logical transform length per axis (for C2R, the real output length).
+std::vector<int64_t> resolve_lengths(const Shape& shape, const std::vector<int>& axes,
+                                     const Lengths& s, FftKind kind, const char* what) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t m = shape[axes[i]];
+    bool halved = kind == FftKind::C2R && i + 1 == axes.size();
+    int64_t n = s ? (*s)[i] : halved ? 2 * (m - 1) : m;
+    if (n < 1 && s)
+      throw ShapeError(std::string(what) + ": transform length " + std::to_string(n) +
+                       " for axis " + std::to_string(axes[i]) + " is not positive");
+    if (n < 1)
+      throw ShapeError(std::string(what) + ": axis " + std::to_string(axes[i]) + " of shape " +
+                       shape_str(shape) + " gives a transform length of " + std::to_string(n) +
+                       "; pass a positive n (or s) explicitly");
+    out.push_back(n);
+  }
+  return out;
+}
+
+struct DTypes {
+  DType in, out;  // what the transform reads and writes
+};
+
+DTypes transform_dtypes(DType t, FftKind kind, const char* what) {
+  if (kind == FftKind::C2C) return {complex_dtype(t), complex_dtype(t)};
+  if (kind == FftKind::C2R) return {complex_dtype(t), real_dtype(complex_dtype(t))};
+  if (is_complex(t))
+    throw DTypeError(std::string(what) + ": the input is " + dtype_name(t) +
+                     "; a real transform needs real input (NumPy would silently drop the "
+                     "imaginary part). Use fft/fftn, or pass kiln::real(x) explicitly");
+  DType real = t == DType::Float32 ? DType::Float32 : DType::Float64;
+  return {real, complex_dtype(real)};
+}
+
+// The input's shape with each transformed axis at its length; R2C keeps n / 2 + 1 entries of
+// the last one.
+Shape output_shape(Shape shape, const std::vector<int>& axes, const std::vector<int64_t>& lengths,
+                   FftKind kind) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    bool halved = kind == FftKind::R2C && i + 1 == axes.size();
+    shape[axes[i]] = halved ? lengths[i] / 2 + 1 : lengths[i];
+  }
+  return shape;
+}
+
+// The layout the planner's fft_step reads: k, axes..., lengths..., inverse.
+std::vector<int64_t> node_params(const std::vector<int>& axes, const std::vector<int64_t>& lengths,
+                                 bool inverse) {
+  std::vector<int64_t> p{static_cast<int64_t>(axes.size())};
+  p.insert(p.end(), axes.begin(), axes.end());
+  p.insert(p.end(), lengths.begin(), lengths.end());
+  p.push_back(inverse ? 1 : 0);
+  return p;
+}
+
+struct Request {
+  FftKind kind;
+  bool inverse;
+  const char* what;
+};
+
+Array transform(const Array& a, const Lengths& s, const FftAxes& axes_in, std::string_view norm,
+                Request r) {
+  Norm nm = parse_norm(norm, r.what);
+  const graph::Node& node = api::node_of(a);
+  int ndim = static_cast<int>(node.shape.size());
+  std::vector<int> axes = resolve_axes(axes_in, s, ndim, r.what);
+  DTypes dt = transform_dtypes(node.dtype, r.kind, r.what);
+  if (axes.empty()) {
+    // fftn over no axes is the identity, as in NumPy; a real transform has no axis to halve.
+    if (r.kind == FftKind::C2C) return api::finish(api::cast(a.node(), dt.out));
+    throw ShapeError(std::string(r.what) + ": needs at least one axis to transform");
+  }
+  std::vector<int64_t> lengths = resolve_lengths(node.shape, axes, s, r.kind, r.what);
+  double total = 1;
+  for (int64_t n : lengths) total *= static_cast<double>(n);
+  graph::NodeSpec spec{graph::OpKind::Fft,
+                       static_cast<uint8_t>(r.kind),
+                       dt.out,
+                       output_shape(node.shape, axes, lengths, r.kind),
+                       node.device,
+                       {api::cast(a.node(), dt.in)},
+                       node_params(axes, lengths, r.inverse),
+                       {Scalar(scale_for(nm, r.inverse, total))}};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
+Lengths one_length(std::optional<int64_t> n) {
+  return n ? Lengths(std::vector<int64_t>{*n}) : std::nullopt;
+}
+
+}  // namespace
+
+Array fft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
+  return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,
+                   {FftKind::C2C, false, "fft"});
+}
+Array ifft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
+  return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,
+                   {FftKind::C2C, true, "ifft"});
+}
+Array fft2(const Array& a, Lengths s, std::vector<int> axes, std::string_view norm) {
+  return transform(a, s, std::move(axes), norm, {FftKind::C2C, false, "fft2"});
+}
+Array ifft2(const Array& a, Lengths s, std::vector<int> axes, std::string_view norm) {
+  return transform(a, s, std::move(axes), norm, {FftKind::C2C, true, "ifft2"});
+}
+Array fftn(const Array& a, Lengths s, FftAxes axes, std::string_view norm) {
+  return transform(a, s, axes, norm, {FftKind::C2C, false, "fftn"});
+}
+Array ifftn(const Array& a, Lengths s, FftAxes axes, std::string_view norm) {
+  return transform(a, s, axes, norm, {FftKind::C2C, true, "ifftn"});
+}
+Array rfft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
+  return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,
+                   {FftKind::R2C, false, "rfft"});
+}
+Array irfft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
+  return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,
+                   {FftKind::C2R, true, "irfft"});
+}
+Array rfftn(const Array& a, Lengths s, FftAxes axes, std::string_view norm) {
+  return transform(a, s, axes, norm, {FftKind::R2C, false, "rfftn"});
+}
+Array irfftn(const Array& a, Lengths s, FftAxes axes, std::string_view norm) {
+  return transform(a, s, axes, norm, {FftKind::C2R, true, "irfftn"});
+}
+
+}  // namespace kiln::fft
