@@ -20,5 +20,7 @@ Device cuda(int index = 0);
 // True when a driver and at least one GPU are present. Never throws.
 bool cuda_available();
 int cuda_device_count();
+// Waits until everything kiln queued on the device has finished (no-op for the host).
+void synchronize(Device d);
 
 }  // namespace kiln

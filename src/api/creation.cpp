@@ -6,7 +6,8 @@
 #include "api/build.hpp"
 #include "api/promotion.hpp"
 #include "graph/shape.hpp"
-#include "host/memory.hpp"
+#include "api/memory.hpp"
+#include "cuda/runtime.hpp"
 
 namespace kiln {
 
@@ -17,10 +18,13 @@ Array asarray(const void* data, DType t, Shape s, Device d) {
   size_t nbytes = static_cast<size_t>(shape_size(s)) * itemsize(t);
   if (!data && nbytes)
     throw Error("asarray: data is null but the shape " + shape_str(s) + " has elements");
-  auto buf = cpu::allocate(nbytes);
-  if (nbytes) std::memcpy(buf->data(), data, nbytes);
-  Array h(graph::buffer_node(std::move(buf), t, std::move(s)));
-  return h.to(d);
+  if (d.is_cuda()) cuda(d.index);  // DeviceError when there is no such GPU
+  auto buf = api::allocate(d, nbytes);
+  // User memory is pageable and may be freed once we return: copy it now (to a GPU through
+  // double-buffered pinned staging).
+  if (nbytes && d.is_cuda()) gpu::copy_to_device(d.index, buf->data(), data, nbytes, false);
+  else if (nbytes) std::memcpy(buf->data(), data, nbytes);
+  return Array(graph::buffer_node(std::move(buf), t, std::move(s)));
 }
 
 Array full(Shape s, Scalar v, std::optional<DType> t, Device d) {

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <mutex>
 
-#include "host/executor.hpp"
+#include "api/run_plan.hpp"
 #include "kiln/array.hpp"
 #include "plan/planner.hpp"
 
@@ -53,7 +53,7 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   if (todo.empty()) return;
   plan::Plan p = plan::make_plan(todo);
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
-  auto results = cpu::execute(p);
+  auto results = run_plan(p);
   for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kiln/device.hpp"
+#include "cuda/runtime.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln {
@@ -37,6 +38,10 @@ Device cuda(int index) {
     throw DeviceError("kiln::cuda(" + std::to_string(index) + "): there are " +
                       std::to_string(n) + " CUDA devices (0.." + std::to_string(n - 1) + ")");
   return {Device::Kind::Cuda, index};
+}
+
+void synchronize(Device d) {
+  if (d.is_cuda()) gpu::synchronize(d.index);
 }
 
 }  // namespace kiln

@@ -12,6 +12,7 @@ struct Buffer {
   std::shared_ptr<void> owner;  // keeps the memory alive; its get() is the data address
   size_t nbytes = 0;
   Device device;
+  bool pinned = false;  // page-locked host memory: copies to a GPU run at DMA speed
   void* data() const { return owner.get(); }
 };
 using BufferRef = std::shared_ptr<const Buffer>;

@@ -1,0 +1,186 @@
+// kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk
+// prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
+// in the same session and writes bench/results/h200.{json,md}.
+#include <kiln/cache.hpp>
+#include <kiln/kiln.hpp>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_source.hpp"
+#include "jit/jit.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Median over `repeats` timings of `iters` back-to-back evaluations, synchronised at the end:
+// the device time per evaluation when the host keeps ahead.
+double time_ms(const std::function<void()>& f, int iters = 20, int repeats = 7) {
+  f();
+  kiln::synchronize(kiln::cuda());
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < iters; ++i) f();
+    kiln::synchronize(kiln::cuda());
+    t.push_back(ms_since(t0) / iters);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+kiln::Array chain(const kiln::Array& x, const kiln::Array& y) {
+  auto t = x * 2 + 1;
+  t = kiln::sin(t) * kiln::cos(y);
+  t = t * t + y / 3;
+  return kiln::exp(-t) - x;
+}
+kiln::Array chain_sum(const kiln::Array& x, const kiln::Array& y) {
+  auto s = kiln::sin(x * 2 + 1) * kiln::cos(y);
+  return kiln::sum(kiln::exp(-(s * s)) - x);
+}
+
+void print(const std::string& id, const std::vector<std::pair<std::string, double>>& kv) {
+  std::printf("{\"id\": \"%s\"", id.c_str());
+  for (const auto& [k, v] : kv) std::printf(", \"%s\": %.6g", k.c_str(), v);
+  std::printf("}\n");
+}
+
+std::pair<kiln::Array, kiln::Array> chain_inputs(int64_t n) {
+  kiln::random::Generator g(1, kiln::cuda());
+  auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
+  auto y = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
+  return {x, y};
+}
+
+void bench_chain(bool with_sum) {
+  int64_t n = int64_t{1} << 27;
+  auto [x, y] = chain_inputs(n);
+  double fused = time_ms([&] { (with_sum ? chain_sum(x, y) : chain(x, y)).eval(); });
+  double eager;
+  {
+    kiln::EagerScope eager_mode;
+    eager = time_ms([&] { (with_sum ? chain_sum(x, y) : chain(x, y)).eval(); }, 5, 5);
+  }
+  print(with_sum ? "chain_sum" : "chain", {{"kiln_ms", fused}, {"kiln_eager_ms", eager}, {"n", double(n)}});
+}
+
+void bench_max() {
+  auto a = kiln::random::randint(0, 255, {4000, 4000}, kiln::DType::Int64, kiln::cuda()).eval();
+  double ms = time_ms([&] { kiln::max(a).eval(); });
+  print("max", {{"kiln_ms", ms}, {"bytes", double(a.nbytes())}});
+}
+
+void bench_h2d() {
+  std::vector<std::pair<std::string, double>> kv;
+  for (int64_t side : {2000, 4000}) {
+    auto host = kiln::random::randint(0, 255, {side, side}).eval();  // kiln host array: pinned
+    std::vector<int64_t> pageable = host.to_vector<int64_t>();
+    std::string s = std::to_string(side);
+    kv.push_back({"pinned_" + s + "_ms", time_ms([&] { kiln::asarray(host, kiln::cuda()).eval(); }, 10, 5)});
+    kv.push_back({"pageable_" + s + "_ms", time_ms([&] {
+                    kiln::asarray(pageable.data(), kiln::DType::Int64, {side, side}, kiln::cuda());
+                  }, 10, 5)});
+    auto dev = kiln::asarray(host, kiln::cuda()).eval();
+    kv.push_back({"get_" + s + "_ms", time_ms([&] { dev.get().eval(); }, 10, 5)});
+    kv.push_back({"bytes_" + s, double(host.nbytes())});
+  }
+  print("h2d", kv);
+}
+
+void bench_tiny() {
+  auto s = kiln::asarray<float>({1.0f}, kiln::cuda()).eval();
+  for (int i = 0; i < 100; ++i) (s + 1).eval();
+  kiln::synchronize(kiln::cuda());
+  const int iters = 20000;
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) (s + 1).eval();
+  double host_us = ms_since(t0) * 1000 / iters;
+  kiln::synchronize(kiln::cuda());
+  print("tiny", {{"kiln_us", host_us}});
+}
+
+// A bare NVRTC compile of `src` with the options kiln uses, in ms.
+double bare_nvrtc_ms(const kiln::codegen::KernelSource& src, const std::string& arch) {
+  const auto& headers = kiln::jit::embedded_headers();
+  std::vector<const char*> names, texts;
+  for (const auto& h : headers) names.push_back(h.name), texts.push_back(h.text);
+  auto t0 = Clock::now();
+  nvrtcProgram prog;
+  nvrtcCreateProgram(&prog, src.source.c_str(), "bare.cu", static_cast<int>(names.size()), texts.data(), names.data());
+  std::string a = "--gpu-architecture=" + arch;
+  const char* opts[] = {a.c_str(), "-std=c++17", "-default-device"};
+  nvrtcCompileProgram(prog, 3, opts);
+  size_t n = 0;
+  nvrtcGetCUBINSize(prog, &n);
+  std::vector<char> cubin(n);
+  nvrtcGetCUBIN(prog, cubin.data());
+  nvrtcDestroyProgram(&prog);
+  return ms_since(t0);
+}
+
+// First evaluation of a never-seen fused kernel (run with an empty KILN_CACHE_DIR).
+void bench_cold() {
+  auto x = kiln::asarray<float>({1, 2, 3, 4}, kiln::cuda()).eval();
+  kiln::synchronize(kiln::cuda());
+  auto expr = kiln::tanh(x * 3 - 1) / (kiln::abs(x) + 2);
+  auto t0 = Clock::now();
+  expr.eval();
+  kiln::synchronize(kiln::cuda());
+  double first = ms_since(t0);
+  // The same source again, compiled bare, now that NVRTC is loaded and warm in the process.
+  auto e2 = kiln::tanh(x * 3 - 1) / (kiln::abs(x) + 2);
+  auto plan = kiln::plan::make_plan({e2.node()});
+  auto& g = std::get<kiln::plan::KernelStep>(plan.steps[0]).group;
+  auto src = kiln::codegen::generate(g);
+  double bare = bare_nvrtc_ms(src, kiln::jit::target_arch());
+  auto st = kiln::cache::stats();
+  print("cold", {{"kiln_first_ms", first}, {"bare_nvrtc_ms", bare}, {"compiles", double(st.compiles)}});
+}
+
+// First evaluation of the chain in a fresh process (its kernel on disk from an earlier run).
+void bench_warm_disk() {
+  auto x = kiln::asarray<float>({1, 2, 3, 4}, kiln::cuda()).eval();
+  auto y = kiln::asarray<float>({4, 3, 2, 1}, kiln::cuda()).eval();
+  kiln::synchronize(kiln::cuda());
+  auto t0 = Clock::now();
+  float v = chain(x, y).to_vector<float>()[0];
+  double ms = ms_since(t0);
+  auto st = kiln::cache::stats();
+  print("warm_disk", {{"kiln_ms", ms}, {"compiles", double(st.compiles)}, {"disk_hits", double(st.disk_hits)},
+                      {"value", v}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!kiln::cuda_available()) {
+    std::printf("{\"error\": \"no GPU\"}\n");
+    return 0;
+  }
+  std::string w = argc > 1 ? argv[1] : "";
+  if (w == "chain") bench_chain(false);
+  else if (w == "chain_sum") bench_chain(true);
+  else if (w == "max") bench_max();
+  else if (w == "h2d") bench_h2d();
+  else if (w == "tiny") bench_tiny();
+  else if (w == "cold") bench_cold();
+  else if (w == "warm_disk") bench_warm_disk();
+  else {
+    std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk\n");
+    return 2;
+  }
+  return 0;
+}

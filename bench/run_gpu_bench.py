@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The H200 benchmarks of PERFORMANCE.md: kiln (build/bin/gpu_bench) beside CuPy and PyTorch,
+on the same GPU in the same run. Writes bench/results/h200.json and bench/results/h200.md.
+
+usage: run_gpu_bench.py BUILD_DIR OUT_DIR [workload ...]
+"""
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD, OUT = sys.argv[1], sys.argv[2]
+ONLY = sys.argv[3:]
+N = 1 << 27
+
+
+def kiln(workload, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run([os.path.join(BUILD, "bin", "gpu_bench"), workload], env=e,
+                       capture_output=True, text=True, timeout=600)
+    line = [l for l in r.stdout.splitlines() if l.startswith("{")]
+    if r.returncode or not line:
+        return {"error": (r.stderr or r.stdout)[-2000:]}
+    return json.loads(line[-1])
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def cuda_ms(fn, sync, iters=20, repeats=7):
+    fn()
+    sync()
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        sync()
+        out.append((time.perf_counter() - t0) * 1e3 / iters)
+    return median(out)
+
+
+def peers():
+    import cupy as cp
+    import numpy as np
+    import torch
+    res = {}
+    sync = cp.cuda.Device().synchronize
+    tsync = torch.cuda.synchronize
+    # The roof: a device-to-device copy, bytes read + written.
+    a = torch.empty(N * 2, dtype=torch.float32, device="cuda")
+    b = torch.empty_like(a)
+    ms = cuda_ms(lambda: b.copy_(a), tsync)
+    res["copy_tbps"] = 2 * a.numel() * 4 / ms / 1e9
+    del a, b
+
+    x = cp.random.random(N, dtype=cp.float32)
+    y = cp.random.random(N, dtype=cp.float32)
+
+    def chain(x, y, m):
+        t = x * 2 + 1
+        t = m.sin(t) * m.cos(y)
+        t = t * t + y / 3
+        return m.exp(-t) - x
+
+    res["chain_cupy_eager_ms"] = cuda_ms(lambda: chain(x, y, cp), sync, 5, 5)
+    fused = cp.fuse(lambda x, y: chain(x, y, cp))
+    res["chain_cupy_fuse_ms"] = cuda_ms(lambda: fused(x, y), sync)
+    tx = torch.as_tensor(x, device="cuda")
+    ty = torch.as_tensor(y, device="cuda")
+    res["chain_torch_eager_ms"] = cuda_ms(lambda: chain(tx, ty, torch), tsync, 5, 5)
+    try:
+        comp = torch.compile(lambda x, y: chain(x, y, torch))
+        t0 = time.perf_counter()
+        comp(tx, ty)
+        tsync()
+        res["chain_torch_compile_first_ms"] = (time.perf_counter() - t0) * 1e3
+        res["chain_torch_compile_ms"] = cuda_ms(lambda: comp(tx, ty), tsync)
+    except Exception as e:  # torch.compile needs a working Triton
+        res["chain_torch_compile_error"] = str(e)[:200]
+
+    def chain_sum(x, y, m):
+        s = m.sin(x * 2 + 1) * m.cos(y)
+        return (m.exp(-(s * s)) - x).sum()
+
+    res["chain_sum_cupy_eager_ms"] = cuda_ms(lambda: chain_sum(x, y, cp), sync, 5, 5)
+    del x, y, tx, ty
+
+    a = cp.random.randint(0, 255, (4000, 4000), dtype=cp.int64)
+    res["max_cupy_ms"] = cuda_ms(lambda: a.max(), sync)
+    for side in (2000, 4000):
+        h = np.random.randint(0, 255, (side, side))
+        res[f"h2d_cupy_pageable_{side}_ms"] = cuda_ms(lambda: cp.asarray(h), sync, 10, 5)
+        pinned = cp.cuda.alloc_pinned_memory(h.nbytes)
+        hp = np.frombuffer(pinned, h.dtype, h.size).reshape(h.shape)
+        hp[...] = h
+        res[f"h2d_cupy_pinned_{side}_ms"] = cuda_ms(lambda: cp.asarray(hp), sync, 10, 5)
+        d = cp.asarray(h)
+        res[f"get_cupy_{side}_ms"] = cuda_ms(lambda: d.get(), sync, 10, 5)
+    s = cp.ones(1, dtype=cp.float32)
+    for _ in range(100):
+        s + 1
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(20000):
+        s + 1
+    res["tiny_cupy_us"] = (time.perf_counter() - t0) * 1e6 / 20000
+    sync()
+    return res
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    results = {"date": datetime.date.today().isoformat()}
+    try:
+        import torch
+        results["gpu"] = torch.cuda.get_device_name(0)
+        import cupy
+        results["versions"] = {"cupy": cupy.__version__, "torch": torch.__version__}
+    except Exception as e:
+        results["gpu"] = "unknown (%s)" % e
+    for w in ["chain", "chain_sum", "max", "h2d", "tiny"]:
+        if not ONLY or w in ONLY:
+            results[w] = kiln(w)
+    with tempfile.TemporaryDirectory() as d:
+        results["cold"] = kiln("cold", {"KILN_CACHE_DIR": d})
+    with tempfile.TemporaryDirectory() as d:
+        kiln("warm_disk", {"KILN_CACHE_DIR": d})  # populates the disk cache
+        results["warm_disk"] = kiln("warm_disk", {"KILN_CACHE_DIR": d})
+    results["peers"] = peers()
+    write(results)
+
+
+def ratio(a, b):
+    return a / b if a and b else float("nan")
+
+
+def rows(r):
+    p = r["peers"]
+    roof = p["copy_tbps"]
+    out = []
+    c = r.get("chain", {})
+    if "kiln_ms" in c:
+        roof_ms = 3 * N * 4 / roof / 1e9
+        out.append(("chain", f"{c['kiln_ms']:.3f} ms (eager {c['kiln_eager_ms']:.2f} ms)",
+                    f"torch.compile {p.get('chain_torch_compile_ms', float('nan')):.3f} ms; CuPy eager "
+                    f"{p['chain_cupy_eager_ms']:.2f} ms; cupy.fuse {p['chain_cupy_fuse_ms']:.3f} ms; roof {roof_ms:.3f} ms",
+                    f"{ratio(c['kiln_ms'], p.get('chain_torch_compile_ms')):.2f}x torch.compile; "
+                    f"{ratio(p['chain_cupy_eager_ms'], c['kiln_ms']):.1f}x faster than CuPy",
+                    "<= 1.05x torch.compile; >= 15x CuPy eager"))
+    c = r.get("chain_sum", {})
+    if "kiln_ms" in c:
+        read_ms = 2 * N * 4 / roof / 1e9 * 2  # reading x and y once at the copy bandwidth
+        out.append(("chain_sum", f"{c['kiln_ms']:.3f} ms", f"read x,y once {read_ms:.3f} ms; CuPy eager "
+                    f"{p['chain_sum_cupy_eager_ms']:.2f} ms", f"{ratio(c['kiln_ms'], read_ms):.2f}x the read time",
+                    "<= 1.2x the read time"))
+    c = r.get("max", {})
+    if "kiln_ms" in c:
+        bw = c["bytes"] / c["kiln_ms"] / 1e9
+        out.append(("max", f"{c['kiln_ms']:.4f} ms ({bw:.2f} TB/s)", f"CuPy {p['max_cupy_ms']:.4f} ms",
+                    f"{100 * bw / roof:.0f}% of copy bandwidth", ">= 90% of copy bandwidth"))
+    c = r.get("h2d", {})
+    if "pinned_4000_ms" in c:
+        for side in (2000, 4000):
+            gbps = c[f"bytes_{side}"] / c[f"pinned_{side}_ms"] / 1e6
+            pin_peer = c[f"bytes_{side}"] / p[f"h2d_cupy_pinned_{side}_ms"] / 1e6
+            out.append((f"h2d {side}x{side}",
+                        f"kiln host array {c[f'pinned_{side}_ms']:.3f} ms ({gbps:.1f} GB/s); pageable pointer "
+                        f"{c[f'pageable_{side}_ms']:.3f} ms; get {c[f'get_{side}_ms']:.3f} ms",
+                        f"CuPy pinned {p[f'h2d_cupy_pinned_{side}_ms']:.3f} ms; pageable {p[f'h2d_cupy_pageable_{side}_ms']:.3f} ms; "
+                        f"get {p[f'get_cupy_{side}_ms']:.3f} ms",
+                        f"{100 * gbps / pin_peer:.0f}% of pinned; pageable {ratio(p[f'h2d_cupy_pageable_{side}_ms'], c[f'pageable_{side}_ms']):.2f}x CuPy",
+                        ">= 90% of pinned; pageable >= 2x CuPy"))
+    c = r.get("tiny", {})
+    if "kiln_us" in c:
+        out.append(("tiny", f"{c['kiln_us']:.2f} us", f"CuPy {p['tiny_cupy_us']:.2f} us",
+                    f"{ratio(c['kiln_us'], p['tiny_cupy_us']):.2f}x CuPy", "<= 1.5x bare launch (~6.75 us); <= 0.6x CuPy"))
+    c = r.get("cold", {})
+    if "kiln_first_ms" in c:
+        out.append(("cold", f"{c['kiln_first_ms']:.1f} ms", f"bare NVRTC {c['bare_nvrtc_ms']:.1f} ms",
+                    f"{ratio(c['kiln_first_ms'], c['bare_nvrtc_ms']):.2f}x bare NVRTC", "<= 1.2x bare NVRTC"))
+    c = r.get("warm_disk", {})
+    if "kiln_ms" in c:
+        out.append(("warm_disk", f"{c['kiln_ms']:.2f} ms, {int(c['compiles'])} compiles", "",
+                    f"{int(c['disk_hits'])} disk hits", "<= 2 ms, no NVRTC call"))
+    return out
+
+
+def write(r):
+    with open(os.path.join(OUT, "h200.json"), "w") as f:
+        json.dump(r, f, indent=2, sort_keys=True)
+    lines = [f"# kiln on the H200 ({r['date']}, {r.get('gpu')})", "",
+             "Written by bench/run_gpu_bench.py; do not edit by hand.", "",
+             "| workload | kiln | peers (same run) | ratio | target |", "|---|---|---|---|---|"]
+    for row in rows(r):
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append(f"Device-to-device copy bandwidth (read + write): {r['peers']['copy_tbps']:.2f} TB/s.")
+    with open(os.path.join(OUT, "h200.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+#include "api/run_plan.hpp"
+
+#include <cstring>
+
+#include "api/memory.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/runtime.hpp"
+#include "host/fft.hpp"
+#include "host/fused.hpp"
+#include "host/random.hpp"
+#include "jit/jit.hpp"
+
+namespace kiln::api {
+namespace {
+
+// Without a GPU but with KILN_JIT_ARCH set, every host group is also compiled for that arch,
+// so code generation and NVRTC are exercised by everything that runs (this is how CI covers
+// them).
+const std::string& compile_only_arch() {
+  static const std::string arch = cuda_available() ? "" : jit::target_arch();
+  return arch;
+}
+
+class PlanRunner {
+ public:
+  explicit PlanRunner(const plan::Plan& p) : p_(p), bufs_(p.buffers.size()) {
+    for (size_t i = 0; i < p.buffers.size(); ++i)
+      if (p.buffers[i].external) bufs_[i] = p.buffers[i].external;
+  }
+
+  std::vector<graph::BufferRef> run() {
+    for (const auto& step : p_.steps) std::visit([this](const auto& s) { run_step(s); }, step);
+    // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
+    for (int dev : copied_from_pinned_) gpu::synchronize(dev);
+    std::vector<graph::BufferRef> out;
+    for (int id : p_.outputs) out.push_back(get(id));
+    return out;
+  }
+
+ private:
+  graph::BufferRef get(int id) {
+    if (!bufs_[id]) {
+      const auto& b = p_.buffers[id];
+      bufs_[id] = allocate(b.device, static_cast<size_t>(shape_size(b.shape)) * itemsize(b.dtype));
+    }
+    return bufs_[id];
+  }
+  void* data(int id) { return get(id)->data(); }
+  const Device& device_of(int id) const { return p_.buffers[id].device; }
+
+  void run_step(const plan::KernelStep& s) {
+    // Allocate first: the group's worker threads only read the buffer table.
+    for (const auto& o : s.group.outputs) get(o.buffer);
+    for (const auto& a : s.group.accesses)
+      if (a.buffer >= 0) get(a.buffer);
+    auto lookup = [this](int id) { return bufs_[id]->data(); };
+    const Device& d = device_of(s.group.outputs[0].buffer);
+    if (d.is_cuda()) {
+      gpu::run_group(s.group, d.index, lookup);
+      return;
+    }
+    cpu::run_group(s.group, lookup);
+    if (!compile_only_arch().empty()) gpu::compile_group(s.group, compile_only_arch());
+  }
+
+  void run_step(const plan::CopyStep& s) {
+    auto src = get(s.src);
+    void* dst = data(s.dst);
+    const Device &from = device_of(s.src), &to = device_of(s.dst);
+    size_t n = src->nbytes;
+    if (from.is_host() && to.is_host()) {
+      if (n) std::memcpy(dst, src->data(), n);
+    } else if (from.is_host()) {
+      gpu::copy_to_device(to.index, dst, src->data(), n, src->pinned);
+      if (src->pinned) copied_from_pinned_.push_back(to.index);
+    } else if (to.is_host()) {
+      gpu::copy_to_host(from.index, dst, src->data(), n, get(s.dst)->pinned);
+    } else {  // between GPUs: through the host
+      auto staging = allocate(host(), n);
+      gpu::copy_to_host(from.index, staging->data(), src->data(), n, staging->pinned);
+      gpu::copy_to_device(to.index, dst, staging->data(), n, staging->pinned);
+      gpu::synchronize(to.index);
+    }
+  }
+
+  // FFT and random steps on a GPU run on the host until the cuFFT and cuRAND steps land
+  // (issue 4): the input comes over, the host computes, the result goes back.
+  template <class HostFn>
+  void on_host(int in, int out, HostFn fn) {
+    const Device& d = device_of(out);
+    if (d.is_host()) return fn(in >= 0 ? data(in) : nullptr, data(out));
+    graph::BufferRef hin;
+    if (in >= 0) {
+      hin = allocate(host(), get(in)->nbytes);
+      gpu::copy_to_host(device_of(in).index, hin->data(), data(in), hin->nbytes, hin->pinned);
+    }
+    auto hout = allocate(host(), get(out)->nbytes);
+    fn(hin ? hin->data() : nullptr, hout->data());
+    gpu::copy_to_device(d.index, data(out), hout->data(), hout->nbytes, false);
+  }
+  void run_step(const plan::FftStep& s) {
+    on_host(s.in, s.out, [&](const void* in, void* out) {
+      cpu::run_fft(s, p_.buffers[s.in], in, p_.buffers[s.out], out);
+    });
+  }
+  void run_step(const plan::RandomStep& s) {
+    on_host(-1, s.out, [&](const void*, void* out) { cpu::run_random(s, p_.buffers[s.out], out); });
+  }
+  void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
+
+  const plan::Plan& p_;
+  std::vector<graph::BufferRef> bufs_;
+  std::vector<int> copied_from_pinned_;
+};
+
+}  // namespace
+
+std::vector<graph::BufferRef> run_plan(const plan::Plan& p) { return PlanRunner(p).run(); }
+
+}  // namespace kiln::api

@@ -1,0 +1,307 @@
+#include "codegen/kernel_source.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "codegen/expressions.hpp"
+#include "codegen/summary.hpp"
+
+namespace kiln::codegen {
+namespace {
+
+using plan::FusedGroup;
+using plan::Instr;
+using plan::InstrKind;
+
+constexpr int kBlock = 256;  // threads per block, matched by the launcher
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// Everything the emitters need to know about one group.
+struct Context {
+  const FusedGroup& g;
+  KernelSource& k;
+  int64_t kept = 1, row = 1;  // outputs and values folded per output (reductions)
+};
+
+void classify(Context& c) {
+  const auto& s = c.k.space;
+  for (const auto& st : s.strides)
+    c.k.access_kinds.push_back(plan::is_constant(st)         ? AccessKind::Constant
+                               : plan::is_dense(s.shape, st) ? AccessKind::Dense
+                                                             : AccessKind::Strided);
+  for (size_t d = 0; d < s.shape.size(); ++d)
+    (d + s.reduced < s.shape.size() ? c.kept : c.row) *= s.shape[d];
+}
+
+bool has_strided(const Context& c) {
+  for (auto k : c.k.access_kinds)
+    if (k == AccessKind::Strided) return true;
+  return false;
+}
+
+// Reductions: rows that are contiguous in memory get a block each; otherwise one thread per
+// output walks its row, which keeps neighbouring threads on neighbouring addresses.
+Form choose_form(const Context& c) {
+  if (!c.g.reduction) return Form::Elementwise;
+  if (c.kept == 1) return Form::ReduceFull;
+  bool rows_contiguous = true;
+  for (size_t a = 0; a < c.k.space.strides.size(); ++a)
+    if (c.k.access_kinds[a] != AccessKind::Constant && c.k.space.reduced > 0)
+      rows_contiguous &= c.k.space.strides[a].back() == 1;
+  if (c.k.space.reduced == 0) rows_contiguous = false;
+  if ((rows_contiguous && c.row >= 32) || (c.kept < 1024 && c.row >= 4096)) return Form::ReduceRows;
+  return Form::ReducePerThread;
+}
+
+// 16-byte steps: V lanes of the widest dense value (1 when any is 16 bytes wide).
+int choose_vec(const Context& c) {
+  if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull) return 1;
+  int widest = 1;
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
+      for (const Instr& ins : c.g.code)
+        if (ins.kind == InstrKind::Load && ins.arg == static_cast<int>(a))
+          widest = std::max(widest, itemsize(ins.dtype));
+  if (!c.g.reduction)
+    for (const auto& o : c.g.outputs) widest = std::max(widest, itemsize(c.g.code[o.instr].dtype));
+  return std::max(1, 16 / widest);
+}
+
+bool needs_index64(const Context& c) {
+  const int64_t limit = int64_t{1} << 31;
+  int64_t n = shape_size(c.k.space.shape);
+  if (n >= limit) return true;
+  for (size_t a = 0; a < c.k.space.strides.size(); ++a) {
+    int64_t reach = std::abs(c.g.accesses[a].offset);
+    for (size_t d = 0; d < c.k.space.shape.size(); ++d)
+      reach += (c.k.space.shape[d] - 1) * std::abs(c.k.space.strides[a][d]);
+    if (reach >= limit) return true;
+  }
+  return false;
+}
+
+// ---- the parameter list ----------------------------------------------------------------
+
+DType load_dtype(const FusedGroup& g, int access) {
+  for (const Instr& ins : g.code)
+    if ((ins.kind == InstrKind::Load || ins.kind == InstrKind::Iota) && ins.arg == access)
+      return ins.dtype;
+  return DType::Float64;
+}
+
+std::string out_type(const Context& c) {
+  if (c.g.reduction && (c.g.reduction->op == graph::ReduceOp::ArgMax ||
+                        c.g.reduction->op == graph::ReduceOp::ArgMin))
+    return "long long";
+  return cuda_type(c.g.code[c.g.outputs[0].instr].dtype);
+}
+
+std::string signature(Context& c) {
+  std::vector<std::string> ps;
+  auto add = [&](Arg::Kind kind, int index, std::string decl) {
+    c.k.args.push_back({kind, index});
+    ps.push_back(std::move(decl));
+  };
+  for (size_t a = 0; a < c.g.accesses.size(); ++a) {
+    int i = static_cast<int>(a);
+    if (c.g.accesses[a].buffer >= 0)
+      add(Arg::Input, i, std::string("const ") + cuda_type(load_dtype(c.g, i)) + "* __restrict__ in" + num(i));
+    else
+      add(Arg::IotaOffset, i, "I io" + num(i));
+  }
+  if (c.k.form != Form::ReduceFull)
+    for (size_t o = 0; o < c.g.outputs.size(); ++o) {
+      std::string t = c.g.reduction ? out_type(c) : cuda_type(c.g.code[c.g.outputs[o].instr].dtype);
+      add(Arg::Output, static_cast<int>(o), t + "* __restrict__ out" + num(o));
+    }
+  for (const Instr& ins : c.g.code)
+    if (ins.kind == InstrKind::Param) add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
+  add(Arg::Count, -1, "I n");
+  if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread) add(Arg::RowLength, -1, "I r");
+  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull) add(Arg::VecFlag, -1, "int vec");
+  if (c.k.form == Form::ReduceFull) add(Arg::Partials, -1, "Op::acc* partials");
+  if (has_strided(c))
+    add(Arg::Layout, -1, "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.g.accesses.size()) + "> L");
+  std::string out;
+  for (size_t i = 0; i < ps.size(); ++i) out += (i ? ", " : "") + ps[i];
+  return out;
+}
+
+// ---- the body: one lane of the SSA program at iteration index `idx` -----------------------
+
+// The element index of access a at iteration index `idx` (dense: idx itself).
+std::string element_index(const Context& c, int a, const std::string& idx) {
+  switch (c.k.access_kinds[a]) {
+    case AccessKind::Constant: return "0";
+    case AccessKind::Dense: return idx;
+    default:
+      return "kiln::offset_of<" + num(c.k.space.shape.size()) + ">(" + idx + ", L.shape, L.strides[" + num(a) + "])";
+  }
+}
+
+// Lines computing t0..tN for one lane. `lane` is the lane number within a vector step and
+// `vectorised` says whether dense loads were done as vectors named v<access>.
+std::string lane_program(const Context& c, const std::string& idx, bool vectorised) {
+  std::ostringstream os;
+  for (size_t i = 0; i < c.g.code.size(); ++i) {
+    const Instr& ins = c.g.code[i];
+    auto t = [&](int j) { return "t" + num(j); };
+    std::string e;
+    switch (ins.kind) {
+      case InstrKind::Load:
+        if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense) e = "v" + num(ins.arg) + "[l]";
+        else e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
+        break;
+      case InstrKind::Param: e = "s" + num(ins.arg); break;
+      case InstrKind::Iota:
+        e = "(" + t(ins.a) + " + (" + cuda_type(ins.dtype) + ")(io" + num(ins.arg) + " + " +
+            element_index(c, ins.arg, idx) + ") * " + t(ins.b) + ")";
+        break;
+      case InstrKind::Unary:
+        e = unary_expr(static_cast<graph::UnaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a));
+        break;
+      case InstrKind::Binary:
+        e = binary_expr(static_cast<graph::BinaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a), t(ins.b));
+        break;
+      case InstrKind::Where: e = "(" + t(ins.a) + " ? " + t(ins.b) + " : " + t(ins.c) + ")"; break;
+      case InstrKind::Cast: e = cast_expr(c.g.code[ins.a].dtype, ins.dtype, t(ins.a)); break;
+    }
+    os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
+  }
+  return os.str();
+}
+
+// Vector loads of the dense inputs for a V-lane step at index i.
+std::string vector_loads(const Context& c) {
+  std::ostringstream os;
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
+      os << "    const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", V> v" << a
+         << " = kiln::load<V>(in" << a << " + i);\n";
+  return os.str();
+}
+
+std::string elementwise_kernel(Context& c) {
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n"
+     << "  auto step = [&](auto lanes, I i) {\n"
+     << "    constexpr int V = decltype(lanes)::value;\n"
+     << vector_loads(c);
+  for (size_t o = 0; o < c.g.outputs.size(); ++o)
+    os << "    kiln::vec<" << cuda_type(c.g.code[c.g.outputs[o].instr].dtype) << ", V> r" << o << ";\n";
+  os << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true);
+  for (size_t o = 0; o < c.g.outputs.size(); ++o)
+    os << "      r" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
+  os << "    }\n";
+  for (size_t o = 0; o < c.g.outputs.size(); ++o) os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
+  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n}\n";
+  return os.str();
+}
+
+std::string op_type(const Context& c) {
+  using graph::ReduceOp;
+  DType t = c.g.reduction->acc_dtype;
+  std::string ty = cuda_type(t);
+  bool ints = is_integer(t);
+  switch (c.g.reduction->op) {
+    case ReduceOp::Sum: return (ints ? "kiln::IntSumOp<" : "kiln::SumOp<") + ty + ">";
+    case ReduceOp::Prod: return (ints ? "kiln::IntProdOp<" : "kiln::ProdOp<") + ty + ">";
+    case ReduceOp::Mean: return "kiln::MeanOp<" + ty + ", " + cuda_type(real_dtype(t)) + ">";
+    case ReduceOp::Max: return "kiln::ExtremumOp<" + ty + ", true, false>";
+    case ReduceOp::Min: return "kiln::ExtremumOp<" + ty + ", false, false>";
+    case ReduceOp::ArgMax: return "kiln::ExtremumOp<" + ty + ", true, true>";
+    case ReduceOp::ArgMin: return "kiln::ExtremumOp<" + ty + ", false, true>";
+    case ReduceOp::Any: return "kiln::AnyOp";
+    case ReduceOp::All: return "kiln::AllOp";
+  }
+  return "";
+}
+
+std::string reduce_full_kernel(Context& c) {
+  std::ostringstream os;
+  int value = c.g.outputs[0].instr;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n"
+     << "  Op::acc acc = Op::init();\n"
+     << "  auto step = [&](auto lanes, I i) {\n"
+     << "    constexpr int V = decltype(lanes)::value;\n"
+     << vector_loads(c)
+     << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true)
+     << "      Op::fold(acc, t" << value << ", (kiln::i64)(i + l));\n    }\n  };\n"
+     << "  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n"
+     << "  acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
+     << "  if (threadIdx.x == 0) partials[blockIdx.x] = acc;\n}\n\n"
+     << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL_finish(const Op::acc* partials, int count, "
+     << out_type(c) << "* out, long long r) {\n"
+     << "  Op::acc acc = Op::init();\n"
+     << "  for (int k = threadIdx.x; k < count; k += " << kBlock << ") Op::merge(acc, partials[k]);\n"
+     << "  acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
+     << "  if (threadIdx.x == 0) out[0] = Op::finish(acc, r);\n}\n";
+  return os.str();
+}
+
+std::string reduce_rows_kernel(Context& c) {
+  std::ostringstream os;
+  int value = c.g.outputs[0].instr;
+  bool rows = c.k.form == Form::ReduceRows;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n";
+  if (rows)
+    os << "  for (I o = blockIdx.x; o < n; o += gridDim.x) {\n"
+       << "    Op::acc acc = Op::init();\n"
+       << "    for (I j = threadIdx.x; j < r; j += blockDim.x) {\n";
+  else
+    os << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * blockDim.x) {\n"
+       << "    Op::acc acc = Op::init();\n"
+       << "    for (I j = 0; j < r; ++j) {\n";
+  os << "      const I i = o * r + j;\n" << lane_program(c, "i", false)
+     << "      Op::fold(acc, t" << value << ", (kiln::i64)j);\n    }\n";
+  if (rows)
+    os << "    acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
+       << "    if (threadIdx.x == 0) out0[o] = Op::finish(acc, r);\n    __syncthreads();\n  }\n}\n";
+  else
+    os << "    out0[o] = Op::finish(acc, r);\n  }\n}\n";
+  return os.str();
+}
+
+// A short stable hash of the text, for the kernel name (the cache key is separate and full).
+std::string short_hash(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", h);
+  return buf;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+}
+
+}  // namespace
+
+KernelSource generate(const FusedGroup& g) {
+  KernelSource k;
+  k.space = plan::iteration_space(g);
+  Context c{g, k};
+  classify(c);
+  k.form = choose_form(c);
+  k.vec = choose_vec(c);
+  k.index64 = needs_index64(c);
+  std::ostringstream os;
+  os << "// kiln: " << summarize(g) << "\n"
+     << "#include \"kiln/" << (g.reduction ? "reduction" : "elementwise") << ".cuh\"\n"
+     << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
+  if (g.reduction) os << "typedef " << op_type(c) << " Op;\n";
+  os << "\n";
+  if (k.form == Form::Elementwise) os << elementwise_kernel(c);
+  else if (k.form == Form::ReduceFull) os << reduce_full_kernel(c);
+  else os << reduce_rows_kernel(c);
+  k.source = os.str();
+  k.name = g.name + "_" + short_hash(k.source);
+  replace_all(k.source, "KILN_KERNEL", k.name);
+  if (k.form == Form::ReduceFull) k.finish_name = k.name + "_finish";
+  k.summary = summarize(g);
+  return k;
+}
+
+}  // namespace kiln::codegen

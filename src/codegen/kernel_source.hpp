@@ -1,0 +1,54 @@
+// FusedGroup -> CUDA C++ source. The text depends only on the group's structure (operations,
+// dtypes, which accesses are dense, constant or strided, the collapsed rank, the loop form and
+// index width), never on scalar values or buffer addresses, so equal structures share one
+// compiled kernel. The loops themselves live in kernels/*.cuh; this file emits the body.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plan/iteration.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::codegen {
+
+enum class Form : uint8_t {
+  Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
+  ReduceFull,       // one output: block partials, then a one-block finishing kernel
+  ReduceRows,       // a block per output row (reduced axes contiguous in memory)
+  ReducePerThread,  // a thread per output (short rows, or reduced axes strided)
+};
+enum class AccessKind : uint8_t { Dense, Constant, Strided };
+
+// One kernel parameter, in signature order; the executor fills them in this order.
+struct Arg {
+  enum Kind : uint8_t {
+    Input,       // pointer to access `index`'s buffer, advanced by the access offset
+    Output,      // pointer to output `index`
+    Param,       // scalar parameter `index`
+    IotaOffset,  // the offset of Iota access `index` (I)
+    Count,       // elements in the iteration space (I); ReduceRows/PerThread: rows K
+    RowLength,   // elements folded into each output (I)
+    VecFlag,     // int: 1 when every dense pointer is aligned for V-lane access
+    Layout,      // kiln::layout<R, A>: collapsed shape and every access's strides
+    Partials,    // ReduceFull: scratch for one accumulator per block
+  } kind;
+  int index = -1;
+};
+
+struct KernelSource {
+  std::string name;     // readable, with a hash of the source: k_sin_mul_add_f32_1a2b3c4d
+  std::string source;   // complete translation unit
+  std::string summary;  // the expression, in one line
+  Form form = Form::Elementwise;
+  int vec = 1;          // lanes per step (16-byte accesses)
+  bool index64 = false;
+  std::vector<Arg> args;
+  std::vector<AccessKind> access_kinds;
+  plan::IterationSpace space;
+  std::string finish_name;    // ReduceFull: the merging kernel (partials, count, out, r)
+  size_t partial_bytes = 64;  // ReduceFull: an upper bound on one accumulator's size
+};
+
+KernelSource generate(const plan::FusedGroup& g);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,208 @@
+#include "cuda/kernels.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "codegen/kernel_source.hpp"
+#include "cuda/runtime.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+using codegen::Arg;
+using codegen::Form;
+constexpr int kBlock = 256;  // matches the __launch_bounds__ codegen emits
+
+struct Loaded {
+  cudaKernel_t main = nullptr, finish = nullptr;
+};
+
+// Modules loaded per (cache key, device). Libraries stay loaded for the process's life: a
+// kernel handle must outlive every launch that may still be queued.
+Loaded load(const jit::Kernel& k, const std::string& finish_name, int device) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, Loaded> loaded;
+  std::lock_guard lock(mu);
+  auto key = std::make_pair(k.key, device);
+  if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  set_device(device);
+  cudaLibrary_t lib;
+  KILN_CUDA_CHECK(
+      cudaLibraryLoadData(&lib, k.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  Loaded l;
+  KILN_CUDA_CHECK(cudaLibraryGetKernel(&l.main, lib, k.name.c_str()));
+  if (!finish_name.empty())
+    KILN_CUDA_CHECK(cudaLibraryGetKernel(&l.finish, lib, finish_name.c_str()));
+  loaded.emplace(key, l);
+  return l;
+}
+
+jit::Request request(const codegen::KernelSource& src, const std::string& arch) {
+  return {src.name, src.source, src.summary, arch, {}};
+}
+
+// Kernel arguments, each in its own allocation (malloc aligns to 16 bytes); the runtime reads
+// as many bytes from each as the kernel's parameter has.
+class ArgPack {
+ public:
+  void add(const void* p, size_t n) {
+    values_.emplace_back(std::max<size_t>(n, 16));
+    std::memcpy(values_.back().data(), p, n);
+  }
+  template <class T>
+  void add(const T& v) {
+    add(&v, sizeof v);
+  }
+  void add_index(int64_t v, bool index64) {
+    if (index64) add(v);
+    else add(static_cast<int32_t>(v));
+  }
+  std::vector<void*> pointers() {
+    std::vector<void*> out;
+    for (auto& v : values_) out.push_back(v.data());
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<unsigned char>> values_;
+};
+
+DType load_dtype(const plan::FusedGroup& g, int access) {
+  for (const auto& ins : g.code)
+    if ((ins.kind == plan::InstrKind::Load || ins.kind == plan::InstrKind::Iota) &&
+        ins.arg == access)
+      return ins.dtype;
+  return DType::Float64;
+}
+
+// The collapsed layout as kiln::layout<R, A> lays it out: shape[R], then strides[A][R].
+std::vector<int64_t> layout_values(const codegen::KernelSource& src) {
+  size_t r = std::max<size_t>(src.space.shape.size(), 1);
+  size_t a = std::max<size_t>(src.space.strides.size(), 1);
+  std::vector<int64_t> out(r + a * r, 0);
+  for (size_t d = 0; d < src.space.shape.size(); ++d) out[d] = src.space.shape[d];
+  for (size_t k = 0; k < src.space.strides.size(); ++k)
+    for (size_t d = 0; d < src.space.shape.size(); ++d) out[r + k * r + d] = src.space.strides[k][d];
+  return out;
+}
+
+// Whether every dense pointer is aligned for V-lane vector access.
+bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
+                    const std::function<void*(int)>& data) {
+  if (src.vec == 1) return false;
+  for (size_t a = 0; a < g.accesses.size(); ++a) {
+    if (src.access_kinds[a] != codegen::AccessKind::Dense || g.accesses[a].buffer < 0) continue;
+    size_t isz = itemsize(load_dtype(g, static_cast<int>(a)));
+    auto addr = reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
+    if (addr % (isz * src.vec)) return false;
+  }
+  if (!g.reduction)
+    for (const auto& o : g.outputs)
+      if (reinterpret_cast<uintptr_t>(data(o.buffer)) % (itemsize(g.code[o.instr].dtype) * src.vec))
+        return false;
+  return true;
+}
+
+struct Launch {
+  ArgPack args;
+  int64_t blocks = 1;
+  std::shared_ptr<graph::Buffer> partials;  // ReduceFull
+};
+
+int64_t grid_size(const codegen::KernelSource& src, int sm_count, int64_t n, int64_t kept) {
+  auto cap = [&](int64_t want, int64_t per_sm) {
+    return std::clamp<int64_t>(want, 1, int64_t{sm_count} * per_sm);
+  };
+  int64_t steps = (n + src.vec * kBlock - 1) / (src.vec * kBlock);
+  switch (src.form) {
+    case Form::Elementwise: return cap(steps, 32);
+    case Form::ReduceFull: return cap(steps, 8);
+    case Form::ReduceRows: return cap(kept, 32);
+    case Form::ReducePerThread: return cap((kept + kBlock - 1) / kBlock, 32);
+  }
+  return 1;
+}
+
+void add_param(ArgPack& args, const plan::FusedGroup& g, int index) {
+  for (const auto& ins : g.code)
+    if (ins.kind == plan::InstrKind::Param && ins.arg == index)
+      visit_dtype(ins.dtype, [&](auto z) { args.add(g.params[index].as<decltype(z)>()); });
+}
+
+Launch prepare(const plan::FusedGroup& g, const codegen::KernelSource& src, int device,
+               const std::function<void*(int)>& data) {
+  Launch l;
+  int64_t n = shape_size(src.space.shape), kept = 1, row = 1;
+  for (size_t d = 0; d < src.space.shape.size(); ++d)
+    (d + src.space.reduced < src.space.shape.size() ? kept : row) *= src.space.shape[d];
+  l.blocks = grid_size(src, gpu::device(device).sm_count, n, kept);
+  if (src.form == Form::ReduceFull) l.partials = allocate(device, l.blocks * src.partial_bytes);
+  bool per_row = src.form == Form::ReduceRows || src.form == Form::ReducePerThread;
+  for (const Arg& a : src.args) {
+    switch (a.kind) {
+      case Arg::Input: {
+        const auto& acc = g.accesses[a.index];
+        auto* base = static_cast<char*>(data(acc.buffer));
+        l.args.add(static_cast<void*>(base + acc.offset * itemsize(load_dtype(g, a.index))));
+        break;
+      }
+      case Arg::Output: l.args.add(data(g.outputs[a.index].buffer)); break;
+      case Arg::Param: add_param(l.args, g, a.index); break;
+      case Arg::IotaOffset: l.args.add_index(g.accesses[a.index].offset, src.index64); break;
+      case Arg::Count: l.args.add_index(per_row ? kept : n, src.index64); break;
+      case Arg::RowLength: l.args.add_index(row, src.index64); break;
+      case Arg::VecFlag: l.args.add(static_cast<int>(vector_aligned(g, src, data))); break;
+      case Arg::Layout: {
+        auto layout = layout_values(src);
+        l.args.add(layout.data(), layout.size() * sizeof(int64_t));
+        break;
+      }
+      case Arg::Partials: l.args.add(l.partials->data()); break;
+    }
+  }
+  return l;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+LaunchRecord compile_group(const plan::FusedGroup& g, const std::string& arch) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto src = codegen::generate(g);
+  auto r = jit::get(request(src, arch));
+  return {src.name, r.origin, ms_since(t0)};
+}
+
+LaunchRecord run_group(const plan::FusedGroup& g, int device,
+                       const std::function<void*(int)>& data) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto src = codegen::generate(g);
+  const auto& info = gpu::device(device);
+  auto r = jit::get(request(src, "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor)));
+  Loaded k = load(*r.kernel, src.finish_name, device);
+  LaunchRecord rec{src.name, r.origin, ms_since(t0)};
+  if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
+  set_device(device);
+  Launch l = prepare(g, src, device, data);
+  auto args = l.args.pointers();
+  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.main), dim3(l.blocks),
+                                   dim3(kBlock), args.data(), 0, info.stream));
+  if (src.form == Form::ReduceFull) {
+    void* partials = l.partials->data();
+    int count = static_cast<int>(l.blocks);
+    void* out = data(g.outputs[0].buffer);
+    long long r_len = shape_size(src.space.shape);
+    void* fargs[] = {&partials, &count, &out, &r_len};
+    KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.finish), dim3(1),
+                                     dim3(kBlock), fargs, 0, info.stream));
+  }
+  return rec;
+}
+
+}  // namespace kiln::gpu

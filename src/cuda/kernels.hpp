@@ -1,0 +1,27 @@
+// Running fused groups on a GPU: code generation, the JIT/kernel cache, module loading through
+// the runtime API (cudaLibraryLoadData / cudaLibraryGetKernel), and the launch.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "jit/jit.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::gpu {
+
+// What happened when a group's kernel was looked up, for KILN_DEBUG and explain().
+struct LaunchRecord {
+  std::string name;
+  jit::Origin origin;
+  double ms = 0;  // host-side time to find or compile the kernel
+};
+
+// Launches group g on `device`'s stream. `data(id)` is the device address of plan buffer id.
+LaunchRecord run_group(const plan::FusedGroup& g, int device,
+                       const std::function<void*(int)>& data);
+
+// Generates and compiles g's kernel for `arch` without launching it: how a machine without a
+// GPU (KILN_JIT_ARCH=sm_90) checks code generation and NVRTC for every expression it runs.
+LaunchRecord compile_group(const plan::FusedGroup& g, const std::string& arch);
+
+}  // namespace kiln::gpu
