@@ -143,7 +143,9 @@ Array Array::to(Device d) const {
 
 const void* Array::data() const {
   eval();
-  return node_of(*this).realized()->data();
+  const auto& n = node_of(*this);
+  // A buffer leaf (asarray, zeros, ...) holds its data in `buffer`; it is never "realized".
+  return (n.kind == OpKind::Buffer ? n.buffer : n.realized())->data();
 }
 
 template <class T>

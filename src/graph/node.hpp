@@ -33,7 +33,8 @@ struct NodeSpec {
   Device device;
   std::vector<NodeRef> inputs;
   // Kind-specific integers: Permute: axes. Slice: start, step per axis. Reduce: axes then
-  // keepdims. Fft: axes, then direction, then norm. Random: seed, offset.
+  // keepdims. Fft: k, axes (k), lengths (k), inverse. Random: none (seed, offset, a, b are
+  // scalars, so the structural hash ignores them).
   std::vector<int64_t> params;
   std::vector<Scalar> scalars;  // Scalar: its value. Random: distribution arguments.
   BufferRef buffer;             // Buffer leaves only

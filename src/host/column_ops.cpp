@@ -1,7 +1,14 @@
 #include "host/column_ops.hpp"
 
+// GCC 12 reports its own AVX-512 intrinsics' deliberate "undefined" registers as used
+// uninitialized once Eigen's vectorised sin/cos are inlined into fixed-size blocks.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
+#pragma GCC diagnostic pop
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "host/convert.hpp"
@@ -43,12 +50,77 @@ bool is_nan(T v) {
   else return false;
 }
 
-// NumPy orders complex numbers lexicographically (real part, then imaginary part).
+// NumPy orders complex numbers lexicographically (real part, then imaginary part); a NaN in
+// either part of either number makes the comparison false, as it does for real numbers.
 template <class T>
 bool less(T a, T b) {
   if constexpr (is_complex_v<T>)
-    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+    return !is_nan(a) && !is_nan(b) &&
+           (a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()));
   else return a < b;
+}
+
+// NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
+// neither overflows for large parts nor turns division by zero or by infinity into NaN.
+template <class T>
+T complex_divide(T a, T b) {
+  using R = typename T::value_type;
+  R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  R abs_br = std::abs(br), abs_bi = std::abs(bi);
+  if (abs_br >= abs_bi) {
+    if (abs_br == 0 && abs_bi == 0) return T(ar / abs_br, ai / abs_br);
+    R rat = bi / br, scl = R(1) / (br + bi * rat);
+    return T((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+  }
+  R rat = br / bi, scl = R(1) / (bi + br * rat);
+  return T((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
+
+// The schoolbook product NumPy's complex power uses.
+template <class T>
+T complex_multiply(T a, T b) {
+  return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+
+// NumPy's complex power (npy_cpow): x**0 is 1 and 0**y is 0 (y real and positive) or NaN;
+// small integer exponents multiply (exact where the C library's exp(y log x) is not).
+template <class T>
+T complex_pow(T a, T b) {
+  using R = typename T::value_type;
+  if (b.real() == 0 && b.imag() == 0) return T(1, 0);
+  if (a.real() == 0 && a.imag() == 0) {
+    if (b.real() > 0 && b.imag() == 0) return T(0, 0);
+    R nan = std::numeric_limits<R>::quiet_NaN();
+    return T(nan, nan);
+  }
+  if (b.imag() == 0 && std::abs(b.real()) < 100 && b.real() == std::trunc(b.real())) {
+    int n = static_cast<int>(b.real());
+    if (n == 1) return a;
+    if (n == 2) return complex_multiply(a, a);
+    if (n == 3) return complex_multiply(a, complex_multiply(a, a));
+    T result(1, 0), p = a;
+    for (int e = std::abs(n);; e >>= 1) {
+      if (e & 1) result = complex_multiply(result, p);
+      if (e <= 1) break;
+      p = complex_multiply(p, p);
+    }
+    return n < 0 ? complex_divide(T(1, 0), result) : result;
+  }
+  return std::pow(a, b);
+}
+
+// Eigen's vectorised exp clamps its argument near the underflow limit, and its log treats
+// subnormal inputs as the smallest normal number: redo those (rare) elements with libm.
+template <class T>
+void fix_subnormal_range(UnaryOp op, const T* x, T* r, int64_t n) {
+  constexpr T tiny = std::numeric_limits<T>::min();
+  const T exp_lo = std::log(tiny);  // below it, exp(x) is subnormal or zero
+  auto bad = [&](T v) { return op == UnaryOp::Exp ? v < exp_lo : v > 0 && v < tiny; };
+  bool any = false;
+  for (int64_t i = 0; i < n; ++i) any |= bad(x[i]);  // a vectorised scan; fixes are rare
+  if (!any) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (bad(x[i])) r[i] = op == UnaryOp::Exp ? std::exp(x[i]) : std::log(x[i]);
 }
 
 template <class T>
@@ -60,21 +132,56 @@ T int_pow(T base, T exp) {
   return static_cast<T>(result);
 }
 
+// Applies f, an Eigen expression of one column, to fixed-size blocks evaluated into aligned
+// storage, so that every element goes through Eigen's vectorised functions. On a plain column
+// Eigen hands the unaligned ends to the scalar std:: functions, whose results can differ in
+// the last bit: an element's result would depend on its address, and eager and fused
+// evaluation (or a slice and the whole array) would disagree.
+template <class T, class F>
+void blocked(const void* a, void* out, int64_t n, F f) {
+  constexpr int64_t kBlock = 64;
+  using Block = Eigen::Array<T, kBlock, 1>;
+  const T* x = static_cast<const T*>(a);
+  T* r = static_cast<T*>(out);
+  Block res;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    res = f(Eigen::Map<const Block>(x + i));
+    Eigen::Map<Block>(r + i) = res;
+  }
+  if (i < n) {  // the ragged end, padded with zeros
+    Block in = Block::Zero();
+    std::copy(x + i, x + n, in.data());
+    res = f(in);
+    std::copy(res.data(), res.data() + (n - i), r + i);
+  }
+}
+
 template <class T>
 void float_unary(UnaryOp op, const void* a, void* out, int64_t n) {
-  CCol<T> x(static_cast<const T*>(a), n);
-  Col<T> r(static_cast<T*>(out), n);
   switch (op) {
-    case UnaryOp::Sqrt: r = x.sqrt(); return;
-    case UnaryOp::Exp: r = x.exp(); return;
-    case UnaryOp::Log: r = x.log(); return;
-    case UnaryOp::Sin: r = x.sin(); return;
-    case UnaryOp::Cos: r = x.cos(); return;
+    case UnaryOp::Sqrt:
+      // The C library's sqrt: correctly rounded for real numbers, as IEEE, NumPy and CUDA are
+      // (Eigen's vectorised sqrt is an approximation that is off by an ulp for a third of all
+      // floats, flushes subnormals to zero and turns -0 into +0), and for complex numbers
+      // with C99's branch cut (Eigen's is on the wrong side for a -0 or infinite imaginary part).
+      return map1<T>(a, out, n, [](T v) { return std::sqrt(v); });
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+      if (op == UnaryOp::Exp) blocked<T>(a, out, n, [](const auto& x) { return x.exp(); });
+      else blocked<T>(a, out, n, [](const auto& x) { return x.log(); });
+      if constexpr (!is_complex_v<T>)
+        fix_subnormal_range(op, static_cast<const T*>(a), static_cast<T*>(out), n);
+      return;
+    case UnaryOp::Sin: return blocked<T>(a, out, n, [](const auto& x) { return x.sin(); });
+    case UnaryOp::Cos: return blocked<T>(a, out, n, [](const auto& x) { return x.cos(); });
     case UnaryOp::Tan: return map1<T>(a, out, n, [](T v) { return std::tan(v); });
-    case UnaryOp::Tanh: r = x.tanh(); return;
+    case UnaryOp::Tanh: return blocked<T>(a, out, n, [](const auto& x) { return x.tanh(); });
     default: break;
   }
   if constexpr (!is_complex_v<T>) {
+    CCol<T> x(static_cast<const T*>(a), n);
+    Col<T> r(static_cast<T*>(out), n);
     if (op == UnaryOp::Floor) return void(r = x.floor());
     if (op == UnaryOp::Ceil) return void(r = x.ceil());
   }
@@ -136,9 +243,19 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
     switch (op) {
       case BinaryOp::Add: r = x + y; return;
       case BinaryOp::Sub: r = x - y; return;
-      case BinaryOp::Mul: r = x * y; return;
-      case BinaryOp::Div: r = x / y; return;
-      case BinaryOp::Pow: return map2<T>(a, b, out, n, [](T u, T v) { return T(std::pow(u, v)); });
+      case BinaryOp::Mul:
+        // Eigen's scalar path (the unaligned ends) multiplies complex numbers with C99's
+        // infinity recovery, its vectorised one as NumPy does: take NumPy's everywhere.
+        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_multiply<T>);
+        else r = x * y;
+        return;
+      case BinaryOp::Div:
+        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_divide<T>);
+        else r = x / y;
+        return;
+      case BinaryOp::Pow:
+        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_pow<T>);
+        else return map2<T>(a, b, out, n, [](T u, T v) { return T(std::pow(u, v)); });
       case BinaryOp::Minimum:
       case BinaryOp::Maximum: {
         bool mx = op == BinaryOp::Maximum;

@@ -80,14 +80,42 @@ void combine(ReduceOp op, T v, int64_t index, Accumulator& acc) {
   }
 }
 
+// Sums (or multiplies) x[0..n) in an order that depends only on n, never on the address:
+// Eigen's sum() and prod() of a vector peel to an aligned start, so the same values at another
+// address gave other bits (eager and fused results differed). Element i goes to lane
+// i % kLanes; Eigen reduces the kLanes x m matrix row-wise (vectorised, unaligned loads), then
+// the tail joins the first lanes and the lanes combine pairwise.
+template <bool kProd, class T>
+T ordered_fold(const T* x, int64_t n) {
+  constexpr int kLanes = 256 / sizeof(T);
+  auto f = [](T a, T b) { return kProd ? a * b : a + b; };
+  const int64_t m = n / kLanes;
+  if (m == 0) {
+    T r = x[0];
+    for (int64_t i = 1; i < n; ++i) r = f(r, x[i]);
+    return r;
+  }
+  Eigen::Map<const Eigen::Array<T, kLanes, Eigen::Dynamic>> cols(x, kLanes, m);
+  Eigen::Array<T, kLanes, 1> lane;
+  if constexpr (kProd)
+    lane = cols.rowwise().prod();
+  else
+    lane = cols.rowwise().sum();
+  for (int64_t k = 0; m * kLanes + k < n; ++k) lane[k] = f(lane[k], x[m * kLanes + k]);
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) lane[k] = f(lane[k], lane[k + w]);
+  return lane[0];
+}
+
 // The reduction of one contiguous segment, vectorised where Eigen can.
 template <class T>
 void fold_typed(ReduceOp op, const T* x, int64_t n, int64_t first, Accumulator& acc) {
   if (n == 0) return;
   using Col = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
   if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
-    if (op == ReduceOp::Sum || op == ReduceOp::Mean) return combine(op, Col(x, n).sum(), first, acc);
-    if (op == ReduceOp::Prod) return combine(op, Col(x, n).prod(), first, acc);
+    if (op == ReduceOp::Sum || op == ReduceOp::Mean)
+      return combine(op, ordered_fold<false>(x, n), first, acc);
+    if (op == ReduceOp::Prod) return combine(op, ordered_fold<true>(x, n), first, acc);
   }
   if constexpr (std::is_same_v<T, bool>) {
     if (op == ReduceOp::Any) return combine(op, Col(x, n).any(), first, acc);

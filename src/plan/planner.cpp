@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -33,7 +34,11 @@ class Planner {
         build();
         return std::move(plan_);
       } catch (const NeedsMaterialize& m) {
-        roots_.insert(m.node);  // a reshape that is not a view: give it a dense input
+        // A reshape that is not a view: give it a dense input. When that input is already a
+        // root, the reshape was lowered in the input's own group (it joined it), recomputing
+        // the input through the reshape; it must read the input from memory instead.
+        if (!roots_.insert(m.node).second && !read_from_memory_.insert(m.node).second)
+          throw std::logic_error("planner: a reshape's input cannot be materialized (kiln bug)");
         resolve_sharing();
       }
     }
@@ -131,8 +136,11 @@ class Planner {
         for (int g = static_cast<int>(groups.size()); g-- > 0 && target < 0;) {
           bool joinable = !groups[g].reduce && !is_library(groups[g].roots[0]->kind) &&
                           groups[g].roots[0]->shape == n->shape;
-          if (joinable && (last_dep < g || last_dep == g && only_dependency(n, g, group_of)))
-            target = g;
+          bool reads_own =
+              last_dep == g && only_dependency(n, g, group_of) &&
+              std::none_of(groups[g].roots.begin(), groups[g].roots.end(),
+                           [this](const Node* r) { return read_from_memory_.count(r); });
+          if (joinable && (last_dep < g || reads_own)) target = g;
         }
       }
       if (target < 0) {
@@ -240,6 +248,7 @@ class Planner {
   const std::vector<graph::NodeRef>& outputs_;
   std::vector<const Node*> order_;
   std::unordered_set<const Node*> roots_;
+  std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_map<const Node*, int> buffer_ids_;
   Plan plan_;
 };
