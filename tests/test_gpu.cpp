@@ -1,0 +1,276 @@
+// On the GPU, every op x dtype, broadcasting, view and reduction form gives the host's result
+// (exact for integers and bool, a tolerance by dtype otherwise); eager equals lazy; a second
+// process finds the kernels on disk. Each case is skipped, and says so, without a GPU.
+#include <doctest/doctest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <kiln/cache.hpp>
+#include <kiln/kiln.hpp>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+using kiln::Slice;
+using Fn = std::function<Array(const std::vector<Array>&)>;
+
+bool have_gpu() {
+  if (kiln::cuda_available()) return true;
+  MESSAGE("no GPU found: this GPU test case is skipped");
+  return false;
+}
+
+// Values with negatives, zeros and fractions, in the dtype t.
+Array sample(const Shape& s, DType t, double scale = 1.0, double shift = 0.0) {
+  int64_t n = kiln::shape_size(s);
+  std::vector<double> re(n), im(n);
+  for (int64_t i = 0; i < n; ++i) {
+    re[i] = scale * (std::sin(0.7 * i + shift) * 3.0);
+    im[i] = scale * std::cos(0.3 * i - shift);
+  }
+  if (t == DType::Bool) return (kiln::asarray(re, s) > 0).eval();
+  if (kiln::is_integer(t)) return kiln::floor(kiln::asarray(re, s) * 10).astype(t).eval();
+  Array a = kiln::asarray(re, s);
+  if (kiln::is_complex(t)) a = a + kiln::asarray(im, s) * std::complex<double>(0, 1);
+  return a.astype(t).eval();
+}
+
+double rtol_of(DType t) {
+  return kiln::real_dtype(t) == DType::Float32 ? 2e-5 : 1e-11;
+}
+
+void check_same(const std::string& what, const Array& host, const Array& gpu) {
+  INFO(what);
+  REQUIRE(gpu.device() == kiln::cuda());
+  Array back = gpu.get();
+  REQUIRE(back.dtype() == host.dtype());
+  REQUIRE(back.shape() == host.shape());
+  DType t = host.dtype();
+  if (t == DType::Bool || kiln::is_integer(t)) CHECK(kiln::array_equal(host, back));
+  else CHECK(kiln::allclose(back, host, rtol_of(t), rtol_of(t), true));
+}
+
+// Runs f on host inputs and on copies of them on the GPU; the results must agree.
+void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>& inputs) {
+  Array host;
+  try {
+    host = f(inputs).eval();
+  } catch (const kiln::DTypeError&) {
+    return;  // the operation does not take this dtype (tested on the host)
+  }
+  std::vector<Array> dev;
+  for (const auto& a : inputs) dev.push_back(kiln::asarray(a, kiln::cuda()));
+  check_same(what, host, f(dev).eval());
+}
+
+const std::vector<std::pair<std::string, std::function<Array(const Array&)>>> kUnary = {
+    {"neg", [](const Array& a) { return -a; }},      {"not", [](const Array& a) { return ~a; }},
+    {"abs", [](const Array& a) { return kiln::abs(a); }},
+    {"sqrt", [](const Array& a) { return kiln::sqrt(a); }},
+    {"exp", [](const Array& a) { return kiln::exp(a); }},
+    {"log", [](const Array& a) { return kiln::log(a); }},
+    {"sin", [](const Array& a) { return kiln::sin(a); }},
+    {"cos", [](const Array& a) { return kiln::cos(a); }},
+    {"tan", [](const Array& a) { return kiln::tan(a * 0.3); }},
+    {"tanh", [](const Array& a) { return kiln::tanh(a); }},
+    {"floor", [](const Array& a) { return kiln::floor(a); }},
+    {"ceil", [](const Array& a) { return kiln::ceil(a); }},
+    {"real", [](const Array& a) { return kiln::real(a); }},
+    {"imag", [](const Array& a) { return kiln::imag(a); }},
+    {"conj", [](const Array& a) { return kiln::conj(a); }},
+};
+
+const std::vector<std::pair<std::string, std::function<Array(const Array&, const Array&)>>> kBinary = {
+    {"add", [](const Array& a, const Array& b) { return a + b; }},
+    {"sub", [](const Array& a, const Array& b) { return a - b; }},
+    {"mul", [](const Array& a, const Array& b) { return a * b; }},
+    {"div", [](const Array& a, const Array& b) { return a / b; }},
+    {"pow", [](const Array& a, const Array& b) { return kiln::pow(a, kiln::abs(b)); }},
+    {"minimum", [](const Array& a, const Array& b) { return kiln::minimum(a, b); }},
+    {"maximum", [](const Array& a, const Array& b) { return kiln::maximum(a, b); }},
+    {"eq", [](const Array& a, const Array& b) { return a == b; }},
+    {"ne", [](const Array& a, const Array& b) { return a != b; }},
+    {"lt", [](const Array& a, const Array& b) { return a < b; }},
+    {"le", [](const Array& a, const Array& b) { return a <= b; }},
+    {"gt", [](const Array& a, const Array& b) { return a > b; }},
+    {"ge", [](const Array& a, const Array& b) { return a >= b; }},
+    {"and", [](const Array& a, const Array& b) { return a & b; }},
+    {"or", [](const Array& a, const Array& b) { return a | b; }},
+    {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
+};
+
+}  // namespace
+
+TEST_CASE("gpu: every unary op and dtype matches the host") {
+  if (!have_gpu()) return;
+  for (DType t : kiln::kAllDTypes)
+    for (const auto& [name, f] : kUnary)
+      same_on_gpu(name + std::string(" ") + kiln::dtype_name(t),
+                  [&](const std::vector<Array>& in) { return f(in[0]); }, {sample({3, 4, 5}, t)});
+}
+
+TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars") {
+  if (!have_gpu()) return;
+  for (DType t : kiln::kAllDTypes)
+    for (const auto& [name, f] : kBinary) {
+      std::string what = name + std::string(" ") + kiln::dtype_name(t);
+      same_on_gpu(what, [&](const std::vector<Array>& in) { return f(in[0], in[1]); },
+                  {sample({4, 5}, t), sample({4, 5}, t, 0.5, 1.0)});
+      same_on_gpu(what + " broadcast (4,1) (5,)",
+                  [&](const std::vector<Array>& in) { return f(in[0], in[1]); },
+                  {sample({4, 1}, t), sample({5}, t, 0.5, 2.0)});
+    }
+  same_on_gpu("f32 * 2.0 + 1", [](const std::vector<Array>& in) { return in[0] * 2.0 + 1; },
+              {sample({100}, DType::Float32)});
+  same_on_gpu("i32 + 7 (weak)", [](const std::vector<Array>& in) { return in[0] + 7; },
+              {sample({100}, DType::Int32)});
+  same_on_gpu("mixed promotion", [](const std::vector<Array>& in) { return in[0] * in[1] + in[2]; },
+              {sample({8}, DType::Int32), sample({8}, DType::Float32), sample({8}, DType::Complex64)});
+  same_on_gpu("int overflow wraps", [](const std::vector<Array>& in) { return in[0] * 1000000 * 1000000; },
+              {sample({16}, DType::Int32)});
+}
+
+TEST_CASE("gpu: where, clip, casts, arange, linspace") {
+  if (!have_gpu()) return;
+  same_on_gpu("where", [](const std::vector<Array>& in) { return kiln::where(in[0] > 0, in[0], -in[1]); },
+              {sample({6, 7}, DType::Float64), sample({6, 7}, DType::Int64)});
+  same_on_gpu("clip", [](const std::vector<Array>& in) { return kiln::clip(in[0], -1.5, 2); },
+              {sample({50}, DType::Float32)});
+  for (DType from : kiln::kAllDTypes)
+    for (DType to : kiln::kAllDTypes)
+      same_on_gpu(std::string("astype ") + kiln::dtype_name(from) + "->" + kiln::dtype_name(to),
+                  [&](const std::vector<Array>& in) { return in[0].astype(to); }, {sample({33}, from, 1e3)});
+  check_same("arange", kiln::arange(3, 1000, 7).eval(), kiln::arange(3, 1000, 7, std::nullopt, kiln::cuda()).eval());
+  check_same("linspace", kiln::linspace(-1, 1, 101).eval(),
+             kiln::linspace(-1, 1, 101, true, DType::Float64, kiln::cuda()).eval());
+  check_same("zeros", kiln::zeros({3, 3}, DType::Int32).eval(), kiln::zeros({3, 3}, DType::Int32, kiln::cuda()).eval());
+}
+
+TEST_CASE("gpu: views inside fused kernels") {
+  if (!have_gpu()) return;
+  auto in = std::vector<Array>{sample({6, 8}, DType::Float32), sample({8, 6}, DType::Float32)};
+  same_on_gpu("transpose", [](const std::vector<Array>& v) { return v[0] + v[1].T(); }, in);
+  same_on_gpu("negative step", [](const std::vector<Array>& v) {
+    return v[0](Slice(std::nullopt, std::nullopt, -2), Slice(1, 7, 3)) * 2;
+  }, in);
+  same_on_gpu("integer index", [](const std::vector<Array>& v) { return v[0](int64_t{2}) + v[1](Slice(), int64_t{0}); }, in);
+  same_on_gpu("reshape of a transpose", [](const std::vector<Array>& v) { return (v[1].T() + 1).reshape({4, 12}).T(); }, in);
+  same_on_gpu("broadcast_to", [](const std::vector<Array>& v) { return v[0](int64_t{0}).broadcast_to({5, 8}) * v[0](Slice(0, 5)); }, in);
+  same_on_gpu("misaligned slice (offset 1)", [](const std::vector<Array>& v) { return v[0].reshape({-1})(Slice(1, std::nullopt)) + 1; }, in);
+  same_on_gpu("x + x.T shares one input", [](const std::vector<Array>& v) { auto s = v[0](Slice(0, 6), Slice(0, 6)); return s * s.T(); }, in);
+}
+
+TEST_CASE("gpu: every reduction over every axis subset, with and without keepdims") {
+  if (!have_gpu()) return;
+  using R = Array (*)(const Array&, kiln::Axes, bool);
+  std::vector<std::pair<std::string, R>> reds = {{"sum", kiln::sum},   {"prod", kiln::prod}, {"max", kiln::max},
+                                                 {"min", kiln::min},   {"mean", kiln::mean}, {"any", kiln::any},
+                                                 {"all", kiln::all}};
+  std::vector<kiln::Axes> subsets = {{}, {0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {-1}, {0, 1, 2}};
+  for (DType t : {DType::Int32, DType::Int64, DType::Float32, DType::Float64, DType::Complex128, DType::Bool})
+    for (const auto& [name, r] : reds)
+      for (const auto& axes : subsets)
+        for (bool keep : {false, true}) {
+          std::string what = name + " " + kiln::dtype_name(t) + " axes " + std::to_string(axes.size()) +
+                             (axes.empty() ? "" : " first " + std::to_string(axes[0])) + (keep ? " keepdims" : "");
+          same_on_gpu(what, [&](const std::vector<Array>& in) { return r(in[0] * (name == "prod" ? 0.5 : 1.0), axes, keep); },
+                      {sample({3, 4, 5}, t)});
+        }
+  for (DType t : {DType::Int64, DType::Float32, DType::Float64})
+    for (int axis : {0, 1, 2}) {
+      same_on_gpu("argmax", [&](const std::vector<Array>& in) { return kiln::argmax(in[0], axis); }, {sample({3, 4, 5}, t)});
+      same_on_gpu("argmin", [&](const std::vector<Array>& in) { return kiln::argmin(in[0], axis, true); }, {sample({3, 4, 5}, t)});
+    }
+  same_on_gpu("argmax flat", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); }, {sample({3, 4, 5}, DType::Float32)});
+}
+
+TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
+  if (!have_gpu()) return;
+  Array big = sample({1 << 20}, DType::Float32);
+  same_on_gpu("full sum 2^20", [](const std::vector<Array>& in) { return kiln::sum(in[0]); }, {big});
+  same_on_gpu("full max of an expression", [](const std::vector<Array>& in) { return kiln::max(kiln::exp(-in[0] * in[0])); }, {big});
+  same_on_gpu("argmax 2^20", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); }, {sample({(1 << 20) + 3}, DType::Int64)});
+  Array m = sample({1000, 1000}, DType::Float64);
+  same_on_gpu("rows: sum over the last axis", [](const std::vector<Array>& in) { return kiln::sum(in[0], {1}); }, {m});
+  same_on_gpu("per-thread: sum over the first axis", [](const std::vector<Array>& in) { return kiln::sum(in[0], {0}); }, {m});
+  same_on_gpu("tall: mean over axis 0 of (5000, 8)", [](const std::vector<Array>& in) { return kiln::mean(in[0], {0}); },
+              {sample({5000, 8}, DType::Float32)});
+  same_on_gpu("normalisation", [](const std::vector<Array>& in) {
+    return (in[0] - kiln::mean(in[0], {1}, true)) / kiln::max(kiln::abs(in[0]));
+  }, {m});
+  same_on_gpu("sum of a transpose", [](const std::vector<Array>& in) { return kiln::sum(in[0].T() * 2, {1}); }, {m});
+  same_on_gpu("empty sum", [](const std::vector<Array>& in) { return kiln::sum(in[0](Slice(0, 0)), {0}); }, {m});
+  same_on_gpu("elementwise tail 2^20+3", [](const std::vector<Array>& in) { return kiln::sin(in[0]) * 2; },
+              {sample({(1 << 20) + 3}, DType::Float32)});
+}
+
+TEST_CASE("gpu: eager equals lazy, and several outputs from one plan") {
+  if (!have_gpu()) return;
+  auto x = kiln::asarray(sample({4096}, DType::Float32), kiln::cuda());
+  auto y = kiln::asarray(sample({4096}, DType::Float32, 0.5, 1), kiln::cuda());
+  auto chain = [&] {
+    auto t = x * 2 + 1;
+    t = kiln::sin(t) * kiln::cos(y);
+    t = t * t + y / 3;
+    return kiln::exp(-t) - x;
+  };
+  Array lazy = chain().eval();
+  Array eager;
+  {
+    kiln::EagerScope e;
+    eager = chain();
+  }
+  CHECK(kiln::allclose(lazy.get(), eager.get(), 1e-6, 1e-7));
+  auto a = x * 3, b = kiln::sum(x * 3), c = a + 1;
+  kiln::eval({a, b, c});
+  CHECK(kiln::allclose(c.get(), (x.get() * 3 + 1), 1e-6, 1e-6));
+  CHECK(kiln::allclose(b.get(), kiln::sum(x.get() * 3), 1e-4, 1e-3));
+}
+
+TEST_CASE("gpu: mixing host and device arrays is a DeviceError that says what to do") {
+  if (!have_gpu()) return;
+  auto h = kiln::arange(4);
+  auto d = kiln::arange(4, 8, 1, std::nullopt, kiln::cuda());
+  CHECK_THROWS_AS(kiln::sum(h + d), kiln::DeviceError);
+  try {
+    (void)(h + d);
+  } catch (const kiln::DeviceError& e) {
+    CHECK(std::string(e.what()).find("explicit copy") != std::string::npos);
+  }
+  check_same("after the error the engine works", (h + 1).eval(), (d - 3).eval());
+}
+
+// The child half of the next test: evaluates the same expression in a fresh process.
+TEST_CASE("gpu: child process (run by the disk-cache test)") {
+  if (!std::getenv("KILN_TEST_CHILD") || !kiln::cuda_available()) return;
+  auto x = kiln::arange(0, 64, 1, DType::Float32, kiln::cuda());
+  auto v = (kiln::tanh(x * 0.125) * 7 - 3).get().to_vector<float>();
+  CHECK(v[8] == doctest::Approx(std::tanh(1.0) * 7 - 3).epsilon(1e-5));
+  CHECK(kiln::cache::stats().compiles == 0);
+  CHECK(kiln::cache::stats().disk_hits >= 1);
+}
+
+TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
+  if (!have_gpu() || std::getenv("KILN_TEST_CHILD")) return;
+  auto x = kiln::arange(0, 64, 1, DType::Float32, kiln::cuda());
+  (kiln::tanh(x * 0.125) * 7 - 3).get().eval();  // compiles (or finds) the kernels
+  setenv("KILN_TEST_CHILD", "1", 1);
+  std::string self = "/proc/self/exe";
+  const char* argv[] = {self.c_str(), "--test-case=gpu: child process (run by the disk-cache test)", nullptr};
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+  unsetenv("KILN_TEST_CHILD");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
