@@ -1,0 +1,137 @@
+// The caching device allocator, built on CUDA's stream-ordered memory pools: allocations and
+// frees are queued on the device's kiln stream, and the device's default pool keeps freed memory
+// for reuse instead of returning it to the driver at every synchronisation.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "cuda/per_device.hpp"
+#include "cuda/runtime.hpp"
+#include "kiln/errors.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+struct Pool {
+  cudaMemPool_t handle = nullptr;  // null where the device has no pool support: plain cudaMalloc
+};
+
+PerDevice<Pool>& pools() {
+  static auto* all = new PerDevice<Pool>;  // never destroyed, like the device contexts
+  return *all;
+}
+
+cudaMemPool_t open_pool(int index) {
+  int supported = 0;
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, index));
+  if (!supported) return nullptr;
+  cudaMemPool_t pool = nullptr;
+  KILN_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, index));
+  // The default threshold (0) hands free memory back to the driver at every synchronisation,
+  // which makes each new allocation after a sync slow; keep everything until release_cache().
+  uint64_t keep_all = UINT64_MAX;
+  KILN_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+  return pool;
+}
+
+cudaMemPool_t pool_of(int index) {
+  device(index);  // validates the index and creates the context
+  return pools().get(index, [index](Pool& p) { p.handle = open_pool(index); }).handle;
+}
+
+uint64_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr attr) {
+  uint64_t value = 0;
+  KILN_CUDA_CHECK(cudaMemPoolGetAttribute(pool, attr, &value));
+  return value;
+}
+
+// Returns memory to the pool in stream order, so it is reused only after the kernels queued
+// before the free are done with it. Runs in destructors: it never throws, and it restores the
+// calling thread's device.
+struct DeviceFree {
+  int index;
+  cudaStream_t stream;
+  bool pooled;
+  void operator()(void* p) const noexcept {
+    int previous = -1;
+    bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != index;
+    if (switched) cudaSetDevice(index);
+    cudaError_t err = pooled ? cudaFreeAsync(p, stream) : cudaFree(p);
+    if (switched) cudaSetDevice(previous);
+    // A free can fail only when the context is broken or the runtime is shutting down at exit;
+    // nothing useful can be done, but the error must not surface in an unrelated later call.
+    if (err != cudaSuccess) cudaGetLastError();
+  }
+};
+
+// Null when the device is out of memory (with the runtime's error state cleared).
+void* try_allocate(const DeviceInfo& d, cudaMemPool_t pool, size_t nbytes) {
+  void* p = nullptr;
+  cudaError_t err =
+      pool ? cudaMallocFromPoolAsync(&p, nbytes, pool, d.stream) : cudaMalloc(&p, nbytes);
+  if (err == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  check(err, pool ? "cudaMallocFromPoolAsync(&p, nbytes, pool, stream)" : "cudaMalloc(&p, nbytes)");
+  return p;
+}
+
+std::string human(size_t bytes) {
+  char text[32];
+  double gib = static_cast<double>(bytes) / double(1 << 30);
+  std::snprintf(text, sizeof text, "%.2f GiB", gib);
+  return std::to_string(bytes) + " bytes (" + text + ")";
+}
+
+[[noreturn]] void out_of_memory(int index, size_t nbytes) {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) cudaGetLastError();
+  throw OutOfMemory("out of memory on cuda:" + std::to_string(index) + ": asked for " +
+                    human(nbytes) + ", " + human(free) + " free of " + human(total) +
+                    " after releasing kiln's cache; free arrays you no longer need (let them "
+                    "go out of scope) or work on smaller pieces");
+}
+
+// Frees everything the pool holds beyond live allocations. The stream is synchronised first
+// so that frees still queued on it have happened and their memory can be released too.
+void trim(const DeviceInfo& d, cudaMemPool_t pool) {
+  KILN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+  if (pool) KILN_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+}
+
+}  // namespace
+
+std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
+  const DeviceInfo& d = device(index);
+  cudaMemPool_t pool = pool_of(index);
+  auto b = std::make_shared<graph::Buffer>();
+  b->nbytes = nbytes;
+  b->device = Device{Device::Kind::Cuda, index};
+  if (nbytes == 0) return b;
+  ScopedDevice on(index);
+  void* p = try_allocate(d, pool, nbytes);
+  if (!p) {
+    trim(d, pool);
+    p = try_allocate(d, pool, nbytes);
+  }
+  if (!p) out_of_memory(index, nbytes);
+  b->owner = std::shared_ptr<void>(p, DeviceFree{index, d.stream, pool != nullptr});
+  return b;
+}
+
+size_t cached_bytes(int index) {
+  cudaMemPool_t pool = pool_of(index);
+  if (!pool) return 0;
+  uint64_t reserved = pool_attribute(pool, cudaMemPoolAttrReservedMemCurrent);
+  uint64_t used = pool_attribute(pool, cudaMemPoolAttrUsedMemCurrent);
+  return reserved > used ? reserved - used : 0;
+}
+
+void release_cache(int index) {
+  cudaMemPool_t pool = pool_of(index);
+  ScopedDevice on(index);
+  trim(device(index), pool);
+}
+
+}  // namespace kiln::gpu

@@ -1,0 +1,68 @@
+// Device contexts: one lazily initialised record (properties, kiln's stream) per CUDA device.
+#include <string>
+
+#include "cuda/per_device.hpp"
+#include "cuda/runtime.hpp"
+#include "kiln/errors.hpp"
+
+namespace kiln::gpu {
+namespace {
+
+// Never destroyed: buffers freed during static destruction still look devices up, and the CUDA
+// runtime may already be gone by then, so streams are left for process exit to reclaim.
+PerDevice<DeviceInfo>& contexts() {
+  static auto* all = new PerDevice<DeviceInfo>;
+  return *all;
+}
+
+void validate(int index) {
+  int n = cuda_device_count();
+  std::string name = "cuda:" + std::to_string(index);
+  if (n == 0)
+    throw DeviceError(name + " was requested but no CUDA device is available (0 devices: no " +
+                      "GPU or no driver); use kiln::host(), or check kiln::cuda_available()");
+  if (index < 0 || index >= n)
+    throw DeviceError(name + " does not exist: this machine has " + std::to_string(n) +
+                      " CUDA device(s), cuda:0..cuda:" + std::to_string(n - 1));
+}
+
+void init(DeviceInfo& d, int index) {
+  ScopedDevice on(index);  // creates the primary context; the stream belongs to it
+  cudaDeviceProp p{};
+  KILN_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+  d.index = index;
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.total_memory = p.totalGlobalMem;
+  // Non-blocking: kiln's work must not serialise with the legacy default stream that other
+  // libraries in the process may use.
+  KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+}
+
+}  // namespace
+
+const DeviceInfo& device(int index) {
+  validate(index);
+  return contexts().get(index, [index](DeviceInfo& d) { init(d, index); });
+}
+
+const DeviceInfo* initialized_device(int index) noexcept { return contexts().find(index); }
+
+void set_device(int index) {
+  device(index);
+  KILN_CUDA_CHECK(cudaSetDevice(index));
+}
+
+void synchronize(int index) { KILN_CUDA_CHECK(cudaStreamSynchronize(device(index).stream)); }
+
+ScopedDevice::ScopedDevice(int index) : index_(index) {
+  KILN_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != index_) KILN_CUDA_CHECK(cudaSetDevice(index_));
+}
+
+ScopedDevice::~ScopedDevice() {
+  if (previous_ >= 0 && previous_ != index_) cudaSetDevice(previous_);
+}
+
+}  // namespace kiln::gpu

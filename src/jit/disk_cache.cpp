@@ -1,0 +1,89 @@
+// The disk cache directory: setup, lookups, atomic writes.
+#include "jit/disk_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "jit/cache_config.hpp"
+#include "jit/eviction.hpp"
+#include "jit/file_util.hpp"
+
+namespace kiln::jit {
+namespace {
+
+std::atomic<bool> g_warned{false};
+
+// Several caches (or a reconfigured one) share the flag: the promise is one line per process.
+void warn_once(const std::string& message) {
+  if (!g_warned.exchange(true)) warn(message);
+}
+
+}  // namespace
+
+void reset_disk_warning_for_testing() { g_warned = false; }
+
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir)), max_bytes_(max_bytes) {
+  if (dir_.empty()) {
+    warn_once(
+        "no kernel cache directory (HOME is unset); kernels are kept in memory only. "
+        "Set KILN_CACHE_DIR to a writable directory.");
+    return;
+  }
+  if (int err = make_directories(dir_, 0775); err != 0) {
+    warn_once("kernel cache directory " + dir_ + " cannot be created (" + std::strerror(err) +
+              "); kernels are kept in memory only. Set KILN_CACHE_DIR to a writable directory "
+              "or KILN_CACHE=memory.");
+    return;
+  }
+  readable_ = ::access(dir_.c_str(), R_OK | X_OK) == 0;
+  if (!readable_) {
+    warn_once("kernel cache directory " + dir_ + " cannot be read (" + std::strerror(errno) +
+              "); kernels are kept in memory only. Set KILN_CACHE_DIR to a writable directory "
+              "or KILN_CACHE=memory.");
+    return;
+  }
+  writable_ = ::access(dir_.c_str(), W_OK) == 0;
+  if (!writable_) disable_writes(std::strerror(errno));
+}
+
+std::string DiskCache::path_for(const std::string& key) const { return dir_ + "/" + key + ".kkc"; }
+
+std::string DiskCache::failed_dir() const { return writable_ ? dir_ + "/failed" : ""; }
+
+void DiskCache::disable_writes(const std::string& why) {
+  writable_ = false;
+  warn_once("kernel cache directory " + dir_ + " is not writable (" + why +
+            "); existing entries are used, new kernels are kept in memory only. Set "
+            "KILN_CACHE_DIR to a writable directory or KILN_CACHE=memory.");
+}
+
+std::optional<CacheEntry> DiskCache::load(const std::string& key) const {
+  if (!readable_) return std::nullopt;
+  std::string path = path_for(key);
+  auto bytes = read_whole_file(path);
+  if (!bytes) return std::nullopt;
+  CacheEntry e;
+  std::string problem;
+  // A file under another key's name (copied, or a hash prefix clash in a tool) is a miss too.
+  if (!decode_entry(*bytes, e, problem) || e.key != key) return std::nullopt;
+  // Refresh the mtime for LRU eviction; failing (read-only directory) costs nothing.
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+  return e;
+}
+
+void DiskCache::store(const CacheEntry& e) {
+  if (!writable_) return;
+  std::string path = path_for(e.key);
+  if (int err = write_file_atomically(path, encode_entry(e), 0664); err != 0) {
+    disable_writes(std::strerror(err));
+    return;
+  }
+  if (max_bytes_ > 0) evict_lru(dir_, max_bytes_, path);
+}
+
+}  // namespace kiln::jit

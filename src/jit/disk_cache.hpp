@@ -1,0 +1,49 @@
+// The disk half of the kernel cache: one <key>.kkc file per kernel in one directory.
+//
+// Every problem degrades instead of failing: a missing directory is created (0775, so a shared
+// group directory works; the umask still applies), an unusable one makes the cache memory-only
+// with one warning per process, a bad file is a miss that the next write replaces.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "jit/cache_file.hpp"
+
+namespace kiln::jit {
+
+class DiskCache {
+ public:
+  DiskCache(std::string dir, uint64_t max_bytes);
+
+  // Entries can be looked up (the directory exists and can be read).
+  bool readable() const { return readable_; }
+  const std::string& dir() const { return dir_; }
+  std::string path_for(const std::string& key) const;
+  // Where failing sources go: <dir>/failed, or "" when the directory is not writable.
+  std::string failed_dir() const;
+
+  // The entry for `key`, or nullopt for a missing, truncated, corrupt, foreign-version or
+  // other-key file. A hit updates the file's mtime (the recency that eviction uses) but never
+  // rewrites it.
+  std::optional<CacheEntry> load(const std::string& key) const;
+
+  // Writes the entry atomically, then evicts down to the size cap. A failed write warns once
+  // and stops further writes in this process.
+  void store(const CacheEntry& e);
+
+ private:
+  void disable_writes(const std::string& why);
+  void evict_over_cap(const std::string& keep) const;
+
+  std::string dir_;
+  uint64_t max_bytes_;  // 0: no cap
+  bool readable_ = false;
+  std::atomic<bool> writable_{false};
+};
+
+// Lets tests see the once-per-process warning again.
+void reset_disk_warning_for_testing();
+
+}  // namespace kiln::jit

@@ -1,0 +1,82 @@
+// POSIX file helpers for the disk cache.
+#include "jit/file_util.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+namespace kiln::jit {
+namespace {
+
+// Retries on EINTR and short writes.
+int write_all(int fd, std::span<const char> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    done += size_t(n);
+  }
+  return 0;
+}
+
+std::string temp_path_for(const std::string& path) {
+  // pid + a process-wide counter make the name unique across processes and threads; the
+  // leading dot keeps it out of `ls` and out of the *.kkc entries.
+  static std::atomic<unsigned> counter{0};
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + base + "." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1)) + kTempSuffix;
+}
+
+}  // namespace
+
+int make_directories(const std::string& path, mode_t mode) {
+  if (path.empty()) return ENOENT;
+  // Create each prefix in turn; EEXIST is fine as long as it is a directory in the end.
+  for (size_t pos = path.find('/', 1);; pos = path.find('/', pos + 1)) {
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) return errno;
+    if (pos == std::string::npos) break;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+std::optional<std::vector<char>> read_whole_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::vector<char> data;
+  char chunk[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) return std::nullopt;
+      return data;
+    }
+    data.insert(data.end(), chunk, chunk + n);
+  }
+}
+
+int write_file_atomically(const std::string& path, std::span<const char> data, mode_t mode) {
+  std::string tmp = temp_path_for(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return errno;
+  int err = write_all(fd, data);
+  // No fsync: after a power loss the entry may be empty or torn, which the checksum turns into
+  // a miss; paying milliseconds per kernel for durability would buy nothing.
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) ::unlink(tmp.c_str());
+  return err;
+}
+
+}  // namespace kiln::jit

@@ -1,0 +1,542 @@
+// The JIT and the kernel cache on a machine without a GPU: NVRTC compiles for sm_90 explicitly,
+// and every test gets its own temporary KILN_CACHE_DIR (re-read through the test hook).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <kiln/cache.hpp>
+#include <kiln/errors.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jit/cache_file.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/jit.hpp"
+#include "jit/sha256.hpp"
+
+namespace fs = std::filesystem;
+namespace jit = kiln::jit;
+using jit::Origin;
+
+namespace {
+
+// ---- fixtures ---------------------------------------------------------------------------
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kiln-jit-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path, ec);
+  }
+};
+
+// Points the cache at `dir` (with an optional size cap) and starts from an empty memory cache.
+void use_cache(const std::string& dir, const char* max_bytes = nullptr,
+               const char* mode = nullptr) {
+  ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  if (max_bytes)
+    ::setenv("KILN_CACHE_MAX_BYTES", max_bytes, 1);
+  else
+    ::unsetenv("KILN_CACHE_MAX_BYTES");
+  if (mode)
+    ::setenv("KILN_CACHE", mode, 1);
+  else
+    ::unsetenv("KILN_CACHE");
+  jit::reinitialize_for_testing();
+}
+
+// Replaces every `from` in `s` with `to`.
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// A small grid-stride kernel; `variant` makes distinct sources. It includes an embedded header
+// (resolved from memory) but uses nothing from it, so it does not change when skeletons do.
+jit::Request kernel(int variant = 0) {
+  static const std::string kTemplate = R"(#include "kiln/kiln_common.cuh"
+extern "C" __global__ void NAME(const float* x, float* y, long long n) {
+  long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+    y[i] = 2.0f * x[i] + VARIANT.0f;
+}
+)";
+  jit::Request r;
+  r.name = "k_test_axpb_" + std::to_string(variant);
+  r.summary = "y = 2 * x + " + std::to_string(variant);
+  r.arch = "sm_90";
+  r.source =
+      replace_all(replace_all(kTemplate, "NAME", r.name), "VARIANT", std::to_string(variant));
+  return r;
+}
+
+bool is_elf(const std::vector<char>& b) {
+  return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
+}
+
+std::string entry_path(const jit::Result& res) {
+  return kiln::cache::dir() + "/" + res.kernel->key + ".kkc";
+}
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& b) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(b.data(), std::streamsize(b.size()));
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  return names;
+}
+
+// Redirects fd 2 into a file until finish(), which returns what was written.
+struct StderrCapture {
+  TempDir tmp;
+  int saved = -1;
+  StderrCapture() {
+    std::fflush(stderr);
+    saved = ::dup(2);
+    int fd = ::open((tmp.path + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  std::string finish() {
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    auto b = read_bytes(tmp.path + "/err");
+    return {b.begin(), b.end()};
+  }
+};
+
+int count_lines_with(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+// ---- hashing and embedding -----------------------------------------------------------------
+
+TEST_CASE("SHA-256 matches the FIPS 180-4 test vectors") {
+  auto hex = [](std::string s) {
+    jit::Sha256 h;
+    h.update(s);
+    return h.hex_digest();
+  };
+  CHECK(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(hex(std::string(1000000, 'a')) ==
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("kernels/*.cuh are embedded under kiln/<file>.cuh") {
+  bool found = false;
+  for (auto& h : jit::embedded_headers()) {
+    CHECK(std::string(h.name).starts_with("kiln/"));
+    if (std::string(h.name) == "kiln/kiln_common.cuh") {
+      found = true;
+      CHECK(std::string(h.text).find("index_t") != std::string::npos);
+    }
+  }
+  CHECK(found);
+}
+
+// ---- compile, memory hit, disk hit ---------------------------------------------------------
+
+TEST_CASE("compile for sm_90, then a memory hit, then a disk hit with zero compiles") {
+  TempDir dir;
+  use_cache(dir.path);
+  CHECK(kiln::cache::dir() == dir.path);
+
+  auto first = jit::get(kernel());
+  CHECK(first.origin == Origin::Compiled);
+  CHECK(is_elf(first.kernel->cubin));
+  CHECK(first.kernel->name == "k_test_axpb_0");
+  CHECK(first.kernel->key.size() == 64);
+  CHECK(kiln::cache::stats().compiles == 1);
+  CHECK(kiln::cache::stats().compile_ms > 0);
+  std::string path = entry_path(first);
+  REQUIRE(fs::exists(path));
+  // A shared group directory needs group-readable files (0664 less the umask).
+  mode_t umask_now = ::umask(0);
+  ::umask(umask_now);
+  CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms(0664 & ~umask_now));
+
+  auto second = jit::get(kernel());
+  CHECK(second.origin == Origin::Memory);
+  CHECK(second.kernel == first.kernel);
+  CHECK(kiln::cache::stats().memory_hits == 1);
+
+  struct stat before;
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  jit::clear_memory_cache();
+  kiln::cache::reset_stats();
+  auto third = jit::get(kernel());
+  CHECK(third.origin == Origin::Disk);
+  CHECK(third.kernel->cubin == first.kernel->cubin);
+  CHECK(third.kernel->compile_ms == first.kernel->compile_ms);
+  CHECK(kiln::cache::stats().compiles == 0);
+  CHECK(kiln::cache::stats().disk_hits == 1);
+  // The hit did not rewrite the file (a rename would give a new inode).
+  struct stat after;
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);
+  CHECK(first.kernel->cubin.size() > 0);  // pointers from before the clear stay valid
+}
+
+TEST_CASE("the key covers source, options, arch and name but not the summary") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto base = jit::get(kernel()).kernel->key;
+  auto r = kernel();
+  r.summary = "another description";
+  CHECK(jit::get(r).kernel->key == base);
+  r = kernel();
+  r.options = {"-DKILN_INDEX_64"};
+  CHECK(jit::get(r).kernel->key != base);
+  r = kernel();
+  r.arch = "sm_80";
+  auto other_arch = jit::get(r);
+  CHECK(other_arch.kernel->key != base);
+  CHECK(is_elf(other_arch.kernel->cubin));
+  r = kernel();
+  r.source += "\n";
+  CHECK(jit::get(r).kernel->key != base);
+}
+
+TEST_CASE("the file holds the metadata the kiln-cache tool will show") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto res = jit::get(kernel(3));
+  auto bytes = read_bytes(entry_path(res));
+  jit::CacheEntry e;
+  std::string problem;
+  REQUIRE(jit::decode_entry(bytes, e, problem));
+  CHECK(e.key == res.kernel->key);
+  CHECK(e.name == "k_test_axpb_3");
+  CHECK(e.summary == "y = 2 * x + 3");
+  CHECK(e.arch == "sm_90");
+  CHECK(e.source == kernel(3).source);
+  CHECK(e.options.front() == "--gpu-architecture=sm_90");
+  CHECK(e.compile_ms == res.kernel->compile_ms);
+  CHECK(e.created > 1600000000);
+  CHECK(e.binary == res.kernel->cubin);
+}
+
+TEST_CASE("concurrent get() of one key compiles once") {
+  TempDir dir;
+  use_cache(dir.path);
+  constexpr int kThreads = 8;
+  std::vector<const jit::Kernel*> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] { got[i] = jit::get(kernel(7)).kernel; });
+  for (auto& t : threads) t.join();
+  for (auto* k : got) CHECK(k == got[0]);
+  CHECK(kiln::cache::stats().compiles == 1);
+  CHECK(kiln::cache::stats().memory_hits == kThreads - 1);
+}
+
+// ---- failures ------------------------------------------------------------------------------
+
+TEST_CASE("a syntax error throws CompileError with the log and the saved source") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto r = kernel();
+  r.name = "k_broken";
+  r.source = "extern \"C\" __global__ void k_broken(float* y) {\n  y[0] = 1.0f +;\n}\n";
+  std::string msg;
+  try {
+    jit::get(r);
+    FAIL("no CompileError");
+  } catch (const kiln::CompileError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("k_broken") != std::string::npos);
+  CHECK(msg.find("expected an expression") != std::string::npos);  // NVRTC's log
+  auto at = msg.find("source saved to: ");
+  REQUIRE(at != std::string::npos);
+  std::string saved = msg.substr(at + 17, msg.find('\n', at) - at - 17);
+  CHECK(saved.starts_with(dir.path + "/failed/"));
+  REQUIRE(fs::exists(saved));
+  auto text = read_bytes(saved);
+  CHECK(std::string(text.begin(), text.end()) == r.source);
+  CHECK(kiln::cache::stats().compiles == 0);
+  CHECK_THROWS_AS(jit::get(r), kiln::CompileError);  // a failure is not cached
+}
+
+TEST_CASE("a bad option names what this NVRTC supports") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto r = kernel();
+  r.arch = "sm_1";
+  try {
+    jit::get(r);
+    FAIL("no CompileError");
+  } catch (const kiln::CompileError& e) {
+    std::string msg = e.what();
+    auto at = msg.find("supports:");
+    REQUIRE(at != std::string::npos);
+    CHECK(msg.find("sm_90", at) != std::string::npos);
+  }
+}
+
+// ---- disk robustness -------------------------------------------------------------------------
+
+TEST_CASE("a damaged or foreign file is a miss, is recompiled, and is repaired") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto good = jit::get(kernel());
+  std::string path = entry_path(good);
+  auto bytes = read_bytes(path);
+  REQUIRE(bytes.size() > jit::kFileHeaderSize + 100);
+
+  SUBCASE("truncated payload") { bytes.resize(bytes.size() / 2); }
+  SUBCASE("truncated header") { bytes.resize(10); }
+  SUBCASE("empty") { bytes.clear(); }
+  SUBCASE("garbage") {
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 131 + 7);
+  }
+  SUBCASE("wrong format version") { bytes[8] = char(jit::kFormatVersion + 1); }
+  SUBCASE("flipped payload byte") { bytes[bytes.size() - 40] ^= 0x10; }
+  SUBCASE("another key's entry") {
+    auto other = jit::get(kernel(1));
+    bytes = read_bytes(entry_path(other));
+  }
+  write_bytes(path, bytes);
+
+  jit::clear_memory_cache();
+  kiln::cache::reset_stats();
+  auto again = jit::get(kernel());
+  CHECK(again.origin == Origin::Compiled);
+  CHECK(kiln::cache::stats().compiles == 1);
+  CHECK(again.kernel->cubin == good.kernel->cubin);
+
+  jit::clear_memory_cache();
+  auto repaired = jit::get(kernel());
+  CHECK(repaired.origin == Origin::Disk);
+  CHECK(repaired.kernel->cubin == good.kernel->cubin);
+}
+
+TEST_CASE("an uncreatable cache directory works memory-only with one warning") {
+  TempDir tmp;
+  std::string file = tmp.path + "/a-file";
+  write_bytes(file, {'x'});
+  StderrCapture err;
+  use_cache(file + "/sub");  // a path under a regular file can never be created, even by root
+  auto a = jit::get(kernel());
+  auto b = jit::get(kernel(1));
+  auto a_again = jit::get(kernel());
+  std::string out = err.finish();
+  CHECK(a.origin == Origin::Compiled);
+  CHECK(b.origin == Origin::Compiled);
+  CHECK(a_again.origin == Origin::Memory);
+  CHECK(is_elf(a.kernel->cubin));
+  CHECK(kiln::cache::dir().empty());
+  CHECK(count_lines_with(out, "kiln: warning") == 1);
+  CHECK(out.find(file + "/sub") != std::string::npos);
+}
+
+TEST_CASE("a read-only cache directory works memory-only with one warning") {
+  TempDir tmp;
+  std::string ro = tmp.path + "/ro";
+  REQUIRE(::mkdir(ro.c_str(), 0555) == 0);
+  ::chmod(ro.c_str(), 0555);
+  std::string probe = ro + "/probe";
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT, 0600);
+  if (fd >= 0) {  // root ignores the mode; the uncreatable-directory case above covers this
+    ::close(fd);
+    ::unlink(probe.c_str());
+    MESSAGE("running as root: chmod 0555 does not stop writes, case skipped");
+    return;
+  }
+  StderrCapture err;
+  use_cache(ro);
+  auto a = jit::get(kernel());
+  auto b = jit::get(kernel(1));
+  std::string out = err.finish();
+  CHECK(a.origin == Origin::Compiled);
+  CHECK(b.origin == Origin::Compiled);
+  CHECK(jit::get(kernel()).origin == Origin::Memory);
+  CHECK(count_lines_with(out, "kiln: warning") == 1);
+  CHECK(files_in(ro).empty());
+}
+
+// ---- processes -------------------------------------------------------------------------------
+
+namespace {
+
+// Forks `n` children that block on a pipe until all exist, then run `body`; returns how many
+// exited with status 0. A child that hangs is killed by alarm() and counts as a failure.
+template <typename Body>
+int run_children(int n, Body body) {
+  int go[2];
+  REQUIRE(::pipe(go) == 0);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::alarm(120);
+      ::close(go[1]);
+      char c;
+      while (::read(go[0], &c, 1) > 0) {
+      }
+      ::_exit(body(i) ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  ::close(go[0]);
+  ::close(go[1]);  // EOF releases every child at once
+  int ok = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("processes racing to compile and write the same key leave one intact entry") {
+  TempDir dir;
+  use_cache(dir.path);
+  constexpr int kChildren = 4;
+  int ok = run_children(kChildren, [](int) {
+    jit::reinitialize_for_testing();  // a fresh memory cache, as in a new process
+    auto res = jit::get(kernel(5));
+    return res.origin != Origin::Memory && is_elf(res.kernel->cubin);
+  });
+  CHECK(ok == kChildren);
+  auto names = files_in(dir.path);
+  REQUIRE(names.size() == 1);  // no temporary files left behind
+  CHECK(names[0].ends_with(".kkc"));
+
+  jit::reinitialize_for_testing();
+  auto res = jit::get(kernel(5));
+  CHECK(res.origin == Origin::Disk);
+  CHECK(is_elf(res.kernel->cubin));
+  CHECK(kiln::cache::stats().compiles == 0);
+}
+
+TEST_CASE("readers never see a partial entry while processes rewrite it") {
+  TempDir dir;
+  jit::CacheEntry e;
+  e.key = std::string(64, 'a');
+  e.name = "k_hammer";
+  e.binary.assign(256 * 1024, 'x');  // large enough that a non-atomic write would be seen torn
+  int ok = run_children(4, [&](int child) {
+    jit::DiskCache disk(dir.path, 0);
+    for (int i = 0; i < 200; ++i) {
+      jit::CacheEntry mine = e;
+      mine.binary[size_t(i) * 997 % mine.binary.size()] = char('0' + child);
+      disk.store(mine);
+      auto seen = disk.load(e.key);
+      if (!seen || seen->binary.size() != e.binary.size() || seen->name != e.name) return false;
+    }
+    return true;
+  });
+  CHECK(ok == 4);
+  CHECK(files_in(dir.path).size() == 1);
+}
+
+// ---- size cap --------------------------------------------------------------------------------
+
+TEST_CASE("KILN_CACHE_MAX_BYTES evicts least recently used entries, never the newest") {
+  TempDir sizes_dir;
+  use_cache(sizes_dir.path);
+  uintmax_t total = 0;
+  for (int v : {10, 11, 12}) total += fs::file_size(entry_path(jit::get(kernel(v))));
+
+  SUBCASE("a cap below one entry keeps just the entry written last") {
+    TempDir dir;
+    use_cache(dir.path, "1");
+    for (int v : {10, 11, 12}) jit::get(kernel(v));
+    auto names = files_in(dir.path);
+    REQUIRE(names.size() == 1);
+    CHECK(names[0] == jit::get(kernel(12)).kernel->key + ".kkc");
+  }
+  SUBCASE("a disk hit makes an entry recent again") {
+    TempDir dir;
+    use_cache(dir.path, std::to_string(total - 1).c_str());
+    auto k10 = jit::get(kernel(10)).kernel->key;
+    auto k11 = jit::get(kernel(11)).kernel->key;
+    jit::clear_memory_cache();
+    REQUIRE(jit::get(kernel(10)).origin == Origin::Disk);  // refreshes 10's mtime
+    auto k12 = jit::get(kernel(12)).kernel->key;
+    CHECK(fs::exists(dir.path + "/" + k10 + ".kkc"));
+    CHECK_FALSE(fs::exists(dir.path + "/" + k11 + ".kkc"));
+    CHECK(fs::exists(dir.path + "/" + k12 + ".kkc"));
+  }
+}
+
+// ---- modes and arch --------------------------------------------------------------------------
+
+TEST_CASE("KILN_CACHE=memory keeps no files; KILN_CACHE=off compiles every time") {
+  TempDir dir;
+  SUBCASE("memory") {
+    use_cache(dir.path, nullptr, "memory");
+    CHECK(jit::get(kernel()).origin == Origin::Compiled);
+    CHECK(jit::get(kernel()).origin == Origin::Memory);
+    CHECK(kiln::cache::dir().empty());
+  }
+  SUBCASE("off") {
+    use_cache(dir.path, nullptr, "off");
+    CHECK(jit::get(kernel()).origin == Origin::Compiled);
+    CHECK(jit::get(kernel()).origin == Origin::Compiled);
+    CHECK(kiln::cache::stats().compiles == 2);
+    CHECK(kiln::cache::dir().empty());
+  }
+  CHECK(files_in(dir.path).empty());
+  ::unsetenv("KILN_CACHE");
+}
+
+TEST_CASE("target_arch: KILN_JIT_ARCH, else the device, else empty") {
+  const char* saved = std::getenv("KILN_JIT_ARCH");
+  std::string restore = saved ? saved : "";
+  ::setenv("KILN_JIT_ARCH", "sm_90", 1);
+  CHECK(jit::target_arch() == "sm_90");
+  TempDir dir;
+  use_cache(dir.path);
+  auto r = kernel();
+  r.arch = "";  // resolved through target_arch()
+  CHECK(jit::get(r).kernel->key == jit::get(kernel()).kernel->key);
+
+  ::unsetenv("KILN_JIT_ARCH");
+  std::string arch = jit::target_arch();  // must not crash without a driver
+  if (arch.empty()) {
+    CHECK_THROWS_AS(jit::get(r), kiln::DeviceError);
+  } else {
+    CHECK((arch.starts_with("sm_") || arch.starts_with("compute_")));
+  }
+  if (saved) ::setenv("KILN_JIT_ARCH", restore.c_str(), 1);
+}
