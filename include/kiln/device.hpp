@@ -1,5 +1,6 @@
 // Where an array lives.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace kiln {

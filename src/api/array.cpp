@@ -143,9 +143,7 @@ Array Array::to(Device d) const {
 
 const void* Array::data() const {
   eval();
-  const auto& n = node_of(*this);
-  // A buffer leaf (asarray, zeros, ...) holds its data in `buffer`; it is never "realized".
-  return (n.kind == OpKind::Buffer ? n.buffer : n.realized())->data();
+  return node_of(*this).storage()->data();
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <unordered_map>
 
 #include "api/run_plan.hpp"
 #include "kiln/array.hpp"
@@ -43,6 +44,65 @@ std::mutex& eval_mutex() {
   return mu;
 }
 
+// What a value node looked like when a plan was made: a guard against hash collisions.
+struct ValueShape {
+  graph::OpKind kind;
+  bool leaf;
+  DType dtype;
+  Shape shape;
+  bool operator==(const ValueShape&) const = default;
+};
+std::vector<ValueShape> value_shapes(const graph::Signature& sig) {
+  std::vector<ValueShape> out;
+  for (const auto* n : sig.values) out.push_back({n->kind, n->is_leaf(), n->dtype, n->shape});
+  return out;
+}
+
+struct CachedPlan {
+  plan::Plan plan;  // with the bound buffers cleared, so the cache holds no array's memory
+  std::vector<ValueShape> values;
+};
+
+// Plans by structural hash: an expression whose structure was seen before skips planning,
+// code generation and kernel lookup, and only binds its buffers, scalars and random draws.
+class PlanCache {
+ public:
+  plan::Plan lookup_or_make(const std::vector<graph::NodeRef>& outputs) {
+    graph::Signature sig = graph::signature(outputs);
+    auto it = plans_.find(sig.hash);
+    if (it != plans_.end() && it->second.values == value_shapes(sig)) return bind(it->second.plan, sig);
+    plan::Plan p = plan::make_plan(outputs, &sig);
+    if (plans_.size() >= kMaxPlans) plans_.clear();  // a crude bound; plans are cheap to redo
+    CachedPlan c{p, value_shapes(sig)};
+    for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();
+    plans_[sig.hash] = std::move(c);
+    return p;
+  }
+
+ private:
+  static constexpr size_t kMaxPlans = 4096;
+
+  static plan::Plan bind(const plan::Plan& cached, const graph::Signature& sig) {
+    plan::Plan p = cached;
+    const auto& b = p.bindings;
+    for (const auto& buf : b.buffers) p.buffers[buf.buffer].external = sig.values[buf.value]->storage();
+    for (const auto& par : b.params)
+      std::get<plan::KernelStep>(p.steps[par.step]).group.params[par.param] =
+          sig.values[par.value]->scalars[0];
+    for (const auto& r : b.randoms) {
+      auto& step = std::get<plan::RandomStep>(p.steps[r.step]);
+      const auto& sc = sig.values[r.value]->scalars;
+      step.seed = static_cast<uint64_t>(sc[0].as_int());
+      step.offset = static_cast<uint64_t>(sc[1].as_int());
+      step.a = sc[2];
+      step.b = sc[3];
+    }
+    return p;
+  }
+
+  std::unordered_map<size_t, CachedPlan> plans_;
+};
+
 }  // namespace
 
 void realize(const std::vector<graph::NodeRef>& nodes) {
@@ -51,7 +111,8 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   for (const auto& n : nodes)
     if (!n->is_leaf()) todo.push_back(n);
   if (todo.empty()) return;
-  plan::Plan p = plan::make_plan(todo);
+  static PlanCache cache;
+  plan::Plan p = cache.lookup_or_make(todo);
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   auto results = run_plan(p);
   for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);

@@ -56,11 +56,11 @@ class PlanRunner {
     auto lookup = [this](int id) { return bufs_[id]->data(); };
     const Device& d = device_of(s.group.outputs[0].buffer);
     if (d.is_cuda()) {
-      gpu::run_group(s.group, d.index, lookup);
+      gpu::run_group(s, d.index, lookup);
       return;
     }
     cpu::run_group(s.group, lookup);
-    if (!compile_only_arch().empty()) gpu::compile_group(s.group, compile_only_arch());
+    if (!compile_only_arch().empty()) gpu::compile_group(s, compile_only_arch());
   }
 
   void run_step(const plan::CopyStep& s) {

@@ -170,24 +170,55 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
+// What a group needs at launch, derived once per cached plan.
+struct Prepared {
+  codegen::KernelSource src;
+  const jit::Kernel* kernel = nullptr;
+  jit::Origin origin = jit::Origin::Compiled;
+  std::map<int, Loaded> loaded;  // per device
+};
 
-LaunchRecord compile_group(const plan::FusedGroup& g, const std::string& arch) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto src = codegen::generate(g);
-  auto r = jit::get(request(src, arch));
-  return {src.name, r.origin, ms_since(t0)};
+Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* fresh) {
+  auto& slot = step.compiled->value;
+  *fresh = !slot;
+  if (!slot) {
+    auto p = std::make_shared<Prepared>();
+    p->src = codegen::generate(step.group);
+    auto r = jit::get(request(p->src, arch));
+    p->kernel = r.kernel;
+    p->origin = r.origin;
+    slot = p;
+  }
+  return *static_cast<Prepared*>(slot.get());
 }
 
-LaunchRecord run_group(const plan::FusedGroup& g, int device,
+std::string device_arch(int device) {
+  const auto& info = gpu::device(device);
+  return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
+}
+
+}  // namespace
+
+LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch) {
+  auto t0 = std::chrono::steady_clock::now();
+  bool fresh;
+  Prepared& p = prepared(step, arch, &fresh);
+  return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
+}
+
+LaunchRecord run_group(const plan::KernelStep& step, int device,
                        const std::function<void*(int)>& data) {
   auto t0 = std::chrono::steady_clock::now();
-  auto src = codegen::generate(g);
-  const auto& info = gpu::device(device);
-  auto r = jit::get(request(src, "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor)));
-  Loaded k = load(*r.kernel, src.finish_name, device);
-  LaunchRecord rec{src.name, r.origin, ms_since(t0)};
+  bool fresh;
+  Prepared& p = prepared(step, device_arch(device), &fresh);
+  auto it = p.loaded.find(device);
+  if (it == p.loaded.end()) it = p.loaded.emplace(device, load(*p.kernel, p.src.finish_name, device)).first;
+  const Loaded& k = it->second;
+  const auto& src = p.src;
+  const auto& g = step.group;
+  LaunchRecord rec{src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
   if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
+  const auto& info = gpu::device(device);
   set_device(device);
   Launch l = prepare(g, src, device, data);
   auto args = l.args.pointers();

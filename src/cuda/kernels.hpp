@@ -16,12 +16,13 @@ struct LaunchRecord {
   double ms = 0;  // host-side time to find or compile the kernel
 };
 
-// Launches group g on `device`'s stream. `data(id)` is the device address of plan buffer id.
-LaunchRecord run_group(const plan::FusedGroup& g, int device,
+// Launches the step's group on `device`'s stream. `data(id)` is the device address of plan
+// buffer id. The generated source and loaded kernel are kept in step.compiled.
+LaunchRecord run_group(const plan::KernelStep& step, int device,
                        const std::function<void*(int)>& data);
 
-// Generates and compiles g's kernel for `arch` without launching it: how a machine without a
-// GPU (KILN_JIT_ARCH=sm_90) checks code generation and NVRTC for every expression it runs.
-LaunchRecord compile_group(const plan::FusedGroup& g, const std::string& arch);
+// Generates and compiles the group's kernel for `arch` without launching it: how a machine
+// without a GPU (KILN_JIT_ARCH=sm_90) checks code generation and NVRTC for everything it runs.
+LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch);
 
 }  // namespace kiln::gpu

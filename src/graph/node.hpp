@@ -47,6 +47,8 @@ struct Node : NodeSpec {
   // The evaluated result, or null. Set once by the evaluator.
   BufferRef realized() const { return std::atomic_load(&realized_); }
   bool is_leaf() const { return kind == OpKind::Buffer || realized() != nullptr; }
+  // The evaluated data: a Buffer leaf's own buffer, or the stored result.
+  BufferRef storage() const { return kind == OpKind::Buffer ? buffer : realized(); }
   // Inputs as the planner sees them: none once evaluated.
   const std::vector<NodeRef>& args() const { return inputs; }
 
@@ -67,6 +69,13 @@ NodeRef scalar_node(Scalar v, DType t, Device d);
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.
 size_t structural_hash(const std::vector<NodeRef>& outputs);
+// The hash, and the nodes that carry values (evaluated leaves, scalars, random draws) in the
+// order the hash visits them: what a cached plan is rebound to.
+struct Signature {
+  size_t hash = 0;
+  std::vector<const Node*> values;
+};
+Signature signature(const std::vector<NodeRef>& outputs);
 // Number of live hash-consed nodes (for tests).
 size_t live_node_count();
 

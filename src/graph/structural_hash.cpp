@@ -1,5 +1,7 @@
-// The structural hash: what the plan cache is keyed by. Two graphs with the same hash have
-// the same operations, dtypes, shapes and sharing, whatever their scalar values and buffers.
+// The structural signature: what the plan cache is keyed by. Two graphs with the same hash
+// have the same operations, dtypes, shapes and sharing, whatever their scalar values and
+// buffers; `values` lists, in one fixed visiting order, the nodes that carry those values, so
+// a cached plan can be bound to a new graph of the same structure.
 #include <unordered_map>
 
 #include "graph/hash.hpp"
@@ -10,19 +12,22 @@ namespace {
 
 struct Hasher {
   std::unordered_map<const Node*, size_t> memo;
-  size_t next_leaf = 0;  // leaves are numbered in visiting order: a+a differs from a+b
+  std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
 
   size_t of(const Node& n) {
     if (auto it = memo.find(&n); it != memo.end()) return it->second;
     size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
     h = hash_mix(h, n.device.index);
     for (int64_t d : n.shape) h = hash_mix(h, d);
-    if (n.is_leaf() || n.kind == OpKind::Scalar) {
-      h = hash_mix(h, n.kind == OpKind::Scalar && !n.is_leaf() ? 0x5ca1 : 0x1eaf);
-      h = hash_mix(h, next_leaf++);
+    bool leaf = n.is_leaf();
+    if (leaf || n.kind == OpKind::Scalar || n.kind == OpKind::Random) {
+      h = hash_mix(h, leaf ? 0x1eaf : static_cast<uint64_t>(n.kind) * 256 + n.op);
+      h = hash_mix(h, values.size());
+      values.push_back(&n);
     } else {
       h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
       for (int64_t p : n.params) h = hash_mix(h, p);
+      for (const auto& s : n.scalars) h = hash_mix(h, s.hash());  // e.g. an FFT's scale
       for (const auto& in : n.args()) h = hash_mix(h, of(*in));
     }
     memo.emplace(&n, h);
@@ -32,11 +37,15 @@ struct Hasher {
 
 }  // namespace
 
-size_t structural_hash(const std::vector<NodeRef>& outputs) {
-  Hasher hasher;
+Signature signature(const std::vector<NodeRef>& outputs) {
+  Signature sig;
+  Hasher hasher{{}, sig.values};
   size_t h = 0x6b696c6e;  // "kiln"
   for (const auto& n : outputs) h = hash_mix(h, hasher.of(*n));
-  return h;
+  sig.hash = h;
+  return sig;
 }
+
+size_t structural_hash(const std::vector<NodeRef>& outputs) { return signature(outputs).hash; }
 
 }  // namespace kiln::graph

@@ -115,12 +115,16 @@ template <class T>
 void fix_subnormal_range(UnaryOp op, const T* x, T* r, int64_t n) {
   constexpr T tiny = std::numeric_limits<T>::min();
   const T exp_lo = std::log(tiny);  // below it, exp(x) is subnormal or zero
-  auto bad = [&](T v) { return op == UnaryOp::Exp ? v < exp_lo : v > 0 && v < tiny; };
-  bool any = false;
-  for (int64_t i = 0; i < n; ++i) any |= bad(x[i]);  // a vectorised scan; fixes are rare
-  if (!any) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (bad(x[i])) r[i] = op == UnaryOp::Exp ? std::exp(x[i]) : std::log(x[i]);
+  int64_t count = 0;  // vectorised scans: fixes are rare
+  if (op == UnaryOp::Exp)
+    for (int64_t i = 0; i < n; ++i) count += x[i] < exp_lo;
+  else
+    for (int64_t i = 0; i < n; ++i) count += (x[i] > 0) & (x[i] < tiny);
+  if (count == 0) return;
+  for (int64_t i = 0; i < n; ++i) {
+    if (op == UnaryOp::Exp && x[i] < exp_lo) r[i] = std::exp(x[i]);
+    if (op == UnaryOp::Log && x[i] > 0 && x[i] < tiny) r[i] = std::log(x[i]);
+  }
 }
 
 template <class T>

@@ -65,8 +65,10 @@ void apply_view(Layout& l, const Node& v) {
 class Lowering {
  public:
   Lowering(const GroupSpec& spec, const std::function<int(const Node*)>& buffer_of,
-           const std::function<bool(const Node*)>& is_materialized)
-      : spec_(spec), buffer_of_(buffer_of), is_materialized_(is_materialized) {}
+           const std::function<bool(const Node*)>& is_materialized,
+           std::vector<const Node*>& param_nodes)
+      : spec_(spec), buffer_of_(buffer_of), is_materialized_(is_materialized),
+        param_nodes_(param_nodes) {}
 
   FusedGroup run() {
     if (spec_.reduce) {
@@ -118,6 +120,7 @@ class Lowering {
   int param(const Node& n) {
     if (auto it = params_.find(&n); it != params_.end()) return it->second;
     g_.params.push_back(n.scalars[0]);
+    param_nodes_.push_back(&n);
     int i = emit({InstrKind::Param, 0, n.dtype, -1, -1, -1,
                   static_cast<int>(g_.params.size()) - 1});
     params_.emplace(&n, i);
@@ -165,6 +168,7 @@ class Lowering {
   const GroupSpec& spec_;
   const std::function<int(const Node*)>& buffer_of_;
   const std::function<bool(const Node*)>& is_materialized_;
+  std::vector<const Node*>& param_nodes_;
   FusedGroup g_;
   std::map<std::vector<const Node*>, int> chains_;
   std::vector<std::vector<const Node*>> chain_list_;
@@ -176,8 +180,9 @@ class Lowering {
 
 FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
-                       const std::function<bool(const graph::Node*)>& is_materialized) {
-  return Lowering(spec, buffer_of, is_materialized).run();
+                       const std::function<bool(const graph::Node*)>& is_materialized,
+                       std::vector<const graph::Node*>& param_nodes) {
+  return Lowering(spec, buffer_of, is_materialized, param_nodes).run();
 }
 
 Shape FusedGroup::out_shape() const {

@@ -23,8 +23,10 @@ struct GroupSpec {
 
 // `buffer_of` maps a materialized node (leaf or root of another group) to its plan buffer id;
 // `is_materialized` says whether a node is read from memory rather than computed here.
+// `param_nodes` receives the Scalar node behind each entry of the group's params.
 FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
-                       const std::function<bool(const graph::Node*)>& is_materialized);
+                       const std::function<bool(const graph::Node*)>& is_materialized,
+                       std::vector<const graph::Node*>& param_nodes);
 
 }  // namespace kiln::plan

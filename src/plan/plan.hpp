@@ -58,8 +58,14 @@ struct FusedGroup {
 };
 
 // ---- steps ---------------------------------------------------------------------------------
+// Whatever a backend derives from a group once (generated source, loaded kernels). Copies of
+// a cached plan share it, so a repeated expression skips code generation and kernel lookup.
+struct BackendCache {
+  std::shared_ptr<void> value;
+};
 struct KernelStep {
   FusedGroup group;
+  std::shared_ptr<BackendCache> compiled = std::make_shared<BackendCache>();
 };
 struct FftStep {
   int in, out;
@@ -88,13 +94,30 @@ struct PlanBuffer {
   Shape shape;
   Device device;
   graph::BufferRef external;  // set for leaves that are already evaluated
-  const graph::Node* node = nullptr;  // the node this buffer realizes, if any
+};
+
+// Where a plan's values come from, as ordinals into graph::Signature::values, so a cached plan
+// can be bound to a new graph with the same structure: new buffers, scalars and random draws.
+struct Bindings {
+  struct Buffer {
+    int buffer, value;
+  };
+  struct Param {
+    int step, param, value;
+  };
+  struct Random {
+    int step, value;
+  };
+  std::vector<Buffer> buffers;
+  std::vector<Param> params;
+  std::vector<Random> randoms;
 };
 
 struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<Step> steps;
   std::vector<int> outputs;  // buffer per requested output, in request order
+  Bindings bindings;         // filled when planned against a signature
 };
 
 // Human-readable plan (used by KILN_DEBUG=2 and explain()).

@@ -24,7 +24,8 @@ bool is_view(OpKind k) {
 
 class Planner {
  public:
-  explicit Planner(const std::vector<graph::NodeRef>& outputs) : outputs_(outputs) {}
+  Planner(const std::vector<graph::NodeRef>& outputs, const graph::Signature* sig)
+      : outputs_(outputs), sig_(sig) {}
 
   Plan run() {
     collect();
@@ -32,6 +33,8 @@ class Planner {
     for (;;) {
       try {
         build();
+        if (sig_) bind();
+        add_frees();
         return std::move(plan_);
       } catch (const NeedsMaterialize& m) {
         // A reshape that is not a view: give it a dense input. When that input is already a
@@ -113,8 +116,7 @@ class Planner {
 
   int buffer_of(const Node* n) {
     if (auto it = buffer_ids_.find(n); it != buffer_ids_.end()) return it->second;
-    PlanBuffer b{n->dtype, n->shape, n->device, n->realized(), n};
-    if (!b.external && n->kind == OpKind::Buffer) b.external = n->buffer;
+    PlanBuffer b{n->dtype, n->shape, n->device, n->storage()};
     plan_.buffers.push_back(b);
     int id = static_cast<int>(plan_.buffers.size()) - 1;
     buffer_ids_.emplace(n, id);
@@ -182,11 +184,14 @@ class Planner {
   void build() {
     plan_ = Plan{};
     buffer_ids_.clear();
+    param_nodes_.clear();
+    random_nodes_.clear();
     auto buf = [this](const Node* n) { return buffer_of(n); };
     auto mat = [this](const Node* n) { return materialized(n); };
     for (auto& spec : group_roots()) {
       const Node* r = spec.roots[0];
       if (r->kind == OpKind::Random) {
+        random_nodes_.push_back({static_cast<int>(plan_.steps.size()), r});
         plan_.steps.push_back(RandomStep{buf(r), static_cast<graph::RandomDist>(r->op),
                                          static_cast<uint64_t>(r->scalars[0].as_int()),
                                          static_cast<uint64_t>(r->scalars[1].as_int()),
@@ -196,13 +201,15 @@ class Planner {
       } else if (r->kind == OpKind::Copy) {
         plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
       } else {
-        FusedGroup g = lower_group(spec, buf, mat);
+        std::vector<const Node*> params;
+        FusedGroup g = lower_group(spec, buf, mat, params);
+        for (size_t p = 0; p < params.size(); ++p)
+          param_nodes_.push_back({static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
         g.name = kernel_name(g);
         plan_.steps.push_back(KernelStep{std::move(g)});
       }
     }
     for (const auto& o : outputs_) plan_.outputs.push_back(buf(o.get()));
-    add_frees();
   }
 
   FftStep fft_step(const Node& n) {
@@ -215,6 +222,17 @@ class Planner {
       s.lengths.push_back(n.params[1 + k + i]);
     }
     return s;
+  }
+
+  // Bindings: every value the plan took from the graph, by its ordinal in the signature.
+  void bind() {
+    std::unordered_map<const Node*, int> ordinal;
+    for (size_t i = 0; i < sig_->values.size(); ++i) ordinal.emplace(sig_->values[i], static_cast<int>(i));
+    auto& b = plan_.bindings;
+    for (const auto& [node, id] : buffer_ids_)
+      if (plan_.buffers[id].external) b.buffers.push_back({id, ordinal.at(node)});
+    for (const auto& p : param_nodes_) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
+    for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
   }
 
   static std::vector<int> reads(const Step& s) {
@@ -236,12 +254,16 @@ class Planner {
     for (size_t i = 0; i < plan_.steps.size(); ++i)
       for (int b : reads(plan_.steps[i])) last[b] = i;
     std::vector<Step> steps;
+    std::vector<int> moved_to(plan_.steps.size());
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      moved_to[i] = static_cast<int>(steps.size());
       steps.push_back(std::move(plan_.steps[i]));
       for (auto& [b, at] : last)
         if (at == i && !keep.count(b) && !plan_.buffers[b].external) steps.push_back(FreeStep{b});
     }
     plan_.steps = std::move(steps);
+    for (auto& p : plan_.bindings.params) p.step = moved_to[p.step];
+    for (auto& r : plan_.bindings.randoms) r.step = moved_to[r.step];
   }
 
   static inline const std::vector<graph::NodeRef> kNoArgs{};
@@ -250,11 +272,24 @@ class Planner {
   std::unordered_set<const Node*> roots_;
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_map<const Node*, int> buffer_ids_;
+  const graph::Signature* sig_;
+  struct ParamNode {
+    int step, param;
+    const Node* node;
+  };
+  struct RandomNode {
+    int step;
+    const Node* node;
+  };
+  std::vector<ParamNode> param_nodes_;
+  std::vector<RandomNode> random_nodes_;
   Plan plan_;
 };
 
 }  // namespace
 
-Plan make_plan(const std::vector<graph::NodeRef>& outputs) { return Planner(outputs).run(); }
+Plan make_plan(const std::vector<graph::NodeRef>& outputs, const graph::Signature* signature) {
+  return Planner(outputs, signature).run();
+}
 
 }  // namespace kiln::plan

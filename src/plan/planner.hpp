@@ -9,6 +9,9 @@
 
 namespace kiln::plan {
 
-Plan make_plan(const std::vector<graph::NodeRef>& outputs);
+// With a signature of the outputs, the plan also records its Bindings, so it can be cached
+// and reused for any graph with that signature's hash.
+Plan make_plan(const std::vector<graph::NodeRef>& outputs,
+               const graph::Signature* signature = nullptr);
 
 }  // namespace kiln::plan

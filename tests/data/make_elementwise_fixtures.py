@@ -1,0 +1,543 @@
+#!/usr/bin/python3
+"""Writes the fixtures of tests/test_promotion.cpp and tests/test_elementwise.cpp from NumPy.
+
+Run with a Python that has NumPy (Debian's /usr/bin/python3 has 1.24):
+    /usr/bin/python3 tests/data/make_elementwise_fixtures.py
+
+NumPy 1.24 is switched to NumPy 2's promotion of Python scalars (NEP 50, "weak" scalars) with
+np._set_promotion_state("weak"), the rule kiln follows.
+
+Both files are plain text, one record a line, tokens separated by single spaces. Numbers are
+written so that they read back exactly: integers in decimal, float64 with repr() (shortest
+round trip), float32 with NumPy's shortest float32 repr, bool as 0/1, a complex number as two
+numbers (real, imaginary). NaN and infinities are "nan", "inf", "-inf".
+
+tests/data/promotion.txt, dtypes as NumPy names ("error" where NumPy raises TypeError):
+    pair A B R              np.result_type(A, B) (arrays of dtypes A and B)
+    binop OP A B R          dtype of (A array) OP (B array), OP in + - * / & | ^ == != < <= > >=
+    weak OP A KIND R        dtype of (A array) OP (Python scalar of KIND), KIND in bool int
+                            float complex; the same holds for (scalar) OP (array)
+    unary OP A R            dtype of OP(A array), OP in sqrt exp log sin cos tan tanh abs neg
+                            invert real imag conj
+    reduce OP A R           dtype of OP(A array), OP in sum prod mean max min
+
+tests/data/elementwise/cases.txt:
+    input NAME DTYPE SHAPE VALUES...
+    case NAME OP SIGNED_ZERO NARGS ARGS... RESULT_DTYPE SHAPE VALUES...
+    error NAME OP NARGS ARGS...
+SHAPE is the dimensions joined by "x" ("4", "3x1"), or "0d" for rank 0. An ARG is "@NAME" (an
+input array) or a Python scalar: "b:0", "i:-5", "f:2.5", "c:1.5:-2". OP is a NumPy function
+name or one of the compound expressions of EXPRESSION_FUNCTIONS below (the test builds the
+same expression with kiln).
+SIGNED_ZERO is 1 when the sign of zero results is defined by IEEE and NumPy (so kiln must
+match it), 0 otherwise (NumPy's minimum/maximum/clip of -0.0 and 0.0 depend on its SIMD path).
+"error" lines are the operations NumPy rejects with TypeError; kiln must throw DTypeError.
+
+Where kiln documents a different result dtype than NumPy 1.24, the case holds kiln's dtype and
+the values NumPy computes in it (each such place is marked KILN below):
+  * sqrt exp log sin cos tan tanh of bool: kiln has no float16, so float32 (NumPy: float16);
+    the values are NumPy's function of the input cast to float32.
+  * floor and ceil of integer and bool arrays keep the dtype (NumPy >= 2.3; 1.24 returns
+    floating point): the values are the input, which 1.24's floor/ceil equal.
+  * power of two bool arrays: int64 (NumPy: int8, a dtype kiln lacks); same values.
+  * conj of bool: bool (NumPy: int8); same values.
+Two NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
+  * where() with Python scalars: NumPy 2 promotes them as weak scalars (1.24 ignores that).
+  * clip() with a scalar NaN bound: NumPy >= 1.25 propagates the NaN (1.24 ignores the bound).
+NumPy rejects negative integer powers of integer arrays (ValueError), by value; those cases
+are left out (kiln checks a negative scalar exponent; tests/test_elementwise.cpp tests it).
+"""
+import os
+
+import numpy as np
+
+np._set_promotion_state("weak")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT_DIR = os.path.join(HERE, "elementwise")
+
+DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
+NP = {name: np.dtype(name) for name in DTYPES}
+nan, inf = np.nan, np.inf
+I32 = np.iinfo(np.int32)
+I64 = np.iinfo(np.int64)
+
+
+# ---- formatting -------------------------------------------------------------------------
+def fmt_real(v, dt):
+    if dt == np.float32:
+        return str(np.float32(v))
+    return repr(float(v))
+
+
+def fmt_values(a):
+    a = np.asarray(a)
+    flat = a.reshape(-1)
+    if a.dtype == np.bool_:
+        return [str(int(v)) for v in flat]
+    if a.dtype.kind == "i":
+        return [str(int(v)) for v in flat]
+    if a.dtype.kind == "f":
+        return [fmt_real(v, a.dtype) for v in flat]
+    part = np.float32 if a.dtype == np.complex64 else np.float64
+    out = []
+    for v in flat:
+        out += [fmt_real(v.real, part), fmt_real(v.imag, part)]
+    return out
+
+
+def fmt_shape(shape):
+    return "x".join(str(d) for d in shape) if shape else "0d"
+
+
+# ---- inputs -----------------------------------------------------------------------------
+# Two inputs of each dtype, A and B, of one length: binary ops pair them elementwise, so the
+# pairs below are the interesting ones (overflow, NaN against numbers, inf - inf, 0 / 0, ...).
+RAW = {
+    "bool": (
+        [False, True, False, True],
+        [False, False, True, True],
+    ),
+    "int32": (
+        [0, 1, -1, 7, -7, 100, I32.max, I32.min, I32.max, I32.min, 46341, 123456, -99999, 3, 0, -8],
+        [1, -1, 3, 2, -2, 0, 1, -1, I32.max, I32.max, 46341, -654321, 7, 0, 0, 3],
+    ),
+    "int64": (
+        [0, 1, -1, 7, -7, 100, I64.max, I64.min, I64.max, I64.min, 3037000500, 2**40, -(10**15),
+         3, 2**53 + 1, -8],
+        [1, -1, 3, 2, -2, 0, 1, -1, I64.max, I64.max, 3037000500, 2**30, 7, 0, 0, 3],
+    ),
+    "float32": (
+        [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.75, 3e38, -1e-30, 1e-45, nan, inf, -inf, inf, nan,
+         2.0, 1e10, -7.25, 0.1, 100.0],
+        [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 3e38, 1e-10, 2.0, 1.0, inf, inf, 0.0, nan,
+         -3.0, 1e-10, 7.25, 0.3, -inf],
+    ),
+    "float64": (
+        [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.75, 1e300, -1e-300, 5e-324, nan, inf, -inf, inf, nan,
+         2.0, 1e10, -7.25, 0.1, 100.0],
+        [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 1e300, 1e-10, 2.0, 1.0, inf, inf, 0.0, nan,
+         -3.0, 1e-10, 7.25, 0.3, -inf],
+    ),
+}
+COMPLEX = (
+    [0j, complex(-0.0, 0.0), 1 + 2j, -3.5 + 0.5j, 2 - 3j, 1e15 + 1e-15j, complex(nan, 1),
+     complex(1, nan), complex(inf, 0), complex(0, inf), complex(-inf, -1), 0.5 - 0.25j, -1 + 0j,
+     -1j, complex(nan, nan), 3 + 4j, complex(inf, inf)],
+    [1 + 0j, 2 + 2j, 1 + 2j, 0j, -1 - 1j, 1e-15 + 1e15j, 2 + 0j, 1 + 1j, 1 + 0j, 2 + 0j, 1 + 1j,
+     0.5 + 0.25j, -1 + 0j, -1j, 1 + 0j, 0j, 1j],
+)
+RAW["complex64"] = COMPLEX
+RAW["complex128"] = COMPLEX
+
+# Domain inputs for the functions (the A/B inputs above are edge cases for them too).
+FUNC_RAW = {
+    "int32": [0, 1, 2, -1, -3, 4, 10, 100, 1000, 46341, I32.max, I32.min],
+    "int64": [0, 1, 2, -1, -3, 4, 10, 100, 1000, 2**40, I64.max, I64.min],
+    "float32": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.14159265, 1.5707964, 50.0, 88.0, 89.0,
+                -100.0, -104.0, 1e-6, 1e-40, 1e4, 123.456],
+    "float64": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.141592653589793, 1.5707963267948966, 50.0,
+                709.0, 710.0, -720.0, -746.0, 1e-12, 1e-310, 1e6, 123.456],
+    "complex": [0.25 + 0.5j, -1.5 + 2j, 3 - 4j, -2 - 0.5j, 0.001 + 1e-4j, 10 + 1j, 1 + 10j, -5j,
+                -4 + 0j, complex(-4, -0.0), 0.7 + 0.7j],
+}
+# Non-negative exponents: NumPy rejects negative integer powers of integer arrays.
+POW_RAW = {
+    "int32": ([0, 1, -1, 2, 3, -3, 7, 2, 10, -2, 0, 5, 46341],
+              [0, 5, 7, 10, 19, 3, 11, 31, 9, 31, 3, 1, 2]),
+    "int64": ([0, 1, -1, 2, 3, -3, 7, 2, 10, -2, 0, 5, 3037000500],
+              [0, 5, 7, 10, 40, 3, 11, 63, 18, 63, 3, 1, 2]),
+    "float": ([0.0, 0.0, -0.0, 2.0, -8.0, 4.0, nan, 1.0, inf, -inf, 2.0, 0.5, -2.0, 1.5, 10.0],
+              [0.0, -1.0, -1.0, 0.5, 1.0 / 3.0, -0.5, 0.0, nan, -1.0, 3.0, 1e4, inf, 3.0, 2.5,
+               -300.0]),
+    "complex": ([1 + 2j, 0j, 0j, 2 - 3j, -1 + 0j, 0.5 + 0.5j, 3 + 4j, 1j, -2 - 2j, 1.5 + 0j],
+                [2 + 0j, 0j, 2 + 0j, 0.5 + 0.25j, 0.5 + 0j, 3 + 0j, -1 + 0j, 1j, -2 + 0j,
+                 0.5 - 1j]),
+}
+
+
+class Writer:
+    def __init__(self):
+        self.lines = []
+        self.inputs = {}
+
+    def input(self, name, a):
+        a = np.asarray(a)
+        assert name not in self.inputs, name
+        self.inputs[name] = a
+        self.lines.append(" ".join(["input", name, a.dtype.name, fmt_shape(a.shape)] +
+                                   fmt_values(a)))
+
+    def case(self, name, op, args, result, signed_zero=True):
+        result = np.asarray(result)
+        toks = ["case", name, op, str(int(signed_zero)), str(len(args))]
+        toks += [arg_token(x) for x in args]
+        toks += [result.dtype.name, fmt_shape(result.shape)] + fmt_values(result)
+        self.lines.append(" ".join(toks))
+
+    def error(self, name, op, args):
+        self.lines.append(" ".join(["error", name, op, str(len(args))] +
+                                   [arg_token(x) for x in args]))
+
+
+class Ref:
+    """An input array, by name, as a case argument."""
+
+    def __init__(self, w, name):
+        self.name, self.value = name, w.inputs[name]
+
+
+def arg_token(x):
+    if isinstance(x, Ref):
+        return "@" + x.name
+    if isinstance(x, bool):
+        return "b:%d" % x
+    if isinstance(x, int):
+        return "i:%d" % x
+    if isinstance(x, float):
+        return "f:" + repr(x)
+    if isinstance(x, complex):
+        return "c:%s:%s" % (repr(x.real), repr(x.imag))
+    raise TypeError(x)
+
+
+def val(x):
+    return x.value if isinstance(x, Ref) else x
+
+
+BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
+    "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+    "greater": np.greater, "greater_equal": np.greater_equal, "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "power": np.power,
+    "minimum": np.minimum, "maximum": np.maximum,
+}
+UNARY = {
+    "negative": np.negative, "invert": np.invert, "absolute": np.absolute, "sqrt": np.sqrt,
+    "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+    "real": np.real, "imag": np.imag, "conj": np.conj, "floor": np.floor, "ceil": np.ceil,
+}
+TRANSCENDENTAL = {"sqrt", "exp", "log", "sin", "cos", "tan", "tanh"}
+NO_SIGNED_ZERO = {"minimum", "maximum", "clip"}
+
+
+def numpy_call(op, args):
+    """NumPy's result, or None where NumPy raises TypeError."""
+    vals = [val(x) for x in args]
+    try:
+        with np.errstate(all="ignore"):
+            if op in BINARY:
+                return np.asarray(BINARY[op](*vals))
+            if op in UNARY:
+                return np.asarray(UNARY[op](*vals))
+            if op == "where":
+                return numpy_where(*args)
+            if op == "clip":
+                return numpy_clip(*vals)
+    except TypeError:
+        return None
+    raise KeyError(op)
+
+
+def numpy_where(cond, x, y):
+    # NumPy 1.24's where ignores weak scalars; NumPy 2 (and kiln) promote them as weak.
+    t = np.result_type(val(x), val(y))
+    return np.where(val(cond), np.asarray(val(x), t), np.asarray(val(y), t))
+
+
+def numpy_clip(a, lo, hi):
+    # NumPy 1.24 ignores a scalar NaN bound (deprecated since 1.17); NumPy >= 1.25, like kiln,
+    # propagates it, as 1.24 already does for array bounds: pass such a bound as an array.
+    t = np.result_type(a, lo, hi)
+    lo, hi = [np.full(np.shape(a), x, t) if isinstance(x, float) and np.isnan(x) else x
+              for x in (lo, hi)]
+    return np.asarray(np.clip(a, lo, hi))
+
+
+def kiln_result(op, args, r):
+    """NumPy's result in the dtype kiln documents (see the module docstring)."""
+    arrays = [val(x) for x in args if isinstance(x, Ref)]
+    t = arrays[0].dtype if arrays else None
+    if op in TRANSCENDENTAL and t == np.bool_:  # KILN: float32, not float16
+        with np.errstate(all="ignore"):
+            return UNARY[op](arrays[0].astype(np.float32))
+    if op in ("floor", "ceil") and t.kind in "bi":  # KILN: NumPy >= 2.3 keeps the dtype
+        a = arrays[0]
+        small = np.abs(a.astype(np.float64)) < 2.0**53
+        assert (r.astype(np.float64)[small] == a.astype(np.float64)[small]).all()
+        return a.copy()
+    if op == "power" and r.dtype == np.int8:  # KILN: int64, not int8 (bool ** bool)
+        return r.astype(np.int64)
+    if op == "conj" and t == np.bool_:  # KILN: bool stays bool (NumPy: int8)
+        assert (r == arrays[0]).all()
+        return arrays[0].copy()
+    return r
+
+
+def emit(w, name, op, args):
+    try:
+        r = numpy_call(op, args)
+    except ValueError:
+        # NumPy rejects negative integer powers of integers by value; kiln checks only a
+        # negative scalar exponent (a DTypeError, tested by hand), so such cases are left out.
+        assert op == "power", name
+        print("left out (NumPy: ValueError):", name)
+        return
+    if r is None:
+        w.error(name, op, args)
+        return
+    w.case(name, op, args, kiln_result(op, args, r), op not in NO_SIGNED_ZERO)
+
+
+def write_elementwise():
+    w = Writer()
+    for t in DTYPES:
+        a, b = RAW[t]
+        w.input(t + "_a", np.array(a, NP[t]))
+        w.input(t + "_b", np.array(b, NP[t]))
+    for t in ["int32", "int64", "float32", "float64"]:
+        w.input(t + "_f", np.array(FUNC_RAW[t], NP[t]))
+    for t in ["complex64", "complex128"]:
+        w.input(t + "_f", np.array(FUNC_RAW["complex"], NP[t]))
+    for t in DTYPES[1:]:
+        kind = "int32" if t == "int32" else "int64" if t == "int64" else \
+            "complex" if t.startswith("complex") else "float"
+        base, ex = POW_RAW[kind]
+        w.input(t + "_pa", np.array(base, NP[t]))
+        w.input(t + "_pb", np.array(ex, NP[t]))
+    w.input("bool_c4", np.array([True, False, False, True]))
+
+    def ref(n):
+        return Ref(w, n)
+
+    # Binary operations on two arrays of one dtype, and across dtypes (promotion + values).
+    for t in DTYPES:
+        A, B = ref(t + "_a"), ref(t + "_b")
+        for op in BINARY:
+            if op == "power":
+                continue
+            emit(w, "%s/%s_%s" % (op, t, t), op, [A, B])
+    # Mixed dtypes: a few pairs, values after promotion.
+    mixed = [("bool", "int32"), ("int32", "int64"), ("int32", "float32"), ("int64", "float64"),
+             ("float32", "float64"), ("float32", "complex64"), ("int64", "complex64"),
+             ("float64", "complex64"), ("bool", "float32"), ("int32", "complex128")]
+    for ta, tb in mixed:
+        a = w.inputs[ta + "_a"][:4]
+        b = w.inputs[tb + "_b"][:4]
+        na, nb = "%s_a4" % ta, "%s_b4" % tb
+        if na not in w.inputs:
+            w.input(na, a)
+        if nb not in w.inputs:
+            w.input(nb, b)
+        for op in ["add", "multiply", "divide", "less", "maximum"]:
+            emit(w, "%s/%s_%s" % (op, ta, tb), op, [ref(na), ref(nb)])
+
+    # power on its own inputs (bool: the truth table).
+    emit(w, "power/bool_bool", "power", [ref("bool_a"), ref("bool_b")])
+    for t in DTYPES[1:]:
+        emit(w, "power/%s_%s" % (t, t), "power", [ref(t + "_pa"), ref(t + "_pb")])
+
+    # Array op weak scalar, and scalar op array.
+    scalars = {"bool": [True], "int32": [1, -3, 2147483647], "int64": [1, -3, 2**62],
+               "float32": [2.5, -0.0, inf, 1e30], "float64": [2.5, -0.0, nan, 1e308],
+               "complex64": [1.5 - 2j], "complex128": [1.5 - 2j, 0j]}
+    sc_ops = ["add", "subtract", "multiply", "divide", "less", "equal", "maximum", "power"]
+    for t in DTYPES:
+        A = ref(t + "_a")
+        for s in scalars[t] + ([2.5, 1j] if t in ("int32", "bool") else []):
+            for op in sc_ops:
+                if op == "power" and t.startswith("int") and isinstance(s, int) and s < 0:
+                    continue
+                if op == "power" and isinstance(s, float) and s > 100:
+                    continue
+                emit(w, "%s/%s_scalar(%r)" % (op, t, s), op, [A, s])
+                emit(w, "%s/scalar(%r)_%s" % (op, s, t), op, [s, A])
+        if t != "bool":
+            emit(w, "bitwise_and/%s_scalar(6)" % t, "bitwise_and", [A, 6])
+    emit(w, "bitwise_xor/bool_scalar(True)", "bitwise_xor", [ref("bool_a"), True])
+    emit(w, "bitwise_or/int64_scalar(-256)", "bitwise_or", [ref("int64_a"), -256])
+
+    # Unary operations, on the edge inputs and the function-domain inputs.
+    for t in DTYPES:
+        for op in UNARY:
+            emit(w, "%s/%s" % (op, t), op, [ref(t + "_a")])
+            if t != "bool" and (op in TRANSCENDENTAL or op == "absolute"):
+                emit(w, "%s/%s_domain" % (op, t), op, [ref(t + "_f")])
+            if op in ("floor", "ceil") and t.startswith("float"):
+                emit(w, "%s/%s_domain" % (op, t), op, [ref(t + "_f")])
+
+    # where: array/array, array/scalar (weak), scalar/scalar, mixed dtypes.
+    for t in DTYPES:
+        n = len(w.inputs[t + "_a"])
+        cname = "cond%d" % n
+        if cname not in w.inputs:
+            w.input(cname, (np.arange(n) % 3) == 1)
+        emit(w, "where/%s_%s" % (t, t), "where", [ref(cname), ref(t + "_a"), ref(t + "_b")])
+        emit(w, "where/%s_scalar(2)" % t, "where", [ref(cname), ref(t + "_a"), 2])
+        emit(w, "where/scalar(2.5)_%s" % t, "where", [ref(cname), 2.5, ref(t + "_a")])
+    emit(w, "where/int32_float32", "where", [ref("bool_c4"), ref("int32_a4"), ref("float32_b4")])
+    emit(w, "where/bool_int64", "where", [ref("bool_c4"), ref("bool_a"), ref("int64_b4")])
+    emit(w, "where/scalar(1)_scalar(0.5)", "where", [ref("bool_c4"), 1, 0.5])
+    emit(w, "where/scalar(True)_scalar(False)", "where", [ref("bool_c4"), True, False])
+
+    # clip: scalar bounds (weak), array bounds, NaN bounds, bounds crossing (lo > hi).
+    for t in DTYPES:
+        A = ref(t + "_a")
+        if t == "bool":
+            emit(w, "clip/bool", "clip", [A, False, True])
+            continue
+        emit(w, "clip/%s_scalar(-5,100)" % t, "clip", [A, -5, 100])
+        emit(w, "clip/%s_scalar(-2.5,3.5)" % t, "clip", [A, -2.5, 3.5])
+        emit(w, "clip/%s_scalar(5,-5)" % t, "clip", [A, 5, -5])
+        emit(w, "clip/%s_array" % t, "clip", [A, ref(t + "_b"), ref(t + "_a")])
+    emit(w, "clip/float64_scalar(nan,1)", "clip", [ref("float64_a"), nan, 1.0])
+    emit(w, "clip/float32_scalar(0,nan)", "clip", [ref("float32_a"), 0.0, nan])
+
+    # Broadcasting: (3,1) op (4,), inside compound expressions, across chunk boundaries.
+    rng = np.random.default_rng(20240602)
+    w.input("f64_col3", np.array([[0.5], [-1.25], [nan]]))
+    w.input("f64_row4", np.array([2.0, -0.0, inf, 3.5]))
+    w.input("f32_col3", np.array([[0.5], [-1.25], [2.0]], np.float32))
+    w.input("i32_row4", np.array([1, -2, I32.max, 0], np.int32))
+    w.input("i32_col3", np.array([[1], [I32.max], [-5]], np.int32))
+    w.input("c128_row4", np.array([1 + 1j, -2j, complex(nan, 0), 3 + 0j]))
+    w.input("bool_col3", np.array([[True], [False], [True]]))
+    for op in ["add", "subtract", "multiply", "divide", "less", "maximum", "power"]:
+        emit(w, "%s/broadcast_f64_3x1_4" % op, op, [ref("f64_col3"), ref("f64_row4")])
+    for op in ["add", "multiply", "equal", "bitwise_xor"]:
+        emit(w, "%s/broadcast_i32_3x1_4" % op, op, [ref("i32_col3"), ref("i32_row4")])
+    w.input("f64_0d", np.array(2.5))
+    w.input("i32_0d", np.array(-7, np.int32))
+    for op in ["add", "multiply", "less", "power"]:
+        emit(w, "%s/broadcast_f64_0d_4" % op, op, [ref("f64_0d"), ref("f64_row4")])
+    emit(w, "subtract/broadcast_i32_0d_3x1", "subtract", [ref("i32_0d"), ref("i32_col3")])
+    emit(w, "add/f64_0d_0d", "add", [ref("f64_0d"), ref("f64_0d")])
+    emit(w, "divide/i32_0d_f64_0d", "divide", [ref("i32_0d"), ref("f64_0d")])
+    emit(w, "sin/f64_0d", "sin", [ref("f64_0d")])
+    emit(w, "absolute/i32_0d", "absolute", [ref("i32_0d")])
+    emit(w, "add/broadcast_f32_3x1_i32_4", "add", [ref("f32_col3"), ref("i32_row4")])
+    emit(w, "multiply/broadcast_f64_3x1_c128_4", "multiply", [ref("f64_col3"), ref("c128_row4")])
+    emit(w, "where/broadcast_3x1_4", "where", [ref("bool_col3"), ref("f64_row4"), ref("f32_col3")])
+    emit(w, "clip/broadcast_4_3x1", "clip", [ref("f64_row4"), ref("f32_col3"), 3.0])
+
+    # Compound expressions (the test writes the same formula with kiln; see EXPRESSIONS).
+    w.input("f64_col40", rng.uniform(-4, 4, (40, 1)).round(3))
+    w.input("f64_row55", rng.uniform(-4, 4, 55).round(3))
+    w.input("i64_col40", rng.integers(-1000, 1000, (40, 1)))
+    w.input("i64_row55", rng.integers(-1000, 1000, 55))
+    w.input("f32_row4", np.array([0.25, -3.0, 8.5, 0.0], np.float32))
+    for kind, label, args in EXPRESSIONS:
+        with np.errstate(all="ignore"):
+            r = EXPRESSION_FUNCTIONS[kind](*[w.inputs[a] for a in args])
+        w.case("expr/%s/%s" % (kind, label), kind, [ref(a) for a in args], r, True)
+
+    # NumPy's rejections, checked by hand too (they are kiln DTypeErrors):
+    emit(w, "bitwise_and/float64_scalar(1)", "bitwise_and", [ref("float64_a"), 1])
+    emit(w, "bitwise_or/int32_scalar(1.0)", "bitwise_or", [ref("int32_a"), 1.0])
+
+    os.makedirs(OUT_DIR, exist_ok=True)
+    with open(os.path.join(OUT_DIR, "cases.txt"), "w") as f:
+        f.write("# Written by tests/data/make_elementwise_fixtures.py with NumPy %s; do not edit.\n"
+                % np.__version__)
+        f.write("\n".join(w.lines) + "\n")
+    return w
+
+
+def _expr_trig(a, b):
+    return np.sin(a) * 2 + np.cos(b) / 3
+
+
+def _expr_poly(a, b):
+    return (a * b - a) / (b * b + 1) + np.abs(a - b)
+
+
+def _expr_int(a, b):
+    return np.where(a > b, a * b - 7, np.minimum(a, b) + 3)
+
+
+def _expr_mixed(a, b):
+    return np.sqrt(np.abs(a * 2.0)) + b * 2
+
+
+def _expr_clip_exp(a, b):
+    return np.exp(np.clip(a + b, -3.0, 3.0)) - 1
+
+
+def _expr_cmp(a, b):
+    return (a < b) & ~(a == 0) | (b > 2)
+
+
+def _expr_i32_f32(a, b):
+    return a * b + a
+
+
+# The compound expressions, by OP name; tests/test_elementwise.cpp writes each with kiln.
+EXPRESSION_FUNCTIONS = {
+    "expr_trig": _expr_trig, "expr_poly": _expr_poly, "expr_int": _expr_int,
+    "expr_mixed": _expr_mixed, "expr_clip_exp": _expr_clip_exp, "expr_cmp": _expr_cmp,
+    "expr_i32_f32": _expr_i32_f32,
+}
+# OP, label, input names.
+EXPRESSIONS = [
+    ("expr_trig", "f64_3x1_4", ["f64_col3", "f64_row4"]),
+    ("expr_trig", "f64_40x1_55", ["f64_col40", "f64_row55"]),
+    ("expr_poly", "f64_40x1_55", ["f64_col40", "f64_row55"]),
+    ("expr_int", "i64_40x1_55", ["i64_col40", "i64_row55"]),
+    ("expr_mixed", "i32_3x1_f32_4", ["i32_col3", "f32_row4"]),
+    ("expr_clip_exp", "f64_40x1_55", ["f64_col40", "f64_row55"]),
+    ("expr_cmp", "i64_40x1_55", ["i64_col40", "i64_row55"]),
+    ("expr_i32_f32", "i32_3x1_f32_4", ["i32_col3", "f32_row4"]),
+]
+
+
+# ---- promotion --------------------------------------------------------------------------
+SCALARS = {"bool": True, "int": 1, "float": 1.0, "complex": 1j}
+PROMO_BINOPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+                "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor, "==": np.equal,
+                "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+                ">=": np.greater_equal}
+PROMO_UNARY = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
+               "tan": np.tan, "tanh": np.tanh, "abs": np.absolute, "neg": np.negative,
+               "invert": np.invert, "real": np.real, "imag": np.imag, "conj": np.conj}
+PROMO_REDUCE = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min}
+
+
+def dtype_of(fn, *args):
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args)).dtype.name
+    except TypeError:
+        return "error"
+
+
+def write_promotion():
+    lines = ["# Written by tests/data/make_elementwise_fixtures.py with NumPy %s; do not edit."
+             % np.__version__]
+    arrays = {t: np.ones(2, NP[t]) for t in DTYPES}
+    for a in DTYPES:
+        for b in DTYPES:
+            lines.append("pair %s %s %s" % (a, b, np.result_type(NP[a], NP[b]).name))
+    for op, fn in PROMO_BINOPS.items():
+        for a in DTYPES:
+            for b in DTYPES:
+                lines.append("binop %s %s %s %s" % (op, a, b, dtype_of(fn, arrays[a], arrays[b])))
+    for op, fn in PROMO_BINOPS.items():
+        for a in DTYPES:
+            for kind, s in SCALARS.items():
+                left = dtype_of(fn, arrays[a], s)
+                right = dtype_of(fn, s, arrays[a])
+                assert left == right, (op, a, kind)
+                lines.append("weak %s %s %s %s" % (op, a, kind, left))
+    for op, fn in PROMO_UNARY.items():
+        for a in DTYPES:
+            lines.append("unary %s %s %s" % (op, a, dtype_of(fn, arrays[a])))
+    for op, fn in PROMO_REDUCE.items():
+        for a in DTYPES:
+            lines.append("reduce %s %s %s" % (op, a, dtype_of(fn, arrays[a])))
+    with open(os.path.join(HERE, "promotion.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    write_promotion()
+    write_elementwise()
