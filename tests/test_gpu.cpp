@@ -48,7 +48,8 @@ double rtol_of(DType t) {
   return kiln::real_dtype(t) == DType::Float32 ? 2e-5 : 1e-11;
 }
 
-void check_same(const std::string& what, const Array& host, const Array& gpu) {
+// `atol` widens the tolerance for long float sums, whose rounding depends on the order.
+void check_same(const std::string& what, const Array& host, const Array& gpu, double atol = 0) {
   INFO(what);
   REQUIRE(gpu.device() == kiln::cuda());
   Array back = gpu.get();
@@ -56,11 +57,12 @@ void check_same(const std::string& what, const Array& host, const Array& gpu) {
   REQUIRE(back.shape() == host.shape());
   DType t = host.dtype();
   if (t == DType::Bool || kiln::is_integer(t)) CHECK(kiln::array_equal(host, back));
-  else CHECK(kiln::allclose(back, host, rtol_of(t), rtol_of(t), true));
+  else CHECK(kiln::allclose(back, host, rtol_of(t), std::max(atol, rtol_of(t)), true));
 }
 
 // Runs f on host inputs and on copies of them on the GPU; the results must agree.
-void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>& inputs) {
+void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>& inputs,
+                 double atol = 0) {
   Array host;
   try {
     host = f(inputs).eval();
@@ -69,7 +71,7 @@ void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>&
   }
   std::vector<Array> dev;
   for (const auto& a : inputs) dev.push_back(kiln::asarray(a, kiln::cuda()));
-  check_same(what, host, f(dev).eval());
+  check_same(what, host, f(dev).eval(), atol);
 }
 
 const std::vector<std::pair<std::string, std::function<Array(const Array&)>>> kUnary = {
@@ -196,7 +198,8 @@ TEST_CASE("gpu: every reduction over every axis subset, with and without keepdim
 TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
   if (!have_gpu()) return;
   Array big = sample({1 << 20}, DType::Float32);
-  same_on_gpu("full sum 2^20", [](const std::vector<Array>& in) { return kiln::sum(in[0]); }, {big});
+  // float32 sums of 2^20 values of size ~3 round differently by order: ~1e-7 * 3 * 2^10.
+  same_on_gpu("full sum 2^20", [](const std::vector<Array>& in) { return kiln::sum(in[0]); }, {big}, 2e-3);
   same_on_gpu("full max of an expression", [](const std::vector<Array>& in) { return kiln::max(kiln::exp(-in[0] * in[0])); }, {big});
   same_on_gpu("argmax 2^20", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); }, {sample({(1 << 20) + 3}, DType::Int64)});
   Array m = sample({1000, 1000}, DType::Float64);
@@ -229,7 +232,7 @@ TEST_CASE("gpu: eager equals lazy, and several outputs from one plan") {
     kiln::EagerScope e;
     eager = chain();
   }
-  CHECK(kiln::allclose(lazy.get(), eager.get(), 1e-6, 1e-7));
+  CHECK(kiln::array_equal(lazy.get(), eager.get()));  // no FMA contraction: the same bits
   auto a = x * 3, b = kiln::sum(x * 3), c = a + 1;
   kiln::eval({a, b, c});
   CHECK(kiln::allclose(c.get(), (x.get() * 3 + 1), 1e-6, 1e-6));

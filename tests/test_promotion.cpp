@@ -11,6 +11,7 @@
 #include <complex>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -57,28 +58,36 @@ Scalar weak_scalar(const std::string& kind) {
   throw std::runtime_error("promotion.txt: unknown scalar kind " + kind);
 }
 
-using BinaryArrays = std::function<Array(const Array&, const Array&)>;
-using BinaryScalarRight = std::function<Array(const Array&, Scalar)>;
-using BinaryScalarLeft = std::function<Array(Scalar, const Array&)>;
+// A binary operator on two arrays, on an array and a scalar, and on a scalar and an array.
 struct BinaryOp {
-  BinaryArrays arrays;
-  BinaryScalarRight right;
-  BinaryScalarLeft left;
+  std::function<Array(const Array&, const Array&)> arrays;
+  std::function<Array(const Array&, Scalar)> right;
+  std::function<Array(Scalar, const Array&)> left;
 };
 
+template <class F>
+BinaryOp make_op(F f) {
+  return {[f](const Array& a, const Array& b) { return f(a, b); },
+          [f](const Array& a, Scalar b) { return f(a, b); },
+          [f](Scalar a, const Array& b) { return f(a, b); }};
+}
+
 const std::map<std::string, BinaryOp>& binary_ops() {
-#define KILN_OP(sym)                                          \
-  {                                                           \
-#sym, BinaryOp {                                          \
-      [](const Array& a, const Array& b) { return a sym b; }, \
-          [](const Array& a, Scalar b) { return a sym b; },   \
-          [](Scalar a, const Array& b) { return a sym b; }    \
-    }                                                         \
-  }
   static const std::map<std::string, BinaryOp> ops = {
-      KILN_OP(+),  KILN_OP(-),  KILN_OP(*), KILN_OP(/),  KILN_OP(&), KILN_OP(|), KILN_OP(^),
-      KILN_OP(==), KILN_OP(!=), KILN_OP(<), KILN_OP(<=), KILN_OP(>), KILN_OP(>=)};
-#undef KILN_OP
+      {"+", make_op([](const auto& a, const auto& b) { return a + b; })},
+      {"-", make_op([](const auto& a, const auto& b) { return a - b; })},
+      {"*", make_op([](const auto& a, const auto& b) { return a * b; })},
+      {"/", make_op([](const auto& a, const auto& b) { return a / b; })},
+      {"&", make_op([](const auto& a, const auto& b) { return a & b; })},
+      {"|", make_op([](const auto& a, const auto& b) { return a | b; })},
+      {"^", make_op([](const auto& a, const auto& b) { return a ^ b; })},
+      {"==", make_op([](const auto& a, const auto& b) { return a == b; })},
+      {"!=", make_op([](const auto& a, const auto& b) { return a != b; })},
+      {"<", make_op([](const auto& a, const auto& b) { return a < b; })},
+      {"<=", make_op([](const auto& a, const auto& b) { return a <= b; })},
+      {">", make_op([](const auto& a, const auto& b) { return a > b; })},
+      {">=", make_op([](const auto& a, const auto& b) { return a >= b; })},
+  };
   return ops;
 }
 
