@@ -32,7 +32,10 @@ template <class T> __device__ complex<T> operator/(complex<T> a, complex<T> b) {
 }
 template <class T> __device__ __forceinline__ bool operator==(complex<T> a, complex<T> b) { return a.re == b.re && a.im == b.im; }
 template <class T> __device__ __forceinline__ bool operator!=(complex<T> a, complex<T> b) { return !(a == b); }
+template <class T> __device__ __forceinline__ bool is_nan(complex<T> v);
+// A NaN in either part makes every ordering false, as in NumPy.
 template <class T> __device__ __forceinline__ bool operator<(complex<T> a, complex<T> b) {
+  if (is_nan(a) || is_nan(b)) return false;
   return a.re < b.re || (a.re == b.re && a.im < b.im);
 }
 template <class T> __device__ __forceinline__ bool operator>(complex<T> a, complex<T> b) { return b < a; }
