@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "codegen/kernel_source.hpp"
+#include "cuda/runtime.hpp"
+#include "graph/node.hpp"
 #include "jit/jit.hpp"
 #include "plan/planner.hpp"
 
@@ -100,6 +102,37 @@ void bench_h2d() {
   print("h2d", kv);
 }
 
+// Where the host time of a tiny evaluation goes: graph building, the signature, device memory,
+// and a bare launch of an empty kernel, each timed alone.
+double us_per(const std::function<void()>& f, int iters = 20000) {
+  for (int i = 0; i < 100; ++i) f();
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  return ms_since(t0) * 1000 / iters;
+}
+
+void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, double>>& kv) {
+  kv.push_back({"build_us", us_per([&] { auto r = s + 1; })});
+  kv.push_back({"build_signature_us", us_per([&] {
+                  auto r = s + 1;
+                  auto sig = kiln::graph::signature({r.node()});
+                })});
+  kv.push_back({"alloc_free_us", us_per([] { kiln::gpu::allocate(0, 4); })});
+  auto k = kiln::jit::get({"k_empty", "extern \"C\" __global__ void k_empty(float* p) {}", "empty",
+                           kiln::jit::target_arch(), {}});
+  cudaLibrary_t lib;
+  cudaKernel_t kern;
+  cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  cudaLibraryGetKernel(&kern, lib, "k_empty");
+  void* p = nullptr;
+  void* args[] = {&p};
+  cudaStream_t stream = kiln::gpu::device(0).stream;
+  kv.push_back({"bare_launch_us", us_per([&] {
+                  cudaLaunchKernel(reinterpret_cast<const void*>(kern), dim3(1), dim3(32), args, 0, stream);
+                })});
+  kiln::synchronize(kiln::cuda());
+}
+
 void bench_tiny() {
   auto s = kiln::asarray<float>({1.0f}, kiln::cuda()).eval();
   for (int i = 0; i < 100; ++i) (s + 1).eval();
@@ -109,7 +142,9 @@ void bench_tiny() {
   for (int i = 0; i < iters; ++i) (s + 1).eval();
   double host_us = ms_since(t0) * 1000 / iters;
   kiln::synchronize(kiln::cuda());
-  print("tiny", {{"kiln_us", host_us}});
+  std::vector<std::pair<std::string, double>> kv = {{"kiln_us", host_us}};
+  tiny_breakdown(s, kv);
+  print("tiny", kv);
 }
 
 // A bare NVRTC compile of `src` with the options kiln uses, in ms.

@@ -56,6 +56,47 @@ struct AllOp {
   static __device__ out finish(const acc& a, i64) { return a; }
 };
 
+// The extremes of each real type: max starts from the lowest, min from the highest.
+template <class T>
+struct limits;
+template <>
+struct limits<bool> {
+  static __device__ bool lowest() { return false; }
+  static __device__ bool highest() { return true; }
+};
+template <>
+struct limits<int> {
+  static __device__ int lowest() { return -2147483647 - 1; }
+  static __device__ int highest() { return 2147483647; }
+};
+template <>
+struct limits<long long> {
+  static __device__ long long lowest() { return -9223372036854775807LL - 1; }
+  static __device__ long long highest() { return 9223372036854775807LL; }
+};
+template <>
+struct limits<float> {
+  static __device__ float lowest() { return -__int_as_float(0x7f800000); }
+  static __device__ float highest() { return __int_as_float(0x7f800000); }
+};
+template <>
+struct limits<double> {
+  static __device__ double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static __device__ double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+
+// Max and min of real values: no index to track; NaN propagates (kiln::maximum/minimum). The
+// identity never reaches a result: an empty max/min is rejected before planning.
+template <class T, bool Max>
+struct MaxMinOp {
+  typedef T acc;
+  typedef T out;
+  static __device__ acc init() { return Max ? limits<T>::lowest() : limits<T>::highest(); }
+  static __device__ void fold(acc& a, T v, i64) { a = Max ? maximum(a, v) : minimum(a, v); }
+  static __device__ void merge(acc& a, const acc& b) { a = Max ? maximum(a, b) : minimum(a, b); }
+  static __device__ out finish(const acc& a, i64) { return a; }
+};
+
 // Max, min, argmax, argmin: NaN wins (the first NaN for the arg forms); ties keep the
 // smaller index, so the result does not depend on how the work was split.
 template <bool B, class A, class C>

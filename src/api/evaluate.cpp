@@ -64,42 +64,21 @@ struct CachedPlan {
 };
 
 // Plans by structural hash: an expression whose structure was seen before skips planning,
-// code generation and kernel lookup, and only binds its buffers, scalars and random draws.
+// code generation and kernel lookup; run_plan binds its buffers, scalars and random draws.
 class PlanCache {
  public:
-  plan::Plan lookup_or_make(const std::vector<graph::NodeRef>& outputs) {
-    graph::Signature sig = graph::signature(outputs);
+  const plan::Plan& lookup_or_make(const std::vector<graph::NodeRef>& outputs,
+                                   const graph::Signature& sig) {
     auto it = plans_.find(sig.hash);
-    if (it != plans_.end() && it->second.values == value_shapes(sig)) return bind(it->second.plan, sig);
-    plan::Plan p = plan::make_plan(outputs, &sig);
+    if (it != plans_.end() && it->second.values == value_shapes(sig)) return it->second.plan;
     if (plans_.size() >= kMaxPlans) plans_.clear();  // a crude bound; plans are cheap to redo
-    CachedPlan c{p, value_shapes(sig)};
+    CachedPlan c{plan::make_plan(outputs, &sig), value_shapes(sig)};
     for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();
-    plans_[sig.hash] = std::move(c);
-    return p;
+    return (plans_[sig.hash] = std::move(c)).plan;
   }
 
  private:
   static constexpr size_t kMaxPlans = 4096;
-
-  static plan::Plan bind(const plan::Plan& cached, const graph::Signature& sig) {
-    plan::Plan p = cached;
-    const auto& b = p.bindings;
-    for (const auto& buf : b.buffers) p.buffers[buf.buffer].external = sig.values[buf.value]->storage();
-    for (const auto& par : b.params)
-      std::get<plan::KernelStep>(p.steps[par.step]).group.params[par.param] =
-          sig.values[par.value]->scalars[0];
-    for (const auto& r : b.randoms) {
-      auto& step = std::get<plan::RandomStep>(p.steps[r.step]);
-      const auto& sc = sig.values[r.value]->scalars;
-      step.seed = static_cast<uint64_t>(sc[0].as_int());
-      step.offset = static_cast<uint64_t>(sc[1].as_int());
-      step.a = sc[2];
-      step.b = sc[3];
-    }
-    return p;
-  }
-
   std::unordered_map<size_t, CachedPlan> plans_;
 };
 
@@ -112,9 +91,10 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
     if (!n->is_leaf()) todo.push_back(n);
   if (todo.empty()) return;
   static PlanCache cache;
-  plan::Plan p = cache.lookup_or_make(todo);
+  graph::Signature sig = graph::signature(todo);
+  const plan::Plan& p = cache.lookup_or_make(todo, sig);
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
-  auto results = run_plan(p);
+  auto results = run_plan(p, sig);
   for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);
 }
 

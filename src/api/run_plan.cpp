@@ -23,13 +23,21 @@ const std::string& compile_only_arch() {
 
 class PlanRunner {
  public:
-  explicit PlanRunner(const plan::Plan& p) : p_(p), bufs_(p.buffers.size()) {
+  PlanRunner(const plan::Plan& p, const graph::Signature& sig)
+      : p_(p), sig_(sig), bufs_(p.buffers.size()), params_(p.steps.size()) {
     for (size_t i = 0; i < p.buffers.size(); ++i)
       if (p.buffers[i].external) bufs_[i] = p.buffers[i].external;
+    for (const auto& b : p.bindings.buffers) bufs_[b.buffer] = sig.values[b.value]->storage();
+    for (const auto& b : p.bindings.params) {
+      auto& v = params_[b.step];
+      if (v.empty()) v = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
+      v[b.param] = sig.values[b.value]->scalars[0];
+    }
   }
 
   std::vector<graph::BufferRef> run() {
-    for (const auto& step : p_.steps) std::visit([this](const auto& s) { run_step(s); }, step);
+    for (current_ = 0; current_ < p_.steps.size(); ++current_)
+      std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
     // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
     for (int dev : copied_from_pinned_) gpu::synchronize(dev);
     std::vector<graph::BufferRef> out;
@@ -54,12 +62,14 @@ class PlanRunner {
     for (const auto& a : s.group.accesses)
       if (a.buffer >= 0) get(a.buffer);
     auto lookup = [this](int id) { return bufs_[id]->data(); };
+    const auto& bound = params_[current_];
+    const auto& params = bound.empty() ? s.group.params : bound;
     const Device& d = device_of(s.group.outputs[0].buffer);
     if (d.is_cuda()) {
-      gpu::run_group(s, d.index, lookup);
+      gpu::run_group(s, params, d.index, lookup);
       return;
     }
-    cpu::run_group(s.group, lookup);
+    cpu::run_group(s.group, params, lookup);
     if (!compile_only_arch().empty()) gpu::compile_group(s, compile_only_arch());
   }
 
@@ -103,18 +113,32 @@ class PlanRunner {
       cpu::run_fft(s, p_.buffers[s.in], in, p_.buffers[s.out], out);
     });
   }
-  void run_step(const plan::RandomStep& s) {
+  void run_step(const plan::RandomStep& cached) {
+    plan::RandomStep s = cached;  // this graph's seed, offset and bounds
+    for (const auto& r : p_.bindings.randoms)
+      if (r.step == static_cast<int>(current_)) {
+        const auto& sc = sig_.values[r.value]->scalars;
+        s.seed = static_cast<uint64_t>(sc[0].as_int());
+        s.offset = static_cast<uint64_t>(sc[1].as_int());
+        s.a = sc[2];
+        s.b = sc[3];
+      }
     on_host(-1, s.out, [&](const void*, void* out) { cpu::run_random(s, p_.buffers[s.out], out); });
   }
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
   const plan::Plan& p_;
+  const graph::Signature& sig_;
   std::vector<graph::BufferRef> bufs_;
+  std::vector<std::vector<Scalar>> params_;  // per step: the bound scalar parameters
+  size_t current_ = 0;                       // the step being run
   std::vector<int> copied_from_pinned_;
 };
 
 }  // namespace
 
-std::vector<graph::BufferRef> run_plan(const plan::Plan& p) { return PlanRunner(p).run(); }
+std::vector<graph::BufferRef> run_plan(const plan::Plan& p, const graph::Signature& sig) {
+  return PlanRunner(p, sig).run();
+}
 
 }  // namespace kiln::api

@@ -7,7 +7,8 @@
 
 namespace kiln::api {
 
-// Runs every step; returns the buffers of plan.outputs, in order.
-std::vector<graph::BufferRef> run_plan(const plan::Plan& p);
+// Runs every step with the values `sig` carries bound through p.bindings (buffers, scalars,
+// random draws); returns the buffers of plan.outputs, in order.
+std::vector<graph::BufferRef> run_plan(const plan::Plan& p, const graph::Signature& sig);
 
 }  // namespace kiln::api

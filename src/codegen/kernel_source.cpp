@@ -1,6 +1,7 @@
 #include "codegen/kernel_source.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "codegen/expressions.hpp"
@@ -16,6 +17,12 @@ using plan::InstrKind;
 constexpr int kBlock = 256;  // threads per block, matched by the launcher
 
 std::string num(int64_t v) { return std::to_string(v); }
+
+// TEMPORARY tuning knob for one measurement run on the H200; replaced by the measured value.
+int unroll(const char* env, int fallback) {
+  const char* v = std::getenv(env);
+  return v ? std::atoi(v) : fallback;
+}
 
 // Everything the emitters need to know about one group.
 struct Context {
@@ -195,7 +202,7 @@ std::string elementwise_kernel(Context& c) {
     os << "      r" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
   os << "    }\n";
   for (size_t o = 0; o < c.g.outputs.size(); ++o) os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
-  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n}\n";
+  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ", " << unroll("KILN_EW_UNROLL", 1) << ">(n, vec, step);\n}\n";
   return os.str();
 }
 
@@ -208,8 +215,12 @@ std::string op_type(const Context& c) {
     case ReduceOp::Sum: return (ints ? "kiln::IntSumOp<" : "kiln::SumOp<") + ty + ">";
     case ReduceOp::Prod: return (ints ? "kiln::IntProdOp<" : "kiln::ProdOp<") + ty + ">";
     case ReduceOp::Mean: return "kiln::MeanOp<" + ty + ", " + cuda_type(real_dtype(t)) + ">";
-    case ReduceOp::Max: return "kiln::ExtremumOp<" + ty + ", true, false>";
-    case ReduceOp::Min: return "kiln::ExtremumOp<" + ty + ", false, false>";
+    case ReduceOp::Max:
+      return (is_complex(t) ? "kiln::ExtremumOp<" : "kiln::MaxMinOp<") + ty + ", true" +
+             (is_complex(t) ? ", false>" : ">");
+    case ReduceOp::Min:
+      return (is_complex(t) ? "kiln::ExtremumOp<" : "kiln::MaxMinOp<") + ty + ", false" +
+             (is_complex(t) ? ", false>" : ">");
     case ReduceOp::ArgMax: return "kiln::ExtremumOp<" + ty + ", true, true>";
     case ReduceOp::ArgMin: return "kiln::ExtremumOp<" + ty + ", false, true>";
     case ReduceOp::Any: return "kiln::AnyOp";
@@ -228,7 +239,7 @@ std::string reduce_full_kernel(Context& c) {
      << vector_loads(c)
      << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true)
      << "      Op::fold(acc, t" << value << ", (kiln::i64)(i + l));\n    }\n  };\n"
-     << "  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n"
+     << "  kiln::contiguous_loop<" << c.k.vec << ", " << unroll("KILN_RED_UNROLL", 4) << ">(n, vec, step);\n"
      << "  acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
      << "  if (threadIdx.x == 0) partials[blockIdx.x] = acc;\n}\n\n"
      << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL_finish(const Op::acc* partials, int count, "

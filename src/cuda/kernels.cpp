@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -46,13 +47,16 @@ jit::Request request(const codegen::KernelSource& src, const std::string& arch) 
   return {src.name, src.source, src.summary, arch, {"--fmad=false"}};
 }
 
-// Kernel arguments, each in its own allocation (malloc aligns to 16 bytes); the runtime reads
-// as many bytes from each as the kernel's parameter has.
+// Kernel arguments in 16-byte slots of one buffer (a layout takes several); the runtime
+// reads as many bytes from each as the kernel's parameter has.
 class ArgPack {
  public:
+  ArgPack() { slots_.reserve(32); }
   void add(const void* p, size_t n) {
-    values_.emplace_back(std::max<size_t>(n, 16));
-    std::memcpy(values_.back().data(), p, n);
+    size_t first = slots_.size();
+    slots_.resize(first + (n + sizeof(Slot) - 1) / sizeof(Slot));
+    std::memcpy(&slots_[first], p, n);
+    starts_.push_back(first);
   }
   template <class T>
   void add(const T& v) {
@@ -64,12 +68,16 @@ class ArgPack {
   }
   std::vector<void*> pointers() {
     std::vector<void*> out;
-    for (auto& v : values_) out.push_back(v.data());
+    for (size_t s : starts_) out.push_back(&slots_[s]);
     return out;
   }
 
  private:
-  std::vector<std::vector<unsigned char>> values_;
+  struct alignas(16) Slot {
+    unsigned char bytes[16];
+  };
+  std::vector<Slot> slots_;
+  std::vector<size_t> starts_;
 };
 
 DType load_dtype(const plan::FusedGroup& g, int access) {
@@ -119,22 +127,27 @@ int64_t grid_size(const codegen::KernelSource& src, int sm_count, int64_t n, int
     return std::clamp<int64_t>(want, 1, int64_t{sm_count} * per_sm);
   };
   int64_t steps = (n + src.vec * kBlock - 1) / (src.vec * kBlock);
+  // TEMPORARY tuning knobs for one measurement run; replaced by the measured values.
+  static const int ew = std::getenv("KILN_EW_BLOCKS") ? std::atoi(std::getenv("KILN_EW_BLOCKS")) : 32;
+  static const int red = std::getenv("KILN_RED_BLOCKS") ? std::atoi(std::getenv("KILN_RED_BLOCKS")) : 8;
   switch (src.form) {
-    case Form::Elementwise: return cap(steps, 32);
-    case Form::ReduceFull: return cap(steps, 8);
+    case Form::Elementwise: return cap(steps, ew);
+    case Form::ReduceFull: return cap(steps, red);
     case Form::ReduceRows: return cap(kept, 32);
     case Form::ReducePerThread: return cap((kept + kBlock - 1) / kBlock, 32);
   }
   return 1;
 }
 
-void add_param(ArgPack& args, const plan::FusedGroup& g, int index) {
+void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scalar>& params,
+               int index) {
   for (const auto& ins : g.code)
     if (ins.kind == plan::InstrKind::Param && ins.arg == index)
-      visit_dtype(ins.dtype, [&](auto z) { args.add(g.params[index].as<decltype(z)>()); });
+      visit_dtype(ins.dtype, [&](auto z) { args.add(params[index].as<decltype(z)>()); });
 }
 
-Launch prepare(const plan::FusedGroup& g, const codegen::KernelSource& src, int device,
+Launch prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+               const codegen::KernelSource& src, int device,
                const std::function<void*(int)>& data) {
   Launch l;
   int64_t n = shape_size(src.space.shape), kept = 1, row = 1;
@@ -152,7 +165,7 @@ Launch prepare(const plan::FusedGroup& g, const codegen::KernelSource& src, int 
         break;
       }
       case Arg::Output: l.args.add(data(g.outputs[a.index].buffer)); break;
-      case Arg::Param: add_param(l.args, g, a.index); break;
+      case Arg::Param: add_param(l.args, g, params, a.index); break;
       case Arg::IotaOffset: l.args.add_index(g.accesses[a.index].offset, src.index64); break;
       case Arg::Count: l.args.add_index(per_row ? kept : n, src.index64); break;
       case Arg::RowLength: l.args.add_index(row, src.index64); break;
@@ -208,8 +221,8 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
   return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
 }
 
-LaunchRecord run_group(const plan::KernelStep& step, int device,
-                       const std::function<void*(int)>& data) {
+LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
+                       int device, const std::function<void*(int)>& data) {
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, device_arch(device), &fresh);
@@ -222,7 +235,7 @@ LaunchRecord run_group(const plan::KernelStep& step, int device,
   if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
   const auto& info = gpu::device(device);
   set_device(device);
-  Launch l = prepare(g, src, device, data);
+  Launch l = prepare(g, params, src, device, data);
   auto args = l.args.pointers();
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.main), dim3(l.blocks),
                                    dim3(kBlock), args.data(), 0, info.stream));

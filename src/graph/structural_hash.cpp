@@ -10,12 +10,37 @@
 namespace kiln::graph {
 namespace {
 
+// Node -> hash, searched linearly while small (the common case: a few nodes, and no
+// allocation beyond the vector), through a map once the graph is large.
+class Memo {
+ public:
+  const size_t* find(const Node* n) const {
+    if (!map_.empty()) {
+      auto it = map_.find(n);
+      return it == map_.end() ? nullptr : &it->second;
+    }
+    for (const auto& [k, v] : small_)
+      if (k == n) return &v;
+    return nullptr;
+  }
+  void add(const Node* n, size_t h) {
+    if (map_.empty() && small_.size() < kSmall) return small_.emplace_back(n, h), void();
+    if (map_.empty()) map_.insert(small_.begin(), small_.end());
+    map_.emplace(n, h);
+  }
+
+ private:
+  static constexpr size_t kSmall = 48;
+  std::vector<std::pair<const Node*, size_t>> small_;
+  std::unordered_map<const Node*, size_t> map_;
+};
+
 struct Hasher {
-  std::unordered_map<const Node*, size_t> memo;
+  Memo memo;
   std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
 
   size_t of(const Node& n) {
-    if (auto it = memo.find(&n); it != memo.end()) return it->second;
+    if (const size_t* h = memo.find(&n)) return *h;
     size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
     h = hash_mix(h, n.device.index);
     for (int64_t d : n.shape) h = hash_mix(h, d);
@@ -30,7 +55,7 @@ struct Hasher {
       for (const auto& s : n.scalars) h = hash_mix(h, s.hash());  // e.g. an FFT's scale
       for (const auto& in : n.args()) h = hash_mix(h, of(*in));
     }
-    memo.emplace(&n, h);
+    memo.add(&n, h);
     return h;
   }
 };

@@ -9,8 +9,9 @@ namespace kiln::cpu {
 using plan::InstrKind;
 
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
-                               const std::vector<const char*>& bases)
-    : g_(g), space_(space), bases_(bases), cols_(g.code.size()), filled_(g.code.size()),
+                               const std::vector<const char*>& bases,
+                               const std::vector<Scalar>& params)
+    : g_(g), space_(space), bases_(bases), params_(params), cols_(g.code.size()), filled_(g.code.size()),
       idx_(kChunk) {
   size_t bytes = 0;
   for (const auto& ins : g.code) {
@@ -90,7 +91,7 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         load(i, ins, start, len);
         continue;
       case InstrKind::Param:
-        if (!filled_[i]) fill_column(ins.dtype, g_.params[ins.arg], out, kChunk);
+        if (!filled_[i]) fill_column(ins.dtype, params_[ins.arg], out, kChunk);
         filled_[i] = true;
         break;
       case InstrKind::Iota: {

@@ -16,7 +16,7 @@ class ChunkEvaluator {
  public:
   // `bases[a]`: address of access a's buffer at element 0 (null for Iota).
   ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
-                 const std::vector<const char*>& bases);
+                 const std::vector<const char*>& bases, const std::vector<Scalar>& params);
   // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk.
   // `dest[i]`, when not null, is where instruction i's values go (an output buffer at
   // `start`), which saves copying them there afterwards.
@@ -33,6 +33,7 @@ class ChunkEvaluator {
   const plan::FusedGroup& g_;
   const plan::IterationSpace& space_;
   const std::vector<const char*>& bases_;
+  const std::vector<Scalar>& params_;
   std::vector<Mode> modes_;
   std::vector<const void*> cols_;
   std::vector<bool> filled_;  // constant columns, computed once per evaluator

@@ -26,11 +26,12 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
   return bases;
 }
 
-void run_elementwise(const plan::FusedGroup& g, const plan::IterationSpace& space,
+void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+                     const plan::IterationSpace& space,
                      const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
   int64_t n = shape_size(g.shape), parts = part_count(n);
   parallel_for(parts, [&](int64_t p) {
-    ChunkEvaluator ev(g, space, bases);
+    ChunkEvaluator ev(g, space, bases, params);
     int64_t end = part_begin(p + 1, parts, n);
     std::vector<char*> dest(g.code.size());
     for (int64_t s = part_begin(p, parts, n); s < end; s += kChunk) {
@@ -45,7 +46,8 @@ void run_elementwise(const plan::FusedGroup& g, const plan::IterationSpace& spac
   });
 }
 
-void run_reduction(const plan::FusedGroup& g, const plan::IterationSpace& space,
+void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+                   const plan::IterationSpace& space,
                    const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
   const auto& red = *g.reduction;
   int64_t r = 1;  // elements folded into each output
@@ -60,7 +62,7 @@ void run_reduction(const plan::FusedGroup& g, const plan::IterationSpace& space,
     int64_t begin = part_begin(p, parts, n), end = part_begin(p + 1, parts, n);
     if (begin == end) return;
     partial[p].resize((end - 1) / r - begin / r + 1);
-    ChunkEvaluator ev(g, space, bases);
+    ChunkEvaluator ev(g, space, bases, params);
     for (int64_t s = begin; s < end; s += kChunk) {
       int64_t len = std::min(kChunk, end - s);
       ev.run(s, len);
@@ -85,11 +87,12 @@ void run_reduction(const plan::FusedGroup& g, const plan::IterationSpace& space,
 
 }  // namespace
 
-void run_group(const plan::FusedGroup& g, const std::function<void*(int)>& data) {
+void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+               const std::function<void*(int)>& data) {
   plan::IterationSpace space = plan::iteration_space(g);
   auto bases = access_bases(g, data);
-  if (g.reduction) run_reduction(g, space, bases, data);
-  else run_elementwise(g, space, bases, data);
+  if (g.reduction) run_reduction(g, params, space, bases, data);
+  else run_elementwise(g, params, space, bases, data);
 }
 
 }  // namespace kiln::cpu

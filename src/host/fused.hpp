@@ -8,6 +8,8 @@
 namespace kiln::cpu {
 
 // `data(id)` gives the address of plan buffer id (inputs filled, outputs allocated).
-void run_group(const plan::FusedGroup& g, const std::function<void*(int)>& data);
+// `params` are the values of the group's Param instructions (the group's own, or rebound).
+void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+               const std::function<void*(int)>& data);
 
 }  // namespace kiln::cpu
