@@ -163,4 +163,30 @@ __device__ __forceinline__ typename Op::acc block_merge(typename Op::acc a) {
   return part[0];
 }
 
+// The end of a one-output reduction: each block stores its partial; the last block to arrive
+// (counted on `done`) merges them all, writes the result and re-zeroes the counter, so the
+// next launch on the stream starts from zero.
+template <class Op, int BLOCK, class Out>
+__device__ __forceinline__ void finish_full_reduction(typename Op::acc acc,
+                                                      typename Op::acc* partials,
+                                                      unsigned int* done, Out* out, i64 n) {
+  __shared__ bool last;
+  acc = block_merge<Op, BLOCK>(acc);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = acc;
+    __threadfence();  // the partial is visible before the count says so
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  typename Op::acc a = Op::init();
+  for (unsigned k = threadIdx.x; k < gridDim.x; k += BLOCK) Op::merge(a, partials[k]);
+  a = block_merge<Op, BLOCK>(a);
+  if (threadIdx.x == 0) {
+    out[0] = Op::finish(a, n);
+    *done = 0;
+  }
+}
+
 }  // namespace kiln

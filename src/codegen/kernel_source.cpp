@@ -1,7 +1,6 @@
 #include "codegen/kernel_source.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "codegen/expressions.hpp"
@@ -18,11 +17,6 @@ constexpr int kBlock = 256;  // threads per block, matched by the launcher
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// TEMPORARY tuning knob for one measurement run on the H200; replaced by the measured value.
-int unroll(const char* env, int fallback) {
-  const char* v = std::getenv(env);
-  return v ? std::atoi(v) : fallback;
-}
 
 // Everything the emitters need to know about one group.
 struct Context {
@@ -117,8 +111,7 @@ std::string signature(Context& c) {
     else
       add(Arg::IotaOffset, i, "I io" + num(i));
   }
-  if (c.k.form != Form::ReduceFull)
-    for (size_t o = 0; o < c.g.outputs.size(); ++o) {
+  for (size_t o = 0; o < c.g.outputs.size(); ++o) {
       std::string t = c.g.reduction ? out_type(c) : cuda_type(c.g.code[c.g.outputs[o].instr].dtype);
       add(Arg::Output, static_cast<int>(o), t + "* __restrict__ out" + num(o));
     }
@@ -127,7 +120,10 @@ std::string signature(Context& c) {
   add(Arg::Count, -1, "I n");
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread) add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull) add(Arg::VecFlag, -1, "int vec");
-  if (c.k.form == Form::ReduceFull) add(Arg::Partials, -1, "Op::acc* partials");
+  if (c.k.form == Form::ReduceFull) {
+    add(Arg::Partials, -1, "Op::acc* partials");
+    add(Arg::Counter, -1, "unsigned int* done");
+  }
   if (has_strided(c))
     add(Arg::Layout, -1, "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.g.accesses.size()) + "> L");
   std::string out;
@@ -202,7 +198,7 @@ std::string elementwise_kernel(Context& c) {
     os << "      r" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
   os << "    }\n";
   for (size_t o = 0; o < c.g.outputs.size(); ++o) os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
-  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ", " << unroll("KILN_EW_UNROLL", 1) << ">(n, vec, step);\n}\n";
+  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n}\n";
   return os.str();
 }
 
@@ -229,6 +225,8 @@ std::string op_type(const Context& c) {
   return "";
 }
 
+// Every block folds its share and leaves a partial; the last block to finish (counted on
+// `done`, which it resets for the next launch) merges the partials: one launch, no second pass.
 std::string reduce_full_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
@@ -239,15 +237,8 @@ std::string reduce_full_kernel(Context& c) {
      << vector_loads(c)
      << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true)
      << "      Op::fold(acc, t" << value << ", (kiln::i64)(i + l));\n    }\n  };\n"
-     << "  kiln::contiguous_loop<" << c.k.vec << ", " << unroll("KILN_RED_UNROLL", 4) << ">(n, vec, step);\n"
-     << "  acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
-     << "  if (threadIdx.x == 0) partials[blockIdx.x] = acc;\n}\n\n"
-     << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL_finish(const Op::acc* partials, int count, "
-     << out_type(c) << "* out, long long r) {\n"
-     << "  Op::acc acc = Op::init();\n"
-     << "  for (int k = threadIdx.x; k < count; k += " << kBlock << ") Op::merge(acc, partials[k]);\n"
-     << "  acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
-     << "  if (threadIdx.x == 0) out[0] = Op::finish(acc, r);\n}\n";
+     << "  kiln::contiguous_loop<" << c.k.vec << ", 2>(n, vec, step);\n"
+     << "  kiln::finish_full_reduction<Op, " << kBlock << ">(acc, partials, done, out0, (kiln::i64)n);\n}\n";
   return os.str();
 }
 
@@ -310,7 +301,6 @@ KernelSource generate(const FusedGroup& g) {
   k.source = os.str();
   k.name = g.name + "_" + short_hash(k.source);
   replace_all(k.source, "KILN_KERNEL", k.name);
-  if (k.form == Form::ReduceFull) k.finish_name = k.name + "_finish";
   k.summary = summarize(g);
   return k;
 }

@@ -13,7 +13,7 @@ namespace kiln::codegen {
 
 enum class Form : uint8_t {
   Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
-  ReduceFull,       // one output: block partials, then a one-block finishing kernel
+  ReduceFull,       // one output: block partials, merged by the last block to finish
   ReduceRows,       // a block per output row (reduced axes contiguous in memory)
   ReducePerThread,  // a thread per output (short rows, or reduced axes strided)
 };
@@ -31,6 +31,7 @@ struct Arg {
     VecFlag,     // int: 1 when every dense pointer is aligned for V-lane access
     Layout,      // kiln::layout<R, A>: collapsed shape and every access's strides
     Partials,    // ReduceFull: scratch for one accumulator per block
+    Counter,     // ReduceFull: unsigned int, zero before the launch; the kernel re-zeroes it
   } kind;
   int index = -1;
 };
@@ -45,7 +46,6 @@ struct KernelSource {
   std::vector<Arg> args;
   std::vector<AccessKind> access_kinds;
   plan::IterationSpace space;
-  std::string finish_name;    // ReduceFull: the merging kernel (partials, count, out, r)
   size_t partial_bytes = 64;  // ReduceFull: an upper bound on one accumulator's size
 };
 

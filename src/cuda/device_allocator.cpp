@@ -3,7 +3,10 @@
 // for reuse instead of returning it to the driver at every synchronisation.
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
@@ -64,6 +67,68 @@ struct DeviceFree {
   }
 };
 
+// Small blocks (the results of tiny evaluations, reduction scratch) are recycled by kiln
+// itself, with no CUDA call: a freed block goes on a free list by size and is handed out again.
+// That is safe because all of kiln's work on a device runs on its one stream, so whatever is
+// queued after the reuse runs after everything that used the block before.
+class SmallBlocks {
+ public:
+  static constexpr size_t kLargest = size_t{1} << 20;
+  static constexpr size_t kGrain = 512;
+  static constexpr size_t kCap = size_t{256} << 20;  // bytes kept on the free lists at most
+
+  static size_t round(size_t n) { return (n + kGrain - 1) / kGrain * kGrain; }
+
+  void* take(size_t rounded) {
+    std::lock_guard lock(mu_);
+    auto it = free_.find(rounded);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    held_ -= rounded;
+    return p;
+  }
+  // False when the block is not kept (cap reached, or no memory for the list).
+  bool give(void* p, size_t rounded) noexcept {
+    try {
+      std::lock_guard lock(mu_);
+      if (held_ + rounded > kCap) return false;
+      free_[rounded].push_back(p);
+      held_ += rounded;
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+  // Hands every kept block back to the pool, in stream order.
+  void release(cudaStream_t stream) {
+    std::lock_guard lock(mu_);
+    for (auto& [size, blocks] : free_)
+      for (void* p : blocks) cudaFreeAsync(p, stream);
+    free_.clear();
+    held_ = 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t held_ = 0;
+};
+
+PerDevice<SmallBlocks>& small_blocks() {
+  static auto* all = new PerDevice<SmallBlocks>;  // never destroyed: frees may run at exit
+  return *all;
+}
+
+struct SmallFree {
+  SmallBlocks* blocks;
+  size_t rounded;
+  DeviceFree fallback;
+  void operator()(void* p) const noexcept {
+    if (!blocks->give(p, rounded)) fallback(p);
+  }
+};
+
 // Null when the device is out of memory (with the runtime's error state cleared).
 void* try_allocate(const DeviceInfo& d, cudaMemPool_t pool, size_t nbytes) {
   void* p = nullptr;
@@ -96,6 +161,7 @@ std::string human(size_t bytes) {
 // Frees everything the pool holds beyond live allocations. The stream is synchronised first
 // so that frees still queued on it have happened and their memory can be released too.
 void trim(const DeviceInfo& d, cudaMemPool_t pool) {
+  small_blocks().get(d.index, [](SmallBlocks&) {}).release(d.stream);
   KILN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
   if (pool) KILN_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
 }
@@ -109,14 +175,23 @@ std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
   b->nbytes = nbytes;
   b->device = Device{Device::Kind::Cuda, index};
   if (nbytes == 0) return b;
+  DeviceFree to_pool{index, d.stream, pool != nullptr};
+  bool small = pool && nbytes <= SmallBlocks::kLargest;
+  size_t size = small ? SmallBlocks::round(nbytes) : nbytes;
+  SmallBlocks* blocks = small ? &small_blocks().get(index, [](SmallBlocks&) {}) : nullptr;
+  if (void* p = blocks ? blocks->take(size) : nullptr) {
+    b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
+    return b;
+  }
   ScopedDevice on(index);
-  void* p = try_allocate(d, pool, nbytes);
+  void* p = try_allocate(d, pool, size);
   if (!p) {
     trim(d, pool);
-    p = try_allocate(d, pool, nbytes);
+    p = try_allocate(d, pool, size);
   }
   if (!p) out_of_memory(index, nbytes);
-  b->owner = std::shared_ptr<void>(p, DeviceFree{index, d.stream, pool != nullptr});
+  if (blocks) b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
+  else b->owner = std::shared_ptr<void>(p, to_pool);
   return b;
 }
 
