@@ -11,7 +11,10 @@
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
 #include <string>
+#include <variant>
 #include <vector>
+
+#include "plan/planner.hpp"
 
 extern char** environ;
 
@@ -276,4 +279,25 @@ TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
   waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("gpu: copies are plan steps: a reduction comes back as a scalar, a source goes once") {
+  if (!have_gpu()) return;
+  auto count = [](const kiln::plan::Plan& p, auto pred) {
+    int n = 0;
+    for (const auto& s : p.steps) n += pred(s);
+    return n;
+  };
+  auto d = kiln::asarray(sample({1000}, DType::Float32), kiln::cuda());
+  auto m = kiln::sum(d * 2).get();
+  auto plan = kiln::plan::make_plan({m.node()});
+  int copies = count(plan, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); });
+  CHECK(copies == 1);
+  for (const auto& s : plan.steps)
+    if (auto* c = std::get_if<kiln::plan::CopyStep>(&s)) CHECK(plan.buffers[c->src].shape.empty());
+  auto h = sample({256}, DType::Float64);
+  auto twice = h.to(kiln::cuda()) + kiln::asarray(h, kiln::cuda()) * 2;
+  auto p2 = kiln::plan::make_plan({twice.node()});
+  CHECK(count(p2, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); }) == 1);
+  check_same("3h", (h * 3).eval(), twice.eval());
 }

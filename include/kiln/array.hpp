@@ -170,6 +170,13 @@ bool array_equal(const Array& a, const Array& b, bool equal_nan = false);
 std::ostream& operator<<(std::ostream& os, const Array& a);
 std::string repr(const Array& a);
 
+// ---- host <-> device copies ----------------------------------------------------------------
+// Explicit (default, as CuPy): an operation mixing host and cuda arrays throws DeviceError.
+// Auto: the planner inserts the copy, moving the smaller operand to the larger one's device.
+enum class TransferPolicy { Explicit, Auto };
+void set_transfer_policy(TransferPolicy p);
+TransferPolicy get_transfer_policy();
+
 // ---- evaluation mode ---------------------------------------------------------------------
 // Lazy (default) records a graph and fuses; Eager runs every operation as its own step,
 // as CuPy does. The mode is per thread; new threads start from KILN_MODE (lazy|eager).

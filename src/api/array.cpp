@@ -137,8 +137,7 @@ Array Array::to(Device d) const {
   const auto& n = node_of(*this);
   if (n.device == d) return *this;
   if (d.is_cuda()) cuda(d.index);  // DeviceError when there is no such GPU
-  NodeSpec spec{OpKind::Copy, 0, n.dtype, n.shape, d, {node_}};
-  return api::finish(graph::make_node(std::move(spec)));
+  return api::finish(api::copy_to(node_, d));
 }
 
 const void* Array::data() const {

@@ -1,5 +1,7 @@
 #include "api/build.hpp"
 
+#include <atomic>
+
 #include "api/evaluate.hpp"
 #include "graph/shape.hpp"
 
@@ -49,19 +51,49 @@ NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out
 
 NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }
 
+namespace {
+std::atomic<TransferPolicy> g_transfer_policy{TransferPolicy::Explicit};
+}  // namespace
+
 Device common_device(const std::vector<const graph::Node*>& nodes, const char* what) {
   const graph::Node* first = nullptr;
+  const graph::Node* largest = nullptr;
+  bool mixed = false;
   for (const graph::Node* n : nodes) {
     if (n->kind == OpKind::Scalar && !n->is_leaf()) continue;  // constants go anywhere
     if (!first) first = n;
-    else if (!(n->device == first->device))
-      throw DeviceError(std::string(what) + ": operands are on different devices (" +
-                        first->device.str() + " and " + n->device.str() +
-                        "); mixing host and cuda arrays needs an explicit copy: use "
-                        "kiln::asarray(x, kiln::cuda()) or x.get() first");
+    mixed |= !(n->device == first->device);
+    if (!largest || shape_size(n->shape) > shape_size(largest->shape)) largest = n;
   }
+  if (mixed && get_transfer_policy() == TransferPolicy::Explicit) {
+    const graph::Node* other = first;
+    for (const graph::Node* n : nodes)
+      if (!(n->device == first->device) && !(n->kind == OpKind::Scalar && !n->is_leaf())) other = n;
+    throw DeviceError(std::string(what) + ": operands are on different devices (" +
+                      first->device.str() + " and " + other->device.str() +
+                      "); mixing host and cuda arrays needs an explicit copy: use "
+                      "kiln::asarray(x, kiln::cuda()) or x.get() first, or "
+                      "kiln::set_transfer_policy(kiln::TransferPolicy::Auto)");
+  }
+  if (mixed) return largest->device;
   return first ? first->device : nodes.empty() ? Device{} : nodes[0]->device;
 }
+
+NodeRef copy_to(const NodeRef& n, Device d) {
+  if (n->device == d) return n;
+  if (n->kind == OpKind::Scalar && !n->is_leaf()) return scalar(n->scalars[0], n->dtype, d);
+  NodeSpec spec{OpKind::Copy, 0, n->dtype, n->shape, d, {n}};
+  return graph::make_node(std::move(spec));
+}
+
+}  // namespace kiln::api
+
+namespace kiln {
+void set_transfer_policy(TransferPolicy p) { api::g_transfer_policy = p; }
+TransferPolicy get_transfer_policy() { return api::g_transfer_policy; }
+}  // namespace kiln
+
+namespace kiln::api {
 
 Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&

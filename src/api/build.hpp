@@ -17,8 +17,11 @@ NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out);
 // Operands must already share dtype and shape.
 NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out);
 NodeRef scalar(Scalar v, DType t, Device d);
-// Arrays in one operation must share a device; DeviceError otherwise.
+// The device an operation on these nodes runs on. They must share one (DeviceError), unless
+// the transfer policy is Auto: then the largest operand's device, the others copied there.
 Device common_device(const std::vector<const graph::Node*>& nodes, const char* what);
+// n on device d: n itself, or a planned copy.
+NodeRef copy_to(const NodeRef& n, Device d);
 
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.

@@ -38,7 +38,7 @@ std::vector<NodeRef> align(const std::vector<Operand>& ops, const std::vector<DT
   for (size_t i = 0; i < ops.size(); ++i) {
     NodeRef n;
     if (auto* arr = std::get_if<Array>(&ops[i])) {
-      n = api::cast(arr->node(), dtypes[i]);
+      n = api::cast(api::copy_to(arr->node(), d), dtypes[i]);
     } else {
       const Scalar& s = std::get<Scalar>(ops[i]);
       api::check_fits(s, dtypes[i], what);
