@@ -8,3 +8,4 @@
 #include "kiln/random.hpp"
 #include "kiln/scalar.hpp"
 #include "kiln/shape.hpp"
+#include "kiln/stats.hpp"

@@ -1,5 +1,7 @@
 #include "api/run_plan.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "api/memory.hpp"
@@ -9,9 +11,27 @@
 #include "host/fused.hpp"
 #include "host/random.hpp"
 #include "jit/jit.hpp"
+#include "kiln/stats.hpp"
 
 namespace kiln::api {
 namespace {
+
+std::atomic<int64_t> g_plans{0}, g_kernels{0}, g_library{0}, g_copies{0}, g_bytes{0};
+
+int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
+
+// Bytes a kernel moves: each buffer it reads, once, and each it writes.
+int64_t kernel_bytes(const plan::Plan& p, const plan::FusedGroup& g) {
+  std::vector<int> seen;
+  int64_t total = 0;
+  for (const auto& a : g.accesses)
+    if (a.buffer >= 0 && std::find(seen.begin(), seen.end(), a.buffer) == seen.end()) {
+      seen.push_back(a.buffer);
+      total += bytes_of(p.buffers[a.buffer]);
+    }
+  for (const auto& o : g.outputs) total += bytes_of(p.buffers[o.buffer]);
+  return total;
+}
 
 // Without a GPU but with KILN_JIT_ARCH set, every host group is also compiled for that arch,
 // so code generation and NVRTC are exercised by everything that runs (this is how CI covers
@@ -57,6 +77,8 @@ class PlanRunner {
   const Device& device_of(int id) const { return p_.buffers[id].device; }
 
   void run_step(const plan::KernelStep& s) {
+    ++g_kernels;
+    g_bytes += kernel_bytes(p_, s.group);
     // Allocate first: the group's worker threads only read the buffer table.
     for (const auto& o : s.group.outputs) get(o.buffer);
     for (const auto& a : s.group.accesses)
@@ -74,6 +96,8 @@ class PlanRunner {
   }
 
   void run_step(const plan::CopyStep& s) {
+    ++g_copies;
+    g_bytes += 2 * bytes_of(p_.buffers[s.src]);
     auto src = get(s.src);
     void* dst = data(s.dst);
     const Device &from = device_of(s.src), &to = device_of(s.dst);
@@ -109,11 +133,15 @@ class PlanRunner {
     gpu::copy_to_device(d.index, data(out), hout->data(), hout->nbytes, false);
   }
   void run_step(const plan::FftStep& s) {
+    ++g_library;
+    g_bytes += bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
     on_host(s.in, s.out, [&](const void* in, void* out) {
       cpu::run_fft(s, p_.buffers[s.in], in, p_.buffers[s.out], out);
     });
   }
   void run_step(const plan::RandomStep& cached) {
+    ++g_library;
+    g_bytes += bytes_of(p_.buffers[cached.out]);
     plan::RandomStep s = cached;  // this graph's seed, offset and bounds
     for (const auto& r : p_.bindings.randoms)
       if (r.step == static_cast<int>(current_)) {
@@ -138,7 +166,19 @@ class PlanRunner {
 }  // namespace
 
 std::vector<graph::BufferRef> run_plan(const plan::Plan& p, const graph::Signature& sig) {
+  ++g_plans;
   return PlanRunner(p, sig).run();
 }
 
 }  // namespace kiln::api
+
+namespace kiln {
+
+EngineStats engine_stats() {
+  return {api::g_plans, api::g_kernels, api::g_library, api::g_copies, api::g_bytes};
+}
+void reset_engine_stats() {
+  for (auto* c : {&api::g_plans, &api::g_kernels, &api::g_library, &api::g_copies, &api::g_bytes}) *c = 0;
+}
+
+}  // namespace kiln
