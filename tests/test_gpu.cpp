@@ -288,7 +288,7 @@ TEST_CASE("gpu: copies are plan steps: a reduction comes back as a scalar, a sou
     for (const auto& s : p.steps) n += pred(s);
     return n;
   };
-  auto d = kiln::asarray(sample({1000}, DType::Float32), kiln::cuda());
+  auto d = kiln::asarray(sample({1000}, DType::Float32), kiln::cuda()).eval();
   auto m = kiln::sum(d * 2).get();
   auto plan = kiln::plan::make_plan({m.node()});
   int copies = count(plan, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); });

@@ -71,8 +71,7 @@ std::optional<CacheEntry> DiskCache::load(const std::string& key) const {
   std::string problem;
   // A file under another key's name (copied, or a hash prefix clash in a tool) is a miss too.
   if (!decode_entry(*bytes, e, problem) || e.key != key) return std::nullopt;
-  // Refresh the mtime for LRU eviction; failing (read-only directory) costs nothing.
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+  touch_precisely(path);  // recency for LRU eviction
   return e;
 }
 

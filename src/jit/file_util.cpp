@@ -1,6 +1,8 @@
 // POSIX file helpers for the disk cache.
 #include "jit/file_util.hpp"
 
+#include <ctime>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +68,15 @@ std::optional<std::vector<char>> read_whole_file(const std::string& path) {
   }
 }
 
+// The kernel stamps files from a coarse clock (a few ms), so entries written or used in the
+// same tick would tie and LRU order would be a coin toss; stamp them from the fine clock.
+void touch_precisely(const std::string& path) {
+  timespec now[2];
+  ::clock_gettime(CLOCK_REALTIME, &now[0]);
+  now[1] = now[0];
+  ::utimensat(AT_FDCWD, path.c_str(), now, 0);  // failing (read-only directory) costs nothing
+}
+
 int write_file_atomically(const std::string& path, std::span<const char> data, mode_t mode) {
   std::string tmp = temp_path_for(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
@@ -74,6 +85,7 @@ int write_file_atomically(const std::string& path, std::span<const char> data, m
   // No fsync: after a power loss the entry may be empty or torn, which the checksum turns into
   // a miss; paying milliseconds per kernel for durability would buy nothing.
   if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0) touch_precisely(tmp);
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) ::unlink(tmp.c_str());
   return err;

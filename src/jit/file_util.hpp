@@ -19,6 +19,8 @@ std::optional<std::vector<char>> read_whole_file(const std::string& path);
 // Writes `data` to a unique temporary file beside `path`, then renames it over `path`, so
 // readers see the old file or the complete new one, never a partial one; two writers racing
 // on the same path both succeed and the last rename wins. 0 or errno.
+// Sets a file's access and modification times from the fine-grained realtime clock.
+void touch_precisely(const std::string& path);
 int write_file_atomically(const std::string& path, std::span<const char> data, mode_t mode);
 
 // The suffix of those temporary files, so cleanup can recognise ones a crash left behind.
