@@ -6,6 +6,7 @@
 
 #include "api/memory.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/library.hpp"
 #include "cuda/runtime.hpp"
 #include "host/fft.hpp"
 #include "host/fused.hpp"
@@ -117,27 +118,12 @@ class PlanRunner {
     }
   }
 
-  // FFT and random steps on a GPU run on the host until the cuFFT and cuRAND steps land
-  // (issue 4): the input comes over, the host computes, the result goes back.
-  template <class HostFn>
-  void on_host(int in, int out, HostFn fn) {
-    const Device& d = device_of(out);
-    if (d.is_host()) return fn(in >= 0 ? data(in) : nullptr, data(out));
-    graph::BufferRef hin;
-    if (in >= 0) {
-      hin = allocate(host(), get(in)->nbytes);
-      gpu::copy_to_host(device_of(in).index, hin->data(), data(in), hin->nbytes, hin->pinned);
-    }
-    auto hout = allocate(host(), get(out)->nbytes);
-    fn(hin ? hin->data() : nullptr, hout->data());
-    gpu::copy_to_device(d.index, data(out), hout->data(), hout->nbytes, false);
-  }
   void run_step(const plan::FftStep& s) {
     ++g_library;
     g_bytes += bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
-    on_host(s.in, s.out, [&](const void* in, void* out) {
-      cpu::run_fft(s, p_.buffers[s.in], in, p_.buffers[s.out], out);
-    });
+    const Device& d = device_of(s.out);
+    if (d.is_cuda()) gpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out), d.index);
+    else cpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
   }
   void run_step(const plan::RandomStep& cached) {
     ++g_library;
@@ -151,7 +137,9 @@ class PlanRunner {
         s.a = sc[2];
         s.b = sc[3];
       }
-    on_host(-1, s.out, [&](const void*, void* out) { cpu::run_random(s, p_.buffers[s.out], out); });
+    const Device& d = device_of(s.out);
+    if (d.is_cuda()) gpu::run_random(s, p_.buffers[s.out], data(s.out), d.index);
+    else cpu::run_random(s, p_.buffers[s.out], data(s.out));
   }
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 

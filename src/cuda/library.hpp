@@ -1,0 +1,19 @@
+// Library steps on a GPU: FFTs through cuFFT and random numbers through cuRAND, both on the
+// device's kiln stream (so stream-ordered memory reuse stays safe) with work areas from kiln's
+// allocator.
+#pragma once
+#include "plan/plan.hpp"
+
+namespace kiln::gpu {
+
+// Reads `in` (dense, plan buffer step.in's dtype and shape) and writes `out` (dense, plan buffer
+// step.out), cropping or zero-padding each transformed axis to step.lengths, then scaling by
+// step.scale. Same contract as the host's cpu::run_fft.
+void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+             const plan::PlanBuffer& out_desc, void* out, int device);
+
+// Fills `out` with the same numbers the host's cpu::run_random gives for this step.
+void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,
+                int device);
+
+}  // namespace kiln::gpu
