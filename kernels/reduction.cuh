@@ -149,18 +149,47 @@ struct ExtremumOp {
   }
 };
 
-// ---- block-wide merge through shared memory ----
+// ---- block-wide merge: warp shuffles, then one value per warp through shared memory ----
+
+// Shuffles any accumulator (a number, a complex, an extremum with its index) word by word.
+template <class T>
+__device__ __forceinline__ T shuffle_down(const T& v, int delta) {
+  constexpr int kWords = (sizeof(T) + 3) / 4;
+  union Words {
+    T value;
+    unsigned w[kWords];
+    __device__ Words() {}
+  } in, out;
+  in.value = v;
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_down_sync(0xffffffffu, in.w[k], delta);
+  return out.value;
+}
+
+template <class Op>
+__device__ __forceinline__ typename Op::acc warp_merge(typename Op::acc a) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) Op::merge(a, shuffle_down(a, d));
+  return a;
+}
+
+// Every thread of the block gets the merge of all the block's accumulators.
 template <class Op, int BLOCK>
 __device__ __forceinline__ typename Op::acc block_merge(typename Op::acc a) {
-  __shared__ typename Op::acc part[BLOCK];
-  part[threadIdx.x] = a;
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ typename Op::acc per_warp[kWarps];
+  __shared__ typename Op::acc result;
+  a = warp_merge<Op>(a);
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) per_warp[warp] = a;
   __syncthreads();
-#pragma unroll
-  for (int s = BLOCK / 2; s > 0; s >>= 1) {
-    if ((int)threadIdx.x < s) Op::merge(part[threadIdx.x], part[threadIdx.x + s]);
-    __syncthreads();
+  if (warp == 0) {
+    a = lane < kWarps ? per_warp[lane] : Op::init();
+    a = warp_merge<Op>(a);
+    if (lane == 0) result = a;
   }
-  return part[0];
+  __syncthreads();
+  return result;
 }
 
 // The end of a one-output reduction: each block stores its partial; the last block to arrive
