@@ -3,6 +3,7 @@
 #include "kiln/array.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
+#include "kiln/explain.hpp"
 #include "kiln/errors.hpp"
 #include "kiln/fft.hpp"
 #include "kiln/random.hpp"

@@ -1,0 +1,78 @@
+#include "kiln/explain.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "api/build.hpp"
+#include "codegen/kernel_source.hpp"
+#include "plan/planner.hpp"
+
+namespace kiln {
+namespace {
+
+int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
+
+std::string mb(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+std::string buffer(const plan::Plan& p, int id) {
+  const auto& b = p.buffers[id];
+  return std::string(dtype_name(b.dtype)) + shape_str(b.shape) + (b.external ? " (input)" : "") +
+         " on " + b.device.str();
+}
+
+struct Describe {
+  const plan::Plan& p;
+  std::ostringstream& os;
+
+  void operator()(const plan::KernelStep& s) const {
+    const auto& g = s.group;
+    auto src = codegen::generate(g);
+    int64_t bytes = 0;
+    for (const auto& a : g.accesses)
+      if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
+    for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
+    os << "kernel " << src.name << " on " << p.buffers[g.outputs[0].buffer].device.str() << ": "
+       << src.summary << "\n    " << g.code.size() << " instructions over "
+       << shape_str(g.shape) << ", moves " << mb(bytes) << "\n";
+  }
+  void operator()(const plan::FftStep& s) const {
+    os << "fft (" << (s.inverse ? "inverse" : "forward") << ") " << buffer(p, s.in) << " -> "
+       << buffer(p, s.out) << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out]))
+       << "\n";
+  }
+  void operator()(const plan::RandomStep& s) const {
+    os << "random draw into " << buffer(p, s.out) << ", writes " << mb(bytes_of(p.buffers[s.out]))
+       << "\n";
+  }
+  void operator()(const plan::CopyStep& s) const {
+    const auto& from = p.buffers[s.src].device;
+    const auto& to = p.buffers[s.dst].device;
+    os << "copy " << (from.is_host() ? "host -> device" : to.is_host() ? "device -> host" : "device -> device")
+       << " " << buffer(p, s.src) << ", " << mb(bytes_of(p.buffers[s.src])) << "\n";
+  }
+  void operator()(const plan::FreeStep&) const {}
+};
+
+}  // namespace
+
+std::string explain(const std::vector<Array>& outputs) {
+  std::vector<graph::NodeRef> nodes;
+  for (const auto& a : outputs)
+    if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());
+  std::ostringstream os;
+  if (nodes.empty()) return "nothing to do: every array is already evaluated\n";
+  plan::Plan p = plan::make_plan(nodes);
+  int n = 0;
+  for (const auto& s : p.steps)
+    if (!std::holds_alternative<plan::FreeStep>(s)) {
+      os << "step " << ++n << ": ";
+      std::visit(Describe{p, os}, s);
+    }
+  return os.str();
+}
+
+}  // namespace kiln

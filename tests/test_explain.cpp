@@ -1,0 +1,36 @@
+// kiln::explain describes the plan: one line per kernel, library call and copy.
+#include <doctest/doctest.h>
+
+#include <kiln/kiln.hpp>
+#include <string>
+
+namespace {
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("explain: the chain is one kernel, named after what it does") {
+  auto x = kiln::arange(0, 100, 1, kiln::DType::Float32).eval();
+  auto t = kiln::sin(x * 2 + 1) * kiln::cos(x);
+  std::string e = kiln::explain({kiln::exp(-t) - x});
+  CHECK(count(e, "kernel ") == 1);
+  CHECK(e.find("k_mul_add_sin_cos") != std::string::npos);
+  CHECK(e.find("_f32_") != std::string::npos);
+  CHECK(count(kiln::explain({kiln::sum(t), t}), "kernel ") == 2);
+  CHECK(kiln::explain({x}).find("nothing to do") != std::string::npos);
+}
+
+TEST_CASE("explain: copies say their direction and size") {
+  if (!kiln::cuda_available()) {
+    MESSAGE("no GPU found: the copy half of this test is skipped");
+    return;
+  }
+  auto h = kiln::arange(0, 1000, 1, kiln::DType::Float64).eval();
+  std::string e = kiln::explain({(kiln::asarray(h, kiln::cuda()) * 2).get()});
+  CHECK(count(e, "copy host -> device") == 1);
+  CHECK(count(e, "copy device -> host") == 1);
+  CHECK(e.find("0.008 MB") != std::string::npos);
+}
