@@ -2,9 +2,9 @@
 //   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
+#include <nvrtc.h>
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,7 +76,8 @@ void bench_chain(bool with_sum) {
     kiln::EagerScope eager_mode;
     eager = time_ms([&] { (with_sum ? chain_sum(x, y) : chain(x, y)).eval(); }, 5, 5);
   }
-  print(with_sum ? "chain_sum" : "chain", {{"kiln_ms", fused}, {"kiln_eager_ms", eager}, {"n", double(n)}});
+  print(with_sum ? "chain_sum" : "chain",
+        {{"kiln_ms", fused}, {"kiln_eager_ms", eager}, {"n", double(n)}});
 }
 
 void bench_max() {
@@ -91,10 +92,15 @@ void bench_h2d() {
     auto host = kiln::random::randint(0, 255, {side, side}).eval();  // kiln host array: pinned
     std::vector<int64_t> pageable = host.to_vector<int64_t>();
     std::string s = std::to_string(side);
-    kv.push_back({"pinned_" + s + "_ms", time_ms([&] { kiln::asarray(host, kiln::cuda()).eval(); }, 10, 5)});
-    kv.push_back({"pageable_" + s + "_ms", time_ms([&] {
-                    kiln::asarray(pageable.data(), kiln::DType::Int64, {side, side}, kiln::cuda());
-                  }, 10, 5)});
+    kv.push_back(
+        {"pinned_" + s + "_ms", time_ms([&] { kiln::asarray(host, kiln::cuda()).eval(); }, 10, 5)});
+    kv.push_back(
+        {"pageable_" + s + "_ms",
+         time_ms(
+             [&] {
+               kiln::asarray(pageable.data(), kiln::DType::Int64, {side, side}, kiln::cuda());
+             },
+             10, 5)});
     auto dev = kiln::asarray(host, kiln::cuda()).eval();
     kv.push_back({"get_" + s + "_ms", time_ms([&] { dev.get().eval(); }, 10, 5)});
     kv.push_back({"bytes_" + s, double(host.nbytes())});
@@ -118,8 +124,11 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
                   auto sig = kiln::graph::signature({r.node()});
                 })});
   kv.push_back({"alloc_free_us", us_per([] { kiln::gpu::allocate(0, 4); })});
-  auto k = kiln::jit::get({"k_empty", "extern \"C\" __global__ void k_empty(float* p) {}", "empty",
-                           kiln::jit::target_arch(), {}});
+  auto k = kiln::jit::get({"k_empty",
+                           "extern \"C\" __global__ void k_empty(float* p) {}",
+                           "empty",
+                           kiln::jit::target_arch(),
+                           {}});
   cudaLibrary_t lib;
   cudaKernel_t kern;
   cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -128,7 +137,8 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
   void* args[] = {&p};
   cudaStream_t stream = kiln::gpu::device(0).stream;
   kv.push_back({"bare_launch_us", us_per([&] {
-                  cudaLaunchKernel(reinterpret_cast<const void*>(kern), dim3(1), dim3(32), args, 0, stream);
+                  cudaLaunchKernel(reinterpret_cast<const void*>(kern), dim3(1), dim3(32), args, 0,
+                                   stream);
                 })});
   kiln::synchronize(kiln::cuda());
 }
@@ -154,7 +164,8 @@ double bare_nvrtc_ms(const kiln::codegen::KernelSource& src, const std::string& 
   for (const auto& h : headers) names.push_back(h.name), texts.push_back(h.text);
   auto t0 = Clock::now();
   nvrtcProgram prog;
-  nvrtcCreateProgram(&prog, src.source.c_str(), "bare.cu", static_cast<int>(names.size()), texts.data(), names.data());
+  nvrtcCreateProgram(&prog, src.source.c_str(), "bare.cu", static_cast<int>(names.size()),
+                     texts.data(), names.data());
   std::string a = "--gpu-architecture=" + arch;
   const char* opts[] = {a.c_str(), "-std=c++17", "-default-device"};
   nvrtcCompileProgram(prog, 3, opts);
@@ -182,7 +193,8 @@ void bench_cold() {
   auto src = kiln::codegen::generate(g);
   double bare = bare_nvrtc_ms(src, kiln::jit::target_arch());
   auto st = kiln::cache::stats();
-  print("cold", {{"kiln_first_ms", first}, {"bare_nvrtc_ms", bare}, {"compiles", double(st.compiles)}});
+  print("cold",
+        {{"kiln_first_ms", first}, {"bare_nvrtc_ms", bare}, {"compiles", double(st.compiles)}});
 }
 
 // First evaluation of the chain in a fresh process (its kernel on disk from an earlier run).
@@ -194,7 +206,9 @@ void bench_warm_disk() {
   float v = chain(x, y).to_vector<float>()[0];
   double ms = ms_since(t0);
   auto st = kiln::cache::stats();
-  print("warm_disk", {{"kiln_ms", ms}, {"compiles", double(st.compiles)}, {"disk_hits", double(st.disk_hits)},
+  print("warm_disk", {{"kiln_ms", ms},
+                      {"compiles", double(st.compiles)},
+                      {"disk_hits", double(st.disk_hits)},
                       {"value", v}});
 }
 
@@ -206,13 +220,20 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string w = argc > 1 ? argv[1] : "";
-  if (w == "chain") bench_chain(false);
-  else if (w == "chain_sum") bench_chain(true);
-  else if (w == "max") bench_max();
-  else if (w == "h2d") bench_h2d();
-  else if (w == "tiny") bench_tiny();
-  else if (w == "cold") bench_cold();
-  else if (w == "warm_disk") bench_warm_disk();
+  if (w == "chain")
+    bench_chain(false);
+  else if (w == "chain_sum")
+    bench_chain(true);
+  else if (w == "max")
+    bench_max();
+  else if (w == "h2d")
+    bench_h2d();
+  else if (w == "tiny")
+    bench_tiny();
+  else if (w == "cold")
+    bench_cold();
+  else if (w == "warm_disk")
+    bench_warm_disk();
   else {
     std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk\n");
     return 2;

@@ -43,13 +43,17 @@ double time_kiln(const kiln::Array& x, const kiln::Array& y, int repeats) {
 double time_numpy(int64_t n, int repeats) {
   std::string script =
       "import numpy as np, timeit\n"
-      "n=" + std::to_string(n) + "\n"
+      "n=" +
+      std::to_string(n) +
+      "\n"
       "rng=np.random.default_rng(0)\n"
       "x=rng.random(n,dtype=np.float32); y=rng.random(n,dtype=np.float32)\n"
       "def chain():\n"
       "  t=x*2+1; t=np.sin(t)*np.cos(y); t=t*t+y/3; return np.exp(-t)-x\n"
       "chain()\n"
-      "ts=sorted(timeit.repeat(chain,number=1,repeat=" + std::to_string(repeats) + "))\n"
+      "ts=sorted(timeit.repeat(chain,number=1,repeat=" +
+      std::to_string(repeats) +
+      "))\n"
       "print(ts[len(ts)//2]*1e3)\n";
   std::string cmd = "/usr/bin/python3 -c '" + script + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");

@@ -26,19 +26,21 @@ Run measure(const std::function<kiln::Array()>& expr, kiln::Device d, bool eager
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) expr().eval();
   kiln::synchronize(d);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   kiln::set_mode(saved);
   kiln::EngineStats s = kiln::engine_stats();
-  return {ms / iters, {s.plans / iters, s.kernels / iters, s.library_calls / iters,
-                       s.copies / iters, s.bytes_moved / iters}};
+  return {ms / iters,
+          {s.plans / iters, s.kernels / iters, s.library_calls / iters, s.copies / iters,
+           s.bytes_moved / iters}};
 }
 
 void row(const char* name, const std::function<kiln::Array()>& expr, kiln::Device d) {
   Run eager = measure(expr, d, true), fused = measure(expr, d, false);
   std::printf("%-26s %7lld %7lld %10.1f %10.1f %9.3f %9.3f %8.1fx\n", name,
-              static_cast<long long>(eager.per_eval.kernels), static_cast<long long>(fused.per_eval.kernels),
-              eager.per_eval.bytes_moved / 1e6, fused.per_eval.bytes_moved / 1e6, eager.ms, fused.ms,
-              eager.ms / fused.ms);
+              static_cast<long long>(eager.per_eval.kernels),
+              static_cast<long long>(fused.per_eval.kernels), eager.per_eval.bytes_moved / 1e6,
+              fused.per_eval.bytes_moved / 1e6, eager.ms, fused.ms, eager.ms / fused.ms);
 }
 
 }  // namespace
@@ -51,18 +53,25 @@ int main(int argc, char** argv) {
   auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
   auto y = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
   auto m = x.reshape({n / 1024, 1024});
-  std::printf("eager vs fused on %s, float32, %lld elements\n", gpu ? "the GPU" : "the host (no GPU found)",
-              static_cast<long long>(n));
-  std::printf("%-26s %7s %7s %10s %10s %9s %9s %9s\n", "expression", "k.eager", "k.fused", "MB eager",
-              "MB fused", "ms eager", "ms fused", "speedup");
-  row("chain (PERFORMANCE.md)", [&] {
-    auto t = x * 2 + 1;
-    t = kiln::sin(t) * kiln::cos(y);
-    t = t * t + y / 3;
-    return kiln::exp(-t) - x;
-  }, d);
-  row("row normalisation", [&] { return (m - kiln::mean(m, {1}, true)) / (kiln::max(m, {1}, true) + 1e-6f); }, d);
-  row("sum(exp(-x*x) * y)", [&] { return kiln::sum(kiln::exp(-x * x) * y); }, d);
-  row("where(x > y, x - y, 0)", [&] { return kiln::where(x > y, x - y, 0); }, d);
+  std::printf("eager vs fused on %s, float32, %lld elements\n",
+              gpu ? "the GPU" : "the host (no GPU found)", static_cast<long long>(n));
+  std::printf("%-26s %7s %7s %10s %10s %9s %9s %9s\n", "expression", "k.eager", "k.fused",
+              "MB eager", "MB fused", "ms eager", "ms fused", "speedup");
+  row(
+      "chain (PERFORMANCE.md)",
+      [&] {
+        auto t = x * 2 + 1;
+        t = kiln::sin(t) * kiln::cos(y);
+        t = t * t + y / 3;
+        return kiln::exp(-t) - x;
+      },
+      d);
+  row(
+      "row normalisation",
+      [&] { return (m - kiln::mean(m, {1}, true)) / (kiln::max(m, {1}, true) + 1e-6f); }, d);
+  row(
+      "sum(exp(-x*x) * y)", [&] { return kiln::sum(kiln::exp(-x * x) * y); }, d);
+  row(
+      "where(x > y, x - y, 0)", [&] { return kiln::where(x > y, x - y, 0); }, d);
   return 0;
 }

@@ -16,7 +16,8 @@ double best_ms(const std::function<void()>& f, int repeats, double* first = null
   for (int i = 0; i < repeats; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     f();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (i == 0 && first) *first = ms;
     best = std::min(best, ms);
   }
@@ -71,8 +72,9 @@ int main() {
 
   if (!gpu) {
     step("GPU steps");
-    std::printf("No GPU on this machine: the device fftn, allclose(f_cpu, f_gpu.get()), max on the\n"
-                "device and randint on the device run where kiln::cuda_available() is true.\n");
+    std::printf(
+        "No GPU on this machine: the device fftn, allclose(f_cpu, f_gpu.get()), max on the\n"
+        "device and randint on the device run where kiln::cuda_available() is true.\n");
   }
   return 0;
 }

@@ -144,8 +144,10 @@ struct ExtremumOp {
     if (better(b, a)) a = b;
   }
   static __device__ out finish(const acc& a, i64) {
-    if constexpr (Arg) return a.i;
-    else return a.v;
+    if constexpr (Arg)
+      return a.i;
+    else
+      return a.v;
   }
 };
 

@@ -47,9 +47,7 @@ Array sample(const Shape& s, DType t, double scale = 1.0, double shift = 0.0) {
   return a.astype(t).eval();
 }
 
-double rtol_of(DType t) {
-  return kiln::real_dtype(t) == DType::Float32 ? 2e-5 : 1e-11;
-}
+double rtol_of(DType t) { return kiln::real_dtype(t) == DType::Float32 ? 2e-5 : 1e-11; }
 
 // `atol` widens the tolerance for long float sums, whose rounding depends on the order.
 void check_same(const std::string& what, const Array& host, const Array& gpu, double atol = 0) {
@@ -59,8 +57,10 @@ void check_same(const std::string& what, const Array& host, const Array& gpu, do
   REQUIRE(back.dtype() == host.dtype());
   REQUIRE(back.shape() == host.shape());
   DType t = host.dtype();
-  if (t == DType::Bool || kiln::is_integer(t)) CHECK(kiln::array_equal(host, back));
-  else CHECK(kiln::allclose(back, host, rtol_of(t), std::max(atol, rtol_of(t)), true));
+  if (t == DType::Bool || kiln::is_integer(t))
+    CHECK(kiln::array_equal(host, back));
+  else
+    CHECK(kiln::allclose(back, host, rtol_of(t), std::max(atol, rtol_of(t)), true));
 }
 
 // Runs f on host inputs and on copies of them on the GPU; the results must agree.
@@ -78,7 +78,8 @@ void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>&
 }
 
 const std::vector<std::pair<std::string, std::function<Array(const Array&)>>> kUnary = {
-    {"neg", [](const Array& a) { return -a; }},      {"not", [](const Array& a) { return ~a; }},
+    {"neg", [](const Array& a) { return -a; }},
+    {"not", [](const Array& a) { return ~a; }},
     {"abs", [](const Array& a) { return kiln::abs(a); }},
     {"sqrt", [](const Array& a) { return kiln::sqrt(a); }},
     {"exp", [](const Array& a) { return kiln::exp(a); }},
@@ -94,23 +95,24 @@ const std::vector<std::pair<std::string, std::function<Array(const Array&)>>> kU
     {"conj", [](const Array& a) { return kiln::conj(a); }},
 };
 
-const std::vector<std::pair<std::string, std::function<Array(const Array&, const Array&)>>> kBinary = {
-    {"add", [](const Array& a, const Array& b) { return a + b; }},
-    {"sub", [](const Array& a, const Array& b) { return a - b; }},
-    {"mul", [](const Array& a, const Array& b) { return a * b; }},
-    {"div", [](const Array& a, const Array& b) { return a / b; }},
-    {"pow", [](const Array& a, const Array& b) { return kiln::pow(a, kiln::abs(b)); }},
-    {"minimum", [](const Array& a, const Array& b) { return kiln::minimum(a, b); }},
-    {"maximum", [](const Array& a, const Array& b) { return kiln::maximum(a, b); }},
-    {"eq", [](const Array& a, const Array& b) { return a == b; }},
-    {"ne", [](const Array& a, const Array& b) { return a != b; }},
-    {"lt", [](const Array& a, const Array& b) { return a < b; }},
-    {"le", [](const Array& a, const Array& b) { return a <= b; }},
-    {"gt", [](const Array& a, const Array& b) { return a > b; }},
-    {"ge", [](const Array& a, const Array& b) { return a >= b; }},
-    {"and", [](const Array& a, const Array& b) { return a & b; }},
-    {"or", [](const Array& a, const Array& b) { return a | b; }},
-    {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
+const std::vector<std::pair<std::string, std::function<Array(const Array&, const Array&)>>>
+    kBinary = {
+        {"add", [](const Array& a, const Array& b) { return a + b; }},
+        {"sub", [](const Array& a, const Array& b) { return a - b; }},
+        {"mul", [](const Array& a, const Array& b) { return a * b; }},
+        {"div", [](const Array& a, const Array& b) { return a / b; }},
+        {"pow", [](const Array& a, const Array& b) { return kiln::pow(a, kiln::abs(b)); }},
+        {"minimum", [](const Array& a, const Array& b) { return kiln::minimum(a, b); }},
+        {"maximum", [](const Array& a, const Array& b) { return kiln::maximum(a, b); }},
+        {"eq", [](const Array& a, const Array& b) { return a == b; }},
+        {"ne", [](const Array& a, const Array& b) { return a != b; }},
+        {"lt", [](const Array& a, const Array& b) { return a < b; }},
+        {"le", [](const Array& a, const Array& b) { return a <= b; }},
+        {"gt", [](const Array& a, const Array& b) { return a > b; }},
+        {"ge", [](const Array& a, const Array& b) { return a >= b; }},
+        {"and", [](const Array& a, const Array& b) { return a & b; }},
+        {"or", [](const Array& a, const Array& b) { return a | b; }},
+        {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
 };
 
 }  // namespace
@@ -138,84 +140,136 @@ TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars")
               {sample({100}, DType::Float32)});
   same_on_gpu("i32 + 7 (weak)", [](const std::vector<Array>& in) { return in[0] + 7; },
               {sample({100}, DType::Int32)});
-  same_on_gpu("mixed promotion", [](const std::vector<Array>& in) { return in[0] * in[1] + in[2]; },
-              {sample({8}, DType::Int32), sample({8}, DType::Float32), sample({8}, DType::Complex64)});
-  same_on_gpu("int overflow wraps", [](const std::vector<Array>& in) { return in[0] * 1000000 * 1000000; },
+  same_on_gpu(
+      "mixed promotion", [](const std::vector<Array>& in) { return in[0] * in[1] + in[2]; },
+      {sample({8}, DType::Int32), sample({8}, DType::Float32), sample({8}, DType::Complex64)});
+  same_on_gpu("int overflow wraps",
+              [](const std::vector<Array>& in) { return in[0] * 1000000 * 1000000; },
               {sample({16}, DType::Int32)});
 }
 
 TEST_CASE("gpu: where, clip, casts, arange, linspace") {
   if (!have_gpu()) return;
-  same_on_gpu("where", [](const std::vector<Array>& in) { return kiln::where(in[0] > 0, in[0], -in[1]); },
+  same_on_gpu("where",
+              [](const std::vector<Array>& in) { return kiln::where(in[0] > 0, in[0], -in[1]); },
               {sample({6, 7}, DType::Float64), sample({6, 7}, DType::Int64)});
   same_on_gpu("clip", [](const std::vector<Array>& in) { return kiln::clip(in[0], -1.5, 2); },
               {sample({50}, DType::Float32)});
   for (DType from : kiln::kAllDTypes)
     for (DType to : kiln::kAllDTypes)
       same_on_gpu(std::string("astype ") + kiln::dtype_name(from) + "->" + kiln::dtype_name(to),
-                  [&](const std::vector<Array>& in) { return in[0].astype(to); }, {sample({33}, from, 1e3)});
-  check_same("arange", kiln::arange(3, 1000, 7).eval(), kiln::arange(3, 1000, 7, std::nullopt, kiln::cuda()).eval());
+                  [&](const std::vector<Array>& in) { return in[0].astype(to); },
+                  {sample({33}, from, 1e3)});
+  check_same("arange", kiln::arange(3, 1000, 7).eval(),
+             kiln::arange(3, 1000, 7, std::nullopt, kiln::cuda()).eval());
   check_same("linspace", kiln::linspace(-1, 1, 101).eval(),
              kiln::linspace(-1, 1, 101, true, DType::Float64, kiln::cuda()).eval());
-  check_same("zeros", kiln::zeros({3, 3}, DType::Int32).eval(), kiln::zeros({3, 3}, DType::Int32, kiln::cuda()).eval());
+  check_same("zeros", kiln::zeros({3, 3}, DType::Int32).eval(),
+             kiln::zeros({3, 3}, DType::Int32, kiln::cuda()).eval());
 }
 
 TEST_CASE("gpu: views inside fused kernels") {
   if (!have_gpu()) return;
   auto in = std::vector<Array>{sample({6, 8}, DType::Float32), sample({8, 6}, DType::Float32)};
-  same_on_gpu("transpose", [](const std::vector<Array>& v) { return v[0] + v[1].T(); }, in);
-  same_on_gpu("negative step", [](const std::vector<Array>& v) {
-    return v[0](Slice(std::nullopt, std::nullopt, -2), Slice(1, 7, 3)) * 2;
-  }, in);
-  same_on_gpu("integer index", [](const std::vector<Array>& v) { return v[0](int64_t{2}) + v[1](Slice(), int64_t{0}); }, in);
-  same_on_gpu("reshape of a transpose", [](const std::vector<Array>& v) { return (v[1].T() + 1).reshape({4, 12}).T(); }, in);
-  same_on_gpu("broadcast_to", [](const std::vector<Array>& v) { return v[0](int64_t{0}).broadcast_to({5, 8}) * v[0](Slice(0, 5)); }, in);
-  same_on_gpu("misaligned slice (offset 1)", [](const std::vector<Array>& v) { return v[0].reshape({-1})(Slice(1, std::nullopt)) + 1; }, in);
-  same_on_gpu("x + x.T shares one input", [](const std::vector<Array>& v) { auto s = v[0](Slice(0, 6), Slice(0, 6)); return s * s.T(); }, in);
+  same_on_gpu(
+      "transpose", [](const std::vector<Array>& v) { return v[0] + v[1].T(); }, in);
+  same_on_gpu(
+      "negative step",
+      [](const std::vector<Array>& v) {
+        return v[0](Slice(std::nullopt, std::nullopt, -2), Slice(1, 7, 3)) * 2;
+      },
+      in);
+  same_on_gpu(
+      "integer index",
+      [](const std::vector<Array>& v) { return v[0](int64_t{2}) + v[1](Slice(), int64_t{0}); }, in);
+  same_on_gpu(
+      "reshape of a transpose",
+      [](const std::vector<Array>& v) {
+        return (v[1].T() + 1).reshape({4, 12}).T();
+      },
+      in);
+  same_on_gpu(
+      "broadcast_to",
+      [](const std::vector<Array>& v) {
+        return v[0](int64_t{0}).broadcast_to({5, 8}) * v[0](Slice(0, 5));
+      },
+      in);
+  same_on_gpu(
+      "misaligned slice (offset 1)",
+      [](const std::vector<Array>& v) { return v[0].reshape({-1})(Slice(1, std::nullopt)) + 1; },
+      in);
+  same_on_gpu(
+      "x + x.T shares one input",
+      [](const std::vector<Array>& v) {
+        auto s = v[0](Slice(0, 6), Slice(0, 6));
+        return s * s.T();
+      },
+      in);
 }
 
 TEST_CASE("gpu: every reduction over every axis subset, with and without keepdims") {
   if (!have_gpu()) return;
   using R = Array (*)(const Array&, kiln::Axes, bool);
-  std::vector<std::pair<std::string, R>> reds = {{"sum", kiln::sum},   {"prod", kiln::prod}, {"max", kiln::max},
-                                                 {"min", kiln::min},   {"mean", kiln::mean}, {"any", kiln::any},
-                                                 {"all", kiln::all}};
+  std::vector<std::pair<std::string, R>> reds = {
+      {"sum", kiln::sum},   {"prod", kiln::prod}, {"max", kiln::max}, {"min", kiln::min},
+      {"mean", kiln::mean}, {"any", kiln::any},   {"all", kiln::all}};
   std::vector<kiln::Axes> subsets = {{}, {0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {-1}, {0, 1, 2}};
-  for (DType t : {DType::Int32, DType::Int64, DType::Float32, DType::Float64, DType::Complex128, DType::Bool})
+  for (DType t :
+       {DType::Int32, DType::Int64, DType::Float32, DType::Float64, DType::Complex128, DType::Bool})
     for (const auto& [name, r] : reds)
       for (const auto& axes : subsets)
         for (bool keep : {false, true}) {
-          std::string what = name + " " + kiln::dtype_name(t) + " axes " + std::to_string(axes.size()) +
-                             (axes.empty() ? "" : " first " + std::to_string(axes[0])) + (keep ? " keepdims" : "");
-          same_on_gpu(what, [&](const std::vector<Array>& in) { return r(in[0] * (name == "prod" ? 0.5 : 1.0), axes, keep); },
+          std::string what =
+              name + " " + kiln::dtype_name(t) + " axes " + std::to_string(axes.size()) +
+              (axes.empty() ? "" : " first " + std::to_string(axes[0])) + (keep ? " keepdims" : "");
+          same_on_gpu(what,
+                      [&](const std::vector<Array>& in) {
+                        return r(in[0] * (name == "prod" ? 0.5 : 1.0), axes, keep);
+                      },
                       {sample({3, 4, 5}, t)});
         }
   for (DType t : {DType::Int64, DType::Float32, DType::Float64})
     for (int axis : {0, 1, 2}) {
-      same_on_gpu("argmax", [&](const std::vector<Array>& in) { return kiln::argmax(in[0], axis); }, {sample({3, 4, 5}, t)});
-      same_on_gpu("argmin", [&](const std::vector<Array>& in) { return kiln::argmin(in[0], axis, true); }, {sample({3, 4, 5}, t)});
+      same_on_gpu("argmax", [&](const std::vector<Array>& in) { return kiln::argmax(in[0], axis); },
+                  {sample({3, 4, 5}, t)});
+      same_on_gpu("argmin",
+                  [&](const std::vector<Array>& in) { return kiln::argmin(in[0], axis, true); },
+                  {sample({3, 4, 5}, t)});
     }
-  same_on_gpu("argmax flat", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); }, {sample({3, 4, 5}, DType::Float32)});
+  same_on_gpu("argmax flat", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); },
+              {sample({3, 4, 5}, DType::Float32)});
 }
 
 TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
   if (!have_gpu()) return;
   Array big = sample({1 << 20}, DType::Float32);
   // float32 sums of 2^20 values of size ~3 round differently by order: ~1e-7 * 3 * 2^10.
-  same_on_gpu("full sum 2^20", [](const std::vector<Array>& in) { return kiln::sum(in[0]); }, {big}, 2e-3);
-  same_on_gpu("full max of an expression", [](const std::vector<Array>& in) { return kiln::max(kiln::exp(-in[0] * in[0])); }, {big});
-  same_on_gpu("argmax 2^20", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); }, {sample({(1 << 20) + 3}, DType::Int64)});
+  same_on_gpu(
+      "full sum 2^20", [](const std::vector<Array>& in) { return kiln::sum(in[0]); }, {big}, 2e-3);
+  same_on_gpu("full max of an expression",
+              [](const std::vector<Array>& in) { return kiln::max(kiln::exp(-in[0] * in[0])); },
+              {big});
+  same_on_gpu("argmax 2^20", [](const std::vector<Array>& in) { return kiln::argmax(in[0]); },
+              {sample({(1 << 20) + 3}, DType::Int64)});
   Array m = sample({1000, 1000}, DType::Float64);
-  same_on_gpu("rows: sum over the last axis", [](const std::vector<Array>& in) { return kiln::sum(in[0], {1}); }, {m});
-  same_on_gpu("per-thread: sum over the first axis", [](const std::vector<Array>& in) { return kiln::sum(in[0], {0}); }, {m});
-  same_on_gpu("tall: mean over axis 0 of (5000, 8)", [](const std::vector<Array>& in) { return kiln::mean(in[0], {0}); },
+  same_on_gpu("rows: sum over the last axis",
+              [](const std::vector<Array>& in) { return kiln::sum(in[0], {1}); }, {m});
+  same_on_gpu("per-thread: sum over the first axis",
+              [](const std::vector<Array>& in) { return kiln::sum(in[0], {0}); }, {m});
+  same_on_gpu("tall: mean over axis 0 of (5000, 8)",
+              [](const std::vector<Array>& in) { return kiln::mean(in[0], {0}); },
               {sample({5000, 8}, DType::Float32)});
-  same_on_gpu("normalisation", [](const std::vector<Array>& in) {
-    return (in[0] - kiln::mean(in[0], {1}, true)) / kiln::max(kiln::abs(in[0]));
-  }, {m});
-  same_on_gpu("sum of a transpose", [](const std::vector<Array>& in) { return kiln::sum(in[0].T() * 2, {1}); }, {m});
-  same_on_gpu("empty sum", [](const std::vector<Array>& in) { return kiln::sum(in[0](Slice(0, 0)), {0}); }, {m});
-  same_on_gpu("elementwise tail 2^20+3", [](const std::vector<Array>& in) { return kiln::sin(in[0]) * 2; },
+  same_on_gpu("normalisation",
+              [](const std::vector<Array>& in) {
+                return (in[0] - kiln::mean(in[0], {1}, true)) / kiln::max(kiln::abs(in[0]));
+              },
+              {m});
+  same_on_gpu("sum of a transpose",
+              [](const std::vector<Array>& in) { return kiln::sum(in[0].T() * 2, {1}); }, {m});
+  same_on_gpu("empty sum",
+              [](const std::vector<Array>& in) { return kiln::sum(in[0](Slice(0, 0)), {0}); }, {m});
+  same_on_gpu("elementwise tail 2^20+3",
+              [](const std::vector<Array>& in) { return kiln::sin(in[0]) * 2; },
               {sample({(1 << 20) + 3}, DType::Float32)});
 }
 
@@ -271,9 +325,11 @@ TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
   (kiln::tanh(x * 0.125) * 7 - 3).get().eval();  // compiles (or finds) the kernels
   setenv("KILN_TEST_CHILD", "1", 1);
   std::string self = "/proc/self/exe";
-  const char* argv[] = {self.c_str(), "--test-case=gpu: child process (run by the disk-cache test)", nullptr};
+  const char* argv[] = {self.c_str(), "--test-case=gpu: child process (run by the disk-cache test)",
+                        nullptr};
   pid_t pid;
-  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ) ==
+          0);
   unsetenv("KILN_TEST_CHILD");
   int status = 0;
   waitpid(pid, &status, 0);
@@ -291,13 +347,15 @@ TEST_CASE("gpu: copies are plan steps: a reduction comes back as a scalar, a sou
   auto d = kiln::asarray(sample({1000}, DType::Float32), kiln::cuda()).eval();
   auto m = kiln::sum(d * 2).get();
   auto plan = kiln::plan::make_plan({m.node()});
-  int copies = count(plan, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); });
+  int copies =
+      count(plan, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); });
   CHECK(copies == 1);
   for (const auto& s : plan.steps)
     if (auto* c = std::get_if<kiln::plan::CopyStep>(&s)) CHECK(plan.buffers[c->src].shape.empty());
   auto h = sample({256}, DType::Float64);
   auto twice = h.to(kiln::cuda()) + kiln::asarray(h, kiln::cuda()) * 2;
   auto p2 = kiln::plan::make_plan({twice.node()});
-  CHECK(count(p2, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); }) == 1);
+  CHECK(count(p2, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); }) ==
+        1);
   check_same("3h", (h * 3).eval(), twice.eval());
 }

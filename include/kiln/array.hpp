@@ -53,7 +53,9 @@ class Array {
   // a.index({1, Slice(0, 10, 2)}): integers drop their axis; missing trailing axes are whole.
   Array index(std::vector<Index> idx) const;
   template <class... I>
-  Array operator()(I... i) const { return index({Index(i)...}); }
+  Array operator()(I... i) const {
+    return index({Index(i)...});
+  }
 
   // Computes the value now (and caches it in the node). Returns *this.
   const Array& eval() const;

@@ -7,10 +7,10 @@
 namespace kiln::cache {
 
 struct Stats {
-  int64_t compiles = 0;      // NVRTC compilations in this process
-  int64_t memory_hits = 0;   // kernels found in this process's memory
-  int64_t disk_hits = 0;     // kernels loaded from the disk cache
-  double compile_ms = 0;     // total NVRTC time in this process
+  int64_t compiles = 0;     // NVRTC compilations in this process
+  int64_t memory_hits = 0;  // kernels found in this process's memory
+  int64_t disk_hits = 0;    // kernels loaded from the disk cache
+  double compile_ms = 0;    // total NVRTC time in this process
 };
 
 Stats stats();

@@ -30,10 +30,14 @@ class Scalar {
   // The value converted to the C++ type of a dtype (with NumPy's casting).
   template <class T>
   T as() const {
-    if constexpr (std::is_same_v<T, bool>) return as_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(as_int());
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(as_double());
-    else return T(as_complex());
+    if constexpr (std::is_same_v<T, bool>)
+      return as_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(as_int());
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(as_double());
+    else
+      return T(as_complex());
   }
   // Bitwise equality (so NaN == NaN): what hash-consing needs.
   bool same_as(const Scalar& o) const;

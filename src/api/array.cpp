@@ -70,7 +70,8 @@ namespace {
 
 // NumPy's slice.indices(): clamps start and stop, returns (start, length).
 std::pair<int64_t, int64_t> slice_range(const Slice& s, int64_t dim, int axis) {
-  if (s.step == 0) throw ShapeError("slice step cannot be zero (axis " + std::to_string(axis) + ")");
+  if (s.step == 0)
+    throw ShapeError("slice step cannot be zero (axis " + std::to_string(axis) + ")");
   int64_t step = s.step;
   auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
     if (!v) return dflt;
@@ -161,7 +162,7 @@ T Array::item() const {
   return to_vector<T>()[0];
 }
 
-#define KILN_INSTANTIATE(T)                           \
+#define KILN_INSTANTIATE(T)                            \
   template std::vector<T> Array::to_vector<T>() const; \
   template T Array::item<T>() const;
 KILN_INSTANTIATE(bool)

@@ -12,8 +12,9 @@ using graph::OpKind;
 
 const graph::Node& node_of(const Array& a) {
   if (!a.valid())
-    throw Error("kiln::Array is empty (default-constructed); assign it the result of a kiln "
-                "function before use");
+    throw Error(
+        "kiln::Array is empty (default-constructed); assign it the result of a kiln "
+        "function before use");
   return *a.node();
 }
 

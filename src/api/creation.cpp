@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "api/build.hpp"
-#include "api/promotion.hpp"
-#include "graph/shape.hpp"
 #include "api/memory.hpp"
+#include "api/promotion.hpp"
 #include "cuda/runtime.hpp"
+#include "graph/shape.hpp"
 
 namespace kiln {
 
@@ -22,8 +22,10 @@ Array asarray(const void* data, DType t, Shape s, Device d) {
   auto buf = api::allocate(d, nbytes);
   // User memory is pageable and may be freed once we return: copy it now (to a GPU through
   // double-buffered pinned staging).
-  if (nbytes && d.is_cuda()) gpu::copy_to_device(d.index, buf->data(), data, nbytes, false);
-  else if (nbytes) std::memcpy(buf->data(), data, nbytes);
+  if (nbytes && d.is_cuda())
+    gpu::copy_to_device(d.index, buf->data(), data, nbytes, false);
+  else if (nbytes)
+    std::memcpy(buf->data(), data, nbytes);
   return Array(graph::buffer_node(std::move(buf), t, std::move(s)));
 }
 
@@ -57,8 +59,8 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
   }
   int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
   DType it = is_complex(dt) || dt == DType::Bool ? DType::Float64 : dt;
-  graph::NodeSpec spec{graph::OpKind::Iota, 0, it, {n}, d,
-                       {api::scalar(start, it, d), api::scalar(step, it, d)}};
+  graph::NodeSpec spec{
+      graph::OpKind::Iota, 0, it, {n}, d, {api::scalar(start, it, d), api::scalar(step, it, d)}};
   return api::finish(api::cast(graph::make_node(std::move(spec)), dt));
 }
 

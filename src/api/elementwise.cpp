@@ -72,8 +72,9 @@ Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
   DType compute = binary_compute_dtype(op, t);
   if (op == BinaryOp::Pow && (is_integer(compute)))
     if (auto* s = std::get_if<Scalar>(&b); s && s->kind() == Scalar::Kind::Int && s->as_int() < 0)
-      throw DTypeError("pow: integers to negative integer powers are not allowed; cast the base "
-                       "to a float dtype first");
+      throw DTypeError(
+          "pow: integers to negative integer powers are not allowed; cast the base "
+          "to a float dtype first");
   auto n = align({a, b}, {compute, compute}, graph::op_name(op));
   DType out = graph::is_comparison(op) ? DType::Bool : compute;
   return api::finish(api::binary(op, n[0], n[1], out));
@@ -91,7 +92,7 @@ Array float_op(UnaryOp op, const Array& a) {
 
 }  // namespace
 
-#define KILN_DEFINE_BINARY(sym, OP)                                                           \
+#define KILN_DEFINE_BINARY(sym, OP)                                                            \
   Array operator sym(const Array& a, const Array& b) { return binary_op(BinaryOp::OP, a, b); } \
   Array operator sym(const Array& a, Scalar b) { return binary_op(BinaryOp::OP, a, b); }       \
   Array operator sym(Scalar a, const Array& b) { return binary_op(BinaryOp::OP, a, b); }

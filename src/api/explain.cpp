@@ -36,13 +36,13 @@ struct Describe {
       if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
     for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
     os << "kernel " << src.name << " on " << p.buffers[g.outputs[0].buffer].device.str() << ": "
-       << src.summary << "\n    " << g.code.size() << " instructions over "
-       << shape_str(g.shape) << ", moves " << mb(bytes) << "\n";
+       << src.summary << "\n    " << g.code.size() << " instructions over " << shape_str(g.shape)
+       << ", moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::FftStep& s) const {
     os << "fft (" << (s.inverse ? "inverse" : "forward") << ") " << buffer(p, s.in) << " -> "
-       << buffer(p, s.out) << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out]))
-       << "\n";
+       << buffer(p, s.out) << ", moves "
+       << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
   }
   void operator()(const plan::RandomStep& s) const {
     os << "random draw into " << buffer(p, s.out) << ", writes " << mb(bytes_of(p.buffers[s.out]))
@@ -51,7 +51,10 @@ struct Describe {
   void operator()(const plan::CopyStep& s) const {
     const auto& from = p.buffers[s.src].device;
     const auto& to = p.buffers[s.dst].device;
-    os << "copy " << (from.is_host() ? "host -> device" : to.is_host() ? "device -> host" : "device -> device")
+    os << "copy "
+       << (from.is_host() ? "host -> device"
+           : to.is_host() ? "device -> host"
+                          : "device -> device")
        << " " << buffer(p, s.src) << ", " << mb(bytes_of(p.buffers[s.src])) << "\n";
   }
   void operator()(const plan::FreeStep&) const {}

@@ -9,20 +9,27 @@ namespace kiln::api {
 
 DType default_dtype(const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Bool: return DType::Bool;
-    case Scalar::Kind::Int: return DType::Int64;
-    case Scalar::Kind::Float: return DType::Float64;
-    default: return DType::Complex128;
+    case Scalar::Kind::Bool:
+      return DType::Bool;
+    case Scalar::Kind::Int:
+      return DType::Int64;
+    case Scalar::Kind::Float:
+      return DType::Float64;
+    default:
+      return DType::Complex128;
   }
 }
 
 DType weak_result(DType array, const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Bool: return array;
-    case Scalar::Kind::Int: return array == DType::Bool ? DType::Int64 : array;
+    case Scalar::Kind::Bool:
+      return array;
+    case Scalar::Kind::Int:
+      return array == DType::Bool ? DType::Int64 : array;
     case Scalar::Kind::Float:
       return is_floating(array) || is_complex(array) ? array : DType::Float64;
-    default: return is_complex(array) ? array : complex_dtype(array);
+    default:
+      return is_complex(array) ? array : complex_dtype(array);
   }
 }
 

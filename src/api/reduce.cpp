@@ -50,8 +50,13 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
   params.push_back(keepdims);
   DType acc = accumulation_dtype(op, n.dtype);
   DType result = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? DType::Int64 : acc;
-  graph::NodeSpec spec{graph::OpKind::Reduce, static_cast<uint8_t>(op), result, out, n.device,
-                       {api::cast(a.node(), acc)}, params};
+  graph::NodeSpec spec{graph::OpKind::Reduce,
+                       static_cast<uint8_t>(op),
+                       result,
+                       out,
+                       n.device,
+                       {api::cast(a.node(), acc)},
+                       params};
   return api::finish(graph::make_node(std::move(spec)));
 }
 
@@ -63,13 +68,27 @@ Array arg_reduce(ReduceOp op, const Array& a, std::optional<int> axis, bool keep
 
 }  // namespace
 
-Array sum(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Sum, a, axes, keepdims); }
-Array prod(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Prod, a, axes, keepdims); }
-Array max(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Max, a, axes, keepdims); }
-Array min(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Min, a, axes, keepdims); }
-Array mean(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Mean, a, axes, keepdims); }
-Array any(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::Any, a, axes, keepdims); }
-Array all(const Array& a, Axes axes, bool keepdims) { return reduce(ReduceOp::All, a, axes, keepdims); }
+Array sum(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Sum, a, axes, keepdims);
+}
+Array prod(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Prod, a, axes, keepdims);
+}
+Array max(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Max, a, axes, keepdims);
+}
+Array min(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Min, a, axes, keepdims);
+}
+Array mean(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Mean, a, axes, keepdims);
+}
+Array any(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::Any, a, axes, keepdims);
+}
+Array all(const Array& a, Axes axes, bool keepdims) {
+  return reduce(ReduceOp::All, a, axes, keepdims);
+}
 Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
   return arg_reduce(ReduceOp::ArgMax, a, axis, keepdims);
 }

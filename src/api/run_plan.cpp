@@ -122,8 +122,10 @@ class PlanRunner {
     ++g_library;
     g_bytes += bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
     const Device& d = device_of(s.out);
-    if (d.is_cuda()) gpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out), d.index);
-    else cpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
+    if (d.is_cuda())
+      gpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out), d.index);
+    else
+      cpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
   }
   void run_step(const plan::RandomStep& cached) {
     ++g_library;
@@ -138,8 +140,10 @@ class PlanRunner {
         s.b = sc[3];
       }
     const Device& d = device_of(s.out);
-    if (d.is_cuda()) gpu::run_random(s, p_.buffers[s.out], data(s.out), d.index);
-    else cpu::run_random(s, p_.buffers[s.out], data(s.out));
+    if (d.is_cuda())
+      gpu::run_random(s, p_.buffers[s.out], data(s.out), d.index);
+    else
+      cpu::run_random(s, p_.buffers[s.out], data(s.out));
   }
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
@@ -166,7 +170,8 @@ EngineStats engine_stats() {
   return {api::g_plans, api::g_kernels, api::g_library, api::g_copies, api::g_bytes};
 }
 void reset_engine_stats() {
-  for (auto* c : {&api::g_plans, &api::g_kernels, &api::g_library, &api::g_copies, &api::g_bytes}) *c = 0;
+  for (auto* c : {&api::g_plans, &api::g_kernels, &api::g_library, &api::g_copies, &api::g_bytes})
+    *c = 0;
 }
 
 }  // namespace kiln

@@ -8,9 +8,12 @@ using graph::BinaryOp;
 using graph::UnaryOp;
 
 const char* cuda_type(DType t) {
-  static constexpr const char* names[] = {"bool",   "int",
-                                          "long long", "float",
-                                          "double", "kiln::complex<float>",
+  static constexpr const char* names[] = {"bool",
+                                          "int",
+                                          "long long",
+                                          "float",
+                                          "double",
+                                          "kiln::complex<float>",
                                           "kiln::complex<double>"};
   return names[static_cast<int>(t)];
 }
@@ -47,19 +50,25 @@ std::string cast_expr(DType from, DType to, const std::string& x) {
 std::string unary_expr(UnaryOp op, DType t, const std::string& x) {
   bool cx = is_complex(t), ints = is_integer(t), boolean = t == DType::Bool;
   switch (op) {
-    case UnaryOp::Neg: return ints ? call("kiln::wrap_neg", x) : "(-" + x + ")";
-    case UnaryOp::Not: return boolean ? "(!" + x + ")" : "(~" + x + ")";
+    case UnaryOp::Neg:
+      return ints ? call("kiln::wrap_neg", x) : "(-" + x + ")";
+    case UnaryOp::Not:
+      return boolean ? "(!" + x + ")" : "(~" + x + ")";
     case UnaryOp::Abs:
       if (boolean) return x;
       if (ints) return call("kiln::int_abs", x);
       return cx ? call("kiln::abs", x) : call(math("fabs", t), x);
-    case UnaryOp::Real: return call("kiln::real", x);
-    case UnaryOp::Imag: return call("kiln::imag", x);
-    case UnaryOp::Conj: return call("kiln::conj", x);
-    default: break;
+    case UnaryOp::Real:
+      return call("kiln::real", x);
+    case UnaryOp::Imag:
+      return call("kiln::imag", x);
+    case UnaryOp::Conj:
+      return call("kiln::conj", x);
+    default:
+      break;
   }
-  static constexpr const char* fn[] = {"", "", "", "sqrt", "exp", "log", "sin",
-                                       "cos", "tan", "tanh", "floor", "ceil"};
+  static constexpr const char* fn[] = {"",    "",    "",    "sqrt", "exp",   "log",
+                                       "sin", "cos", "tan", "tanh", "floor", "ceil"};
   auto i = static_cast<size_t>(op);
   if (i >= 3 && i < std::size(fn))
     return cx ? call(std::string("kiln::") + fn[i], x) : call(math(fn[i], t), x);
@@ -70,24 +79,39 @@ std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::s
   bool ints = is_integer(t), boolean = t == DType::Bool;
   auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
   switch (op) {
-    case BinaryOp::Add: return boolean ? infix("||") : ints ? call("kiln::wrap_add", a, b) : infix("+");
-    case BinaryOp::Sub: return ints ? call("kiln::wrap_sub", a, b) : infix("-");
-    case BinaryOp::Mul: return boolean ? infix("&&") : ints ? call("kiln::wrap_mul", a, b) : infix("*");
-    case BinaryOp::Div: return infix("/");
+    case BinaryOp::Add:
+      return boolean ? infix("||") : ints ? call("kiln::wrap_add", a, b) : infix("+");
+    case BinaryOp::Sub:
+      return ints ? call("kiln::wrap_sub", a, b) : infix("-");
+    case BinaryOp::Mul:
+      return boolean ? infix("&&") : ints ? call("kiln::wrap_mul", a, b) : infix("*");
+    case BinaryOp::Div:
+      return infix("/");
     case BinaryOp::Pow:
       if (ints) return call("kiln::int_pow", a, b);
       return is_complex(t) ? call("kiln::pow", a, b) : call(math("pow", t), a, b);
-    case BinaryOp::Minimum: return boolean ? infix("&&") : call("kiln::minimum", a, b);
-    case BinaryOp::Maximum: return boolean ? infix("||") : call("kiln::maximum", a, b);
-    case BinaryOp::Eq: return infix("==");
-    case BinaryOp::Ne: return infix("!=");
-    case BinaryOp::Lt: return infix("<");
-    case BinaryOp::Le: return infix("<=");
-    case BinaryOp::Gt: return infix(">");
-    case BinaryOp::Ge: return infix(">=");
-    case BinaryOp::And: return boolean ? infix("&&") : infix("&");
-    case BinaryOp::Or: return boolean ? infix("||") : infix("|");
-    case BinaryOp::Xor: return boolean ? infix("!=") : infix("^");
+    case BinaryOp::Minimum:
+      return boolean ? infix("&&") : call("kiln::minimum", a, b);
+    case BinaryOp::Maximum:
+      return boolean ? infix("||") : call("kiln::maximum", a, b);
+    case BinaryOp::Eq:
+      return infix("==");
+    case BinaryOp::Ne:
+      return infix("!=");
+    case BinaryOp::Lt:
+      return infix("<");
+    case BinaryOp::Le:
+      return infix("<=");
+    case BinaryOp::Gt:
+      return infix(">");
+    case BinaryOp::Ge:
+      return infix(">=");
+    case BinaryOp::And:
+      return boolean ? infix("&&") : infix("&");
+    case BinaryOp::Or:
+      return boolean ? infix("||") : infix("|");
+    case BinaryOp::Xor:
+      return boolean ? infix("!=") : infix("^");
   }
   throw std::logic_error("codegen: unknown binary op");
 }

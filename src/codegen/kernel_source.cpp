@@ -17,7 +17,6 @@ constexpr int kBlock = 256;  // threads per block, matched by the launcher
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-
 // Everything the emitters need to know about one group.
 struct Context {
   const FusedGroup& g;
@@ -107,25 +106,30 @@ std::string signature(Context& c) {
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
     int i = static_cast<int>(a);
     if (c.g.accesses[a].buffer >= 0)
-      add(Arg::Input, i, std::string("const ") + cuda_type(load_dtype(c.g, i)) + "* __restrict__ in" + num(i));
+      add(Arg::Input, i,
+          std::string("const ") + cuda_type(load_dtype(c.g, i)) + "* __restrict__ in" + num(i));
     else
       add(Arg::IotaOffset, i, "I io" + num(i));
   }
   for (size_t o = 0; o < c.g.outputs.size(); ++o) {
-      std::string t = c.g.reduction ? out_type(c) : cuda_type(c.g.code[c.g.outputs[o].instr].dtype);
-      add(Arg::Output, static_cast<int>(o), t + "* __restrict__ out" + num(o));
-    }
+    std::string t = c.g.reduction ? out_type(c) : cuda_type(c.g.code[c.g.outputs[o].instr].dtype);
+    add(Arg::Output, static_cast<int>(o), t + "* __restrict__ out" + num(o));
+  }
   for (const Instr& ins : c.g.code)
-    if (ins.kind == InstrKind::Param) add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
+    if (ins.kind == InstrKind::Param)
+      add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
   add(Arg::Count, -1, "I n");
-  if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread) add(Arg::RowLength, -1, "I r");
-  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull) add(Arg::VecFlag, -1, "int vec");
+  if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread)
+    add(Arg::RowLength, -1, "I r");
+  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull)
+    add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::ReduceFull) {
     add(Arg::Partials, -1, "Op::acc* partials");
     add(Arg::Counter, -1, "unsigned int* done");
   }
   if (has_strided(c))
-    add(Arg::Layout, -1, "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.g.accesses.size()) + "> L");
+    add(Arg::Layout, -1,
+        "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.g.accesses.size()) + "> L");
   std::string out;
   for (size_t i = 0; i < ps.size(); ++i) out += (i ? ", " : "") + ps[i];
   return out;
@@ -136,10 +140,13 @@ std::string signature(Context& c) {
 // The element index of access a at iteration index `idx` (dense: idx itself).
 std::string element_index(const Context& c, int a, const std::string& idx) {
   switch (c.k.access_kinds[a]) {
-    case AccessKind::Constant: return "0";
-    case AccessKind::Dense: return idx;
+    case AccessKind::Constant:
+      return "0";
+    case AccessKind::Dense:
+      return idx;
     default:
-      return "kiln::offset_of<" + num(c.k.space.shape.size()) + ">(" + idx + ", L.shape, L.strides[" + num(a) + "])";
+      return "kiln::offset_of<" + num(c.k.space.shape.size()) + ">(" + idx +
+             ", L.shape, L.strides[" + num(a) + "])";
   }
 }
 
@@ -153,10 +160,14 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     std::string e;
     switch (ins.kind) {
       case InstrKind::Load:
-        if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense) e = "v" + num(ins.arg) + "[l]";
-        else e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
+        if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense)
+          e = "v" + num(ins.arg) + "[l]";
+        else
+          e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
         break;
-      case InstrKind::Param: e = "s" + num(ins.arg); break;
+      case InstrKind::Param:
+        e = "s" + num(ins.arg);
+        break;
       case InstrKind::Iota:
         e = "(" + t(ins.a) + " + (" + cuda_type(ins.dtype) + ")(io" + num(ins.arg) + " + " +
             element_index(c, ins.arg, idx) + ") * " + t(ins.b) + ")";
@@ -165,10 +176,15 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
         e = unary_expr(static_cast<graph::UnaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a));
         break;
       case InstrKind::Binary:
-        e = binary_expr(static_cast<graph::BinaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a), t(ins.b));
+        e = binary_expr(static_cast<graph::BinaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a),
+                        t(ins.b));
         break;
-      case InstrKind::Where: e = "(" + t(ins.a) + " ? " + t(ins.b) + " : " + t(ins.c) + ")"; break;
-      case InstrKind::Cast: e = cast_expr(c.g.code[ins.a].dtype, ins.dtype, t(ins.a)); break;
+      case InstrKind::Where:
+        e = "(" + t(ins.a) + " ? " + t(ins.b) + " : " + t(ins.c) + ")";
+        break;
+      case InstrKind::Cast:
+        e = cast_expr(c.g.code[ins.a].dtype, ins.dtype, t(ins.a));
+        break;
     }
     os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
   }
@@ -180,24 +196,27 @@ std::string vector_loads(const Context& c) {
   std::ostringstream os;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
     if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
-      os << "    const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", V> v" << a
-         << " = kiln::load<V>(in" << a << " + i);\n";
+      os << "    const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", V> v"
+         << a << " = kiln::load<V>(in" << a << " + i);\n";
   return os.str();
 }
 
 std::string elementwise_kernel(Context& c) {
   std::ostringstream os;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n"
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
      << vector_loads(c);
   for (size_t o = 0; o < c.g.outputs.size(); ++o)
-    os << "    kiln::vec<" << cuda_type(c.g.code[c.g.outputs[o].instr].dtype) << ", V> r" << o << ";\n";
+    os << "    kiln::vec<" << cuda_type(c.g.code[c.g.outputs[o].instr].dtype) << ", V> r" << o
+       << ";\n";
   os << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true);
   for (size_t o = 0; o < c.g.outputs.size(); ++o)
     os << "      r" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
   os << "    }\n";
-  for (size_t o = 0; o < c.g.outputs.size(); ++o) os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
+  for (size_t o = 0; o < c.g.outputs.size(); ++o)
+    os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
   os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n}\n";
   return os.str();
 }
@@ -208,19 +227,26 @@ std::string op_type(const Context& c) {
   std::string ty = cuda_type(t);
   bool ints = is_integer(t);
   switch (c.g.reduction->op) {
-    case ReduceOp::Sum: return (ints ? "kiln::IntSumOp<" : "kiln::SumOp<") + ty + ">";
-    case ReduceOp::Prod: return (ints ? "kiln::IntProdOp<" : "kiln::ProdOp<") + ty + ">";
-    case ReduceOp::Mean: return "kiln::MeanOp<" + ty + ", " + cuda_type(real_dtype(t)) + ">";
+    case ReduceOp::Sum:
+      return (ints ? "kiln::IntSumOp<" : "kiln::SumOp<") + ty + ">";
+    case ReduceOp::Prod:
+      return (ints ? "kiln::IntProdOp<" : "kiln::ProdOp<") + ty + ">";
+    case ReduceOp::Mean:
+      return "kiln::MeanOp<" + ty + ", " + cuda_type(real_dtype(t)) + ">";
     case ReduceOp::Max:
       return (is_complex(t) ? "kiln::ExtremumOp<" : "kiln::MaxMinOp<") + ty + ", true" +
              (is_complex(t) ? ", false>" : ">");
     case ReduceOp::Min:
       return (is_complex(t) ? "kiln::ExtremumOp<" : "kiln::MaxMinOp<") + ty + ", false" +
              (is_complex(t) ? ", false>" : ">");
-    case ReduceOp::ArgMax: return "kiln::ExtremumOp<" + ty + ", true, true>";
-    case ReduceOp::ArgMin: return "kiln::ExtremumOp<" + ty + ", false, true>";
-    case ReduceOp::Any: return "kiln::AnyOp";
-    case ReduceOp::All: return "kiln::AllOp";
+    case ReduceOp::ArgMax:
+      return "kiln::ExtremumOp<" + ty + ", true, true>";
+    case ReduceOp::ArgMin:
+      return "kiln::ExtremumOp<" + ty + ", false, true>";
+    case ReduceOp::Any:
+      return "kiln::AnyOp";
+    case ReduceOp::All:
+      return "kiln::AllOp";
   }
   return "";
 }
@@ -230,15 +256,17 @@ std::string op_type(const Context& c) {
 std::string reduce_full_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n"
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
      << "  Op::acc acc = Op::init();\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
-     << vector_loads(c)
-     << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n" << lane_program(c, "(i + l)", true)
-     << "      Op::fold(acc, t" << value << ", (kiln::i64)(i + l));\n    }\n  };\n"
+     << vector_loads(c) << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
+     << lane_program(c, "(i + l)", true) << "      Op::fold(acc, t" << value
+     << ", (kiln::i64)(i + l));\n    }\n  };\n"
      << "  kiln::contiguous_loop<" << c.k.vec << ", 2>(n, vec, step);\n"
-     << "  kiln::finish_full_reduction<Op, " << kBlock << ">(acc, partials, done, out0, (kiln::i64)n);\n}\n";
+     << "  kiln::finish_full_reduction<Op, " << kBlock
+     << ">(acc, partials, done, out0, (kiln::i64)n);\n}\n";
   return os.str();
 }
 
@@ -246,17 +274,20 @@ std::string reduce_rows_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
   bool rows = c.k.form == Form::ReduceRows;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL(" << signature(c) << ") {\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n";
   if (rows)
     os << "  for (I o = blockIdx.x; o < n; o += gridDim.x) {\n"
        << "    Op::acc acc = Op::init();\n"
        << "    for (I j = threadIdx.x; j < r; j += blockDim.x) {\n";
   else
-    os << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * blockDim.x) {\n"
+    os << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * "
+          "blockDim.x) {\n"
        << "    Op::acc acc = Op::init();\n"
        << "    for (I j = 0; j < r; ++j) {\n";
-  os << "      const I i = o * r + j;\n" << lane_program(c, "i", false)
-     << "      Op::fold(acc, t" << value << ", (kiln::i64)j);\n    }\n";
+  os << "      const I i = o * r + j;\n"
+     << lane_program(c, "i", false) << "      Op::fold(acc, t" << value
+     << ", (kiln::i64)j);\n    }\n";
   if (rows)
     os << "    acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
        << "    if (threadIdx.x == 0) out0[o] = Op::finish(acc, r);\n    __syncthreads();\n  }\n}\n";
@@ -295,9 +326,12 @@ KernelSource generate(const FusedGroup& g) {
      << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
   if (g.reduction) os << "typedef " << op_type(c) << " Op;\n";
   os << "\n";
-  if (k.form == Form::Elementwise) os << elementwise_kernel(c);
-  else if (k.form == Form::ReduceFull) os << reduce_full_kernel(c);
-  else os << reduce_rows_kernel(c);
+  if (k.form == Form::Elementwise)
+    os << elementwise_kernel(c);
+  else if (k.form == Form::ReduceFull)
+    os << reduce_full_kernel(c);
+  else
+    os << reduce_rows_kernel(c);
   k.source = os.str();
   k.name = g.name + "_" + short_hash(k.source);
   replace_all(k.source, "KILN_KERNEL", k.name);

@@ -41,7 +41,7 @@ struct KernelSource {
   std::string source;   // complete translation unit
   std::string summary;  // the expression, in one line
   Form form = Form::Elementwise;
-  int vec = 1;          // lanes per step (16-byte accesses)
+  int vec = 1;  // lanes per step (16-byte accesses)
   bool index64 = false;
   std::vector<Arg> args;
   std::vector<AccessKind> access_kinds;

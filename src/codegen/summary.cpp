@@ -10,13 +10,19 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
   if (depth > 12) return "...";
   auto sub = [&](int j) { return describe(g, j, depth + 1); };
   switch (ins.kind) {
-    case plan::InstrKind::Load: return "in" + std::to_string(ins.arg);
-    case plan::InstrKind::Param: return "s" + std::to_string(ins.arg);
-    case plan::InstrKind::Iota: return "arange";
-    case plan::InstrKind::Cast: return std::string(dtype_name(ins.dtype)) + "(" + sub(ins.a) + ")";
-    case plan::InstrKind::Where: return "where(" + sub(ins.a) + ", " + sub(ins.b) + ", " + sub(ins.c) + ")";
+    case plan::InstrKind::Load:
+      return "in" + std::to_string(ins.arg);
+    case plan::InstrKind::Param:
+      return "s" + std::to_string(ins.arg);
+    case plan::InstrKind::Iota:
+      return "arange";
+    case plan::InstrKind::Cast:
+      return std::string(dtype_name(ins.dtype)) + "(" + sub(ins.a) + ")";
+    case plan::InstrKind::Where:
+      return "where(" + sub(ins.a) + ", " + sub(ins.b) + ", " + sub(ins.c) + ")";
     case plan::InstrKind::Unary:
-      return std::string(graph::op_name(static_cast<graph::UnaryOp>(ins.op))) + "(" + sub(ins.a) + ")";
+      return std::string(graph::op_name(static_cast<graph::UnaryOp>(ins.op))) + "(" + sub(ins.a) +
+             ")";
     case plan::InstrKind::Binary:
       return std::string(graph::op_name(static_cast<graph::BinaryOp>(ins.op))) + "(" + sub(ins.a) +
              ", " + sub(ins.b) + ")";

@@ -4,15 +4,13 @@
 
 #include <string>
 
-#include "kiln/device.hpp"
 #include "cuda/runtime.hpp"
+#include "kiln/device.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln {
 
-std::string Device::str() const {
-  return is_host() ? "host" : "cuda:" + std::to_string(index);
-}
+std::string Device::str() const { return is_host() ? "host" : "cuda:" + std::to_string(index); }
 
 int cuda_device_count() {
   static const int count = [] {
@@ -35,8 +33,8 @@ Device cuda(int index) {
                       "): no CUDA device is available on this machine (no GPU or no driver); "
                       "use kiln::host(), or check kiln::cuda_available() first");
   if (index < 0 || index >= n)
-    throw DeviceError("kiln::cuda(" + std::to_string(index) + "): there are " +
-                      std::to_string(n) + " CUDA devices (0.." + std::to_string(n - 1) + ")");
+    throw DeviceError("kiln::cuda(" + std::to_string(index) + "): there are " + std::to_string(n) +
+                      " CUDA devices (0.." + std::to_string(n - 1) + ")");
   return {Device::Kind::Cuda, index};
 }
 

@@ -190,8 +190,10 @@ std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
     p = try_allocate(d, pool, size);
   }
   if (!p) out_of_memory(index, nbytes);
-  if (blocks) b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
-  else b->owner = std::shared_ptr<void>(p, to_pool);
+  if (blocks)
+    b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
+  else
+    b->owner = std::shared_ptr<void>(p, to_pool);
   return b;
 }
 

@@ -60,8 +60,10 @@ class ArgPack {
     add(&v, sizeof v);
   }
   void add_index(int64_t v, bool index64) {
-    if (index64) add(v);
-    else add(static_cast<int32_t>(v));
+    if (index64)
+      add(v);
+    else
+      add(static_cast<int32_t>(v));
   }
   std::vector<void*> pointers() {
     std::vector<void*> out;
@@ -92,7 +94,8 @@ std::vector<int64_t> layout_values(const codegen::KernelSource& src) {
   std::vector<int64_t> out(r + a * r, 0);
   for (size_t d = 0; d < src.space.shape.size(); ++d) out[d] = src.space.shape[d];
   for (size_t k = 0; k < src.space.strides.size(); ++k)
-    for (size_t d = 0; d < src.space.shape.size(); ++d) out[r + k * r + d] = src.space.strides[k][d];
+    for (size_t d = 0; d < src.space.shape.size(); ++d)
+      out[r + k * r + d] = src.space.strides[k][d];
   return out;
 }
 
@@ -103,7 +106,8 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
   for (size_t a = 0; a < g.accesses.size(); ++a) {
     if (src.access_kinds[a] != codegen::AccessKind::Dense || g.accesses[a].buffer < 0) continue;
     size_t isz = itemsize(load_dtype(g, static_cast<int>(a)));
-    auto addr = reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
+    auto addr =
+        reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
     if (addr % (isz * src.vec)) return false;
   }
   if (!g.reduction)
@@ -142,10 +146,14 @@ int64_t grid_size(const codegen::KernelSource& src, int sm_count, int64_t n, int
   // chain: 0.390 ms against 0.402 ms with 32 and 0.433 ms uncapped), 8 for one-output
   // reductions (max of 128 MB: 0.0364 ms; 16 and 32 were slower).
   switch (src.form) {
-    case Form::Elementwise: return cap(steps, 64);
-    case Form::ReduceFull: return cap(steps, 8);
-    case Form::ReduceRows: return cap(kept, 32);
-    case Form::ReducePerThread: return cap((kept + kBlock - 1) / kBlock, 32);
+    case Form::Elementwise:
+      return cap(steps, 64);
+    case Form::ReduceFull:
+      return cap(steps, 8);
+    case Form::ReduceRows:
+      return cap(kept, 32);
+    case Form::ReducePerThread:
+      return cap((kept + kBlock - 1) / kBlock, 32);
   }
   return 1;
 }
@@ -175,19 +183,35 @@ Launch prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
         l.args.add(static_cast<void*>(base + acc.offset * itemsize(load_dtype(g, a.index))));
         break;
       }
-      case Arg::Output: l.args.add(data(g.outputs[a.index].buffer)); break;
-      case Arg::Param: add_param(l.args, g, params, a.index); break;
-      case Arg::IotaOffset: l.args.add_index(g.accesses[a.index].offset, src.index64); break;
-      case Arg::Count: l.args.add_index(per_row ? kept : n, src.index64); break;
-      case Arg::RowLength: l.args.add_index(row, src.index64); break;
-      case Arg::VecFlag: l.args.add(static_cast<int>(vector_aligned(g, src, data))); break;
+      case Arg::Output:
+        l.args.add(data(g.outputs[a.index].buffer));
+        break;
+      case Arg::Param:
+        add_param(l.args, g, params, a.index);
+        break;
+      case Arg::IotaOffset:
+        l.args.add_index(g.accesses[a.index].offset, src.index64);
+        break;
+      case Arg::Count:
+        l.args.add_index(per_row ? kept : n, src.index64);
+        break;
+      case Arg::RowLength:
+        l.args.add_index(row, src.index64);
+        break;
+      case Arg::VecFlag:
+        l.args.add(static_cast<int>(vector_aligned(g, src, data)));
+        break;
       case Arg::Layout: {
         auto layout = layout_values(src);
         l.args.add(layout.data(), layout.size() * sizeof(int64_t));
         break;
       }
-      case Arg::Partials: l.args.add(l.partials->data()); break;
-      case Arg::Counter: l.args.add(completion_counter(device)); break;
+      case Arg::Partials:
+        l.args.add(l.partials->data());
+        break;
+      case Arg::Counter:
+        l.args.add(completion_counter(device));
+        break;
     }
   }
   return l;
@@ -233,8 +257,8 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
   return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
 }
 
-LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
-                       int device, const std::function<void*(int)>& data) {
+LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
+                       const std::function<void*(int)>& data) {
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, device_arch(device), &fresh);

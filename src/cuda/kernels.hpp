@@ -18,8 +18,8 @@ struct LaunchRecord {
 
 // Launches the step's group on `device`'s stream. `data(id)` is the device address of plan
 // buffer id. The generated source and loaded kernel are kept in step.compiled.
-LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
-                       int device, const std::function<void*(int)>& data);
+LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
+                       const std::function<void*(int)>& data);
 
 // Generates and compiles the group's kernel for `arch` without launching it: how a machine
 // without a GPU (KILN_JIT_ARCH=sm_90) checks code generation and NVRTC for everything it runs.

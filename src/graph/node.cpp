@@ -32,8 +32,8 @@ size_t spec_hash(const NodeSpec& s) {
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   if (a.kind != b.kind || a.op != b.op || a.dtype != b.dtype || !(a.device == b.device) ||
-      a.shape != b.shape || a.inputs != b.inputs || a.params != b.params ||
-      a.buffer != b.buffer || a.scalars.size() != b.scalars.size())
+      a.shape != b.shape || a.inputs != b.inputs || a.params != b.params || a.buffer != b.buffer ||
+      a.scalars.size() != b.scalars.size())
     return false;
   for (size_t i = 0; i < a.scalars.size(); ++i)
     if (!a.scalars[i].same_as(b.scalars[i])) return false;

@@ -23,8 +23,14 @@ struct NodeSpec {
   NodeSpec() = default;
   NodeSpec(OpKind k, uint8_t o, DType t, Shape s, Device d, std::vector<NodeRef> in = {},
            std::vector<int64_t> p = {}, std::vector<Scalar> sc = {})
-      : kind(k), op(o), dtype(t), shape(std::move(s)), device(d), inputs(std::move(in)),
-        params(std::move(p)), scalars(std::move(sc)) {}
+      : kind(k),
+        op(o),
+        dtype(t),
+        shape(std::move(s)),
+        device(d),
+        inputs(std::move(in)),
+        params(std::move(p)),
+        scalars(std::move(sc)) {}
 
   OpKind kind = OpKind::Scalar;
   uint8_t op = 0;  // UnaryOp / BinaryOp / ReduceOp / FftKind / RandomDist per kind

@@ -3,21 +3,21 @@
 namespace kiln::graph {
 
 const char* op_name(UnaryOp op) {
-  static constexpr const char* names[] = {"neg", "not", "abs",   "sqrt", "exp",  "log",
-                                          "sin", "cos", "tan",   "tanh", "floor", "ceil",
-                                          "real", "imag", "conj"};
+  static constexpr const char* names[] = {"neg",   "not",  "abs",  "sqrt", "exp",
+                                          "log",   "sin",  "cos",  "tan",  "tanh",
+                                          "floor", "ceil", "real", "imag", "conj"};
   return names[static_cast<int>(op)];
 }
 
 const char* op_name(BinaryOp op) {
-  static constexpr const char* names[] = {"add", "sub", "mul", "div", "pow", "minimum",
-                                          "maximum", "eq", "ne", "lt", "le", "gt",
-                                          "ge", "and", "or", "xor"};
+  static constexpr const char* names[] = {"add",     "sub", "mul", "div", "pow", "minimum",
+                                          "maximum", "eq",  "ne",  "lt",  "le",  "gt",
+                                          "ge",      "and", "or",  "xor"};
   return names[static_cast<int>(op)];
 }
 
 const char* op_name(ReduceOp op) {
-  static constexpr const char* names[] = {"sum",  "prod",   "max",    "min", "mean",
+  static constexpr const char* names[] = {"sum",    "prod",   "max", "min", "mean",
                                           "argmax", "argmin", "any", "all"};
   return names[static_cast<int>(op)];
 }

@@ -27,10 +27,39 @@ enum class OpKind : uint8_t {
 };
 
 enum class UnaryOp : uint8_t {
-  Neg, Not, Abs, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Real, Imag, Conj,
+  Neg,
+  Not,
+  Abs,
+  Sqrt,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Floor,
+  Ceil,
+  Real,
+  Imag,
+  Conj,
 };
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Pow, Minimum, Maximum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Minimum,
+  Maximum,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  Xor,
 };
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Mean, ArgMax, ArgMin, Any, All };
 enum class FftKind : uint8_t { C2C, R2C, C2R };

@@ -18,7 +18,9 @@ double Scalar::as_double() const {
   return kind_ == Kind::Bool || kind_ == Kind::Int ? static_cast<double>(i_) : re_;
 }
 
-std::complex<double> Scalar::as_complex() const { return {as_double(), kind_ == Kind::Complex ? im_ : 0.0}; }
+std::complex<double> Scalar::as_complex() const {
+  return {as_double(), kind_ == Kind::Complex ? im_ : 0.0};
+}
 
 bool Scalar::as_bool() const {
   if (kind_ == Kind::Bool || kind_ == Kind::Int) return i_ != 0;

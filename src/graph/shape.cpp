@@ -65,8 +65,7 @@ int normalize_axis(int axis, int ndim, const char* what) {
   if (axis < -ndim || axis >= ndim)
     throw ShapeError(std::string(what) + ": axis " + std::to_string(axis) +
                      " is out of bounds for an array of dimension " + std::to_string(ndim) +
-                     " (valid: " + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) +
-                     ")");
+                     " (valid: " + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) + ")");
   return axis < 0 ? axis + ndim : axis;
 }
 
@@ -106,8 +105,7 @@ Shape resolve_reshape(const Shape& from, Shape to) {
   return to;
 }
 
-std::optional<Strides> reshape_strides(const Shape& from, const Strides& strides,
-                                       const Shape& to) {
+std::optional<Strides> reshape_strides(const Shape& from, const Strides& strides, const Shape& to) {
   // Drop size-1 axes of the source: they place no constraint.
   Shape os;
   Strides ost;
@@ -121,8 +119,10 @@ std::optional<Strides> reshape_strides(const Shape& from, const Strides& strides
     int64_t np = to[ni], op = os[oi];
     nj = ni + 1, oj = oi + 1;
     while (np != op) {
-      if (np < op) np *= to[nj++];
-      else op *= os[oj++];
+      if (np < op)
+        np *= to[nj++];
+      else
+        op *= os[oj++];
     }
     for (size_t k = oi; k + 1 < oj; ++k)
       if (ost[k] != os[k + 1] * ost[k + 1]) return std::nullopt;

@@ -11,7 +11,12 @@ using plan::InstrKind;
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                                const std::vector<const char*>& bases,
                                const std::vector<Scalar>& params)
-    : g_(g), space_(space), bases_(bases), params_(params), cols_(g.code.size()), filled_(g.code.size()),
+    : g_(g),
+      space_(space),
+      bases_(bases),
+      params_(params),
+      cols_(g.code.size()),
+      filled_(g.code.size()),
       idx_(kChunk) {
   size_t bytes = 0;
   for (const auto& ins : g.code) {
@@ -64,7 +69,8 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
     cols_[i] = base + (offset + start) * isz;
   } else if (m == Mode::Constant) {
     if (!filled_[i]) {
-      for (int64_t k = 0; k < kChunk; ++k) std::memcpy(scratch(i) + k * isz, base + offset * isz, isz);
+      for (int64_t k = 0; k < kChunk; ++k)
+        std::memcpy(scratch(i) + k * isz, base + offset * isz, isz);
       filled_[i] = true;
     }
     cols_[i] = scratch(i);

@@ -1,7 +1,7 @@
 // Evaluating a fused group's program on one chunk of its iteration space.
 #pragma once
-#include <cstdint>
 #include <complex>
+#include <cstdint>
 #include <memory>
 #include <vector>
 

@@ -45,9 +45,12 @@ using U = std::make_unsigned_t<T>;
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (is_complex_v<T>)
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // NumPy orders complex numbers lexicographically (real part, then imaginary part); a NaN in
@@ -57,7 +60,8 @@ bool less(T a, T b) {
   if constexpr (is_complex_v<T>)
     return !is_nan(a) && !is_nan(b) &&
            (a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()));
-  else return a < b;
+  else
+    return a < b;
 }
 
 // NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
@@ -115,7 +119,7 @@ template <class T>
 void fix_subnormal_range(UnaryOp op, const T* x, T* r, int64_t n) {
   constexpr T tiny = std::numeric_limits<T>::min();
   const T exp_lo = std::log(tiny);  // below it, exp(x) is subnormal or zero
-  int64_t count = 0;  // vectorised scans: fixes are rare
+  int64_t count = 0;                // vectorised scans: fixes are rare
   if (op == UnaryOp::Exp)
     for (int64_t i = 0; i < n; ++i) count += x[i] < exp_lo;
   else
@@ -172,16 +176,23 @@ void float_unary(UnaryOp op, const void* a, void* out, int64_t n) {
       return map1<T>(a, out, n, [](T v) { return std::sqrt(v); });
     case UnaryOp::Exp:
     case UnaryOp::Log:
-      if (op == UnaryOp::Exp) blocked<T>(a, out, n, [](const auto& x) { return x.exp(); });
-      else blocked<T>(a, out, n, [](const auto& x) { return x.log(); });
+      if (op == UnaryOp::Exp)
+        blocked<T>(a, out, n, [](const auto& x) { return x.exp(); });
+      else
+        blocked<T>(a, out, n, [](const auto& x) { return x.log(); });
       if constexpr (!is_complex_v<T>)
         fix_subnormal_range(op, static_cast<const T*>(a), static_cast<T*>(out), n);
       return;
-    case UnaryOp::Sin: return blocked<T>(a, out, n, [](const auto& x) { return x.sin(); });
-    case UnaryOp::Cos: return blocked<T>(a, out, n, [](const auto& x) { return x.cos(); });
-    case UnaryOp::Tan: return map1<T>(a, out, n, [](T v) { return std::tan(v); });
-    case UnaryOp::Tanh: return blocked<T>(a, out, n, [](const auto& x) { return x.tanh(); });
-    default: break;
+    case UnaryOp::Sin:
+      return blocked<T>(a, out, n, [](const auto& x) { return x.sin(); });
+    case UnaryOp::Cos:
+      return blocked<T>(a, out, n, [](const auto& x) { return x.cos(); });
+    case UnaryOp::Tan:
+      return map1<T>(a, out, n, [](T v) { return std::tan(v); });
+    case UnaryOp::Tanh:
+      return blocked<T>(a, out, n, [](const auto& x) { return x.tanh(); });
+    default:
+      break;
   }
   if constexpr (!is_complex_v<T>) {
     CCol<T> x(static_cast<const T*>(a), n);
@@ -230,36 +241,56 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
     if (op == BinaryOp::Xor) return map2<T>(a, b, out, n, [](bool x, bool y) { return x != y; });
   } else if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case BinaryOp::Add: return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) + U<T>(y)); });
-      case BinaryOp::Sub: return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) - U<T>(y)); });
-      case BinaryOp::Mul: return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) * U<T>(y)); });
-      case BinaryOp::Pow: return map2<T>(a, b, out, n, int_pow<T>);
-      case BinaryOp::Minimum: return map2<T>(a, b, out, n, [](T x, T y) { return std::min(x, y); });
-      case BinaryOp::Maximum: return map2<T>(a, b, out, n, [](T x, T y) { return std::max(x, y); });
-      case BinaryOp::And: return map2<T>(a, b, out, n, [](T x, T y) { return T(x & y); });
-      case BinaryOp::Or: return map2<T>(a, b, out, n, [](T x, T y) { return T(x | y); });
-      case BinaryOp::Xor: return map2<T>(a, b, out, n, [](T x, T y) { return T(x ^ y); });
-      default: break;
+      case BinaryOp::Add:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) + U<T>(y)); });
+      case BinaryOp::Sub:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) - U<T>(y)); });
+      case BinaryOp::Mul:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) * U<T>(y)); });
+      case BinaryOp::Pow:
+        return map2<T>(a, b, out, n, int_pow<T>);
+      case BinaryOp::Minimum:
+        return map2<T>(a, b, out, n, [](T x, T y) { return std::min(x, y); });
+      case BinaryOp::Maximum:
+        return map2<T>(a, b, out, n, [](T x, T y) { return std::max(x, y); });
+      case BinaryOp::And:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(x & y); });
+      case BinaryOp::Or:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(x | y); });
+      case BinaryOp::Xor:
+        return map2<T>(a, b, out, n, [](T x, T y) { return T(x ^ y); });
+      default:
+        break;
     }
   } else {
     CCol<T> x(static_cast<const T*>(a), n), y(static_cast<const T*>(b), n);
     Col<T> r(static_cast<T*>(out), n);
     switch (op) {
-      case BinaryOp::Add: r = x + y; return;
-      case BinaryOp::Sub: r = x - y; return;
+      case BinaryOp::Add:
+        r = x + y;
+        return;
+      case BinaryOp::Sub:
+        r = x - y;
+        return;
       case BinaryOp::Mul:
         // Eigen's scalar path (the unaligned ends) multiplies complex numbers with C99's
         // infinity recovery, its vectorised one as NumPy does: take NumPy's everywhere.
-        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_multiply<T>);
-        else r = x * y;
+        if constexpr (is_complex_v<T>)
+          return map2<T>(a, b, out, n, complex_multiply<T>);
+        else
+          r = x * y;
         return;
       case BinaryOp::Div:
-        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_divide<T>);
-        else r = x / y;
+        if constexpr (is_complex_v<T>)
+          return map2<T>(a, b, out, n, complex_divide<T>);
+        else
+          r = x / y;
         return;
       case BinaryOp::Pow:
-        if constexpr (is_complex_v<T>) return map2<T>(a, b, out, n, complex_pow<T>);
-        else return map2<T>(a, b, out, n, [](T u, T v) { return T(std::pow(u, v)); });
+        if constexpr (is_complex_v<T>)
+          return map2<T>(a, b, out, n, complex_pow<T>);
+        else
+          return map2<T>(a, b, out, n, [](T u, T v) { return T(std::pow(u, v)); });
       case BinaryOp::Minimum:
       case BinaryOp::Maximum: {
         bool mx = op == BinaryOp::Maximum;
@@ -270,7 +301,8 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
           return less(u, v) == mx ? v : u;
         });
       }
-      default: break;
+      default:
+        break;
     }
   }
   throw std::logic_error("host: binary op not defined for this dtype");
@@ -279,16 +311,23 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
 template <class T>
 void comparison(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
   switch (op) {
-    case BinaryOp::Eq: return map2<T>(a, b, out, n, [](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return map2<T>(a, b, out, n, [](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return map2<T>(a, b, out, n, [](T x, T y) { return less(x, y); });
-    case BinaryOp::Gt: return map2<T>(a, b, out, n, [](T x, T y) { return less(y, x); });
+    case BinaryOp::Eq:
+      return map2<T>(a, b, out, n, [](T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return map2<T>(a, b, out, n, [](T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return map2<T>(a, b, out, n, [](T x, T y) { return less(x, y); });
+    case BinaryOp::Gt:
+      return map2<T>(a, b, out, n, [](T x, T y) { return less(y, x); });
     // x <= y is "not y < x" only without NaN; NaN compares false everywhere.
     case BinaryOp::Le:
-      return map2<T>(a, b, out, n, [](T x, T y) { return !is_nan(x) && !is_nan(y) && !less(y, x); });
+      return map2<T>(a, b, out, n,
+                     [](T x, T y) { return !is_nan(x) && !is_nan(y) && !less(y, x); });
     case BinaryOp::Ge:
-      return map2<T>(a, b, out, n, [](T x, T y) { return !is_nan(x) && !is_nan(y) && !less(x, y); });
-    default: throw std::logic_error("host: not a comparison");
+      return map2<T>(a, b, out, n,
+                     [](T x, T y) { return !is_nan(x) && !is_nan(y) && !less(x, y); });
+    default:
+      throw std::logic_error("host: not a comparison");
   }
 }
 
@@ -320,8 +359,10 @@ void unary_column(UnaryOp op, DType in, const void* a, void* out, int64_t n) {
 void binary_column(BinaryOp op, DType t, const void* a, const void* b, void* out, int64_t n) {
   visit_dtype(t, [&](auto z) {
     using T = decltype(z);
-    if (graph::is_comparison(op)) comparison<T>(op, a, b, out, n);
-    else arithmetic<T>(op, a, b, out, n);
+    if (graph::is_comparison(op))
+      comparison<T>(op, a, b, out, n);
+    else
+      arithmetic<T>(op, a, b, out, n);
   });
 }
 

@@ -23,8 +23,10 @@ To convert(From v) {
   } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
     return convert<To>(v.real());  // NumPy drops the imaginary part (with a warning)
   } else if constexpr (is_complex_v<To>) {
-    if constexpr (is_complex_v<From>) return To(v);
-    else return To(static_cast<typename To::value_type>(v), 0);
+    if constexpr (is_complex_v<From>)
+      return To(v);
+    else
+      return To(static_cast<typename To::value_type>(v), 0);
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {

@@ -15,8 +15,12 @@ namespace {
 constexpr int64_t kPartElements = 1 << 16;
 constexpr int64_t kMaxParts = 1024;
 
-int64_t part_count(int64_t n) { return std::clamp<int64_t>((n + kPartElements - 1) / kPartElements, 1, kMaxParts); }
-int64_t part_begin(int64_t p, int64_t parts, int64_t n) { return n / parts * p + std::min(p, n % parts); }
+int64_t part_count(int64_t n) {
+  return std::clamp<int64_t>((n + kPartElements - 1) / kPartElements, 1, kMaxParts);
+}
+int64_t part_begin(int64_t p, int64_t parts, int64_t n) {
+  return n / parts * p + std::min(p, n % parts);
+}
 
 std::vector<const char*> access_bases(const plan::FusedGroup& g,
                                       const std::function<void*(int)>& data) {
@@ -27,8 +31,8 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
 }
 
 void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-                     const plan::IterationSpace& space,
-                     const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
+                     const plan::IterationSpace& space, const std::vector<const char*>& bases,
+                     const std::function<void*(int)>& data) {
   int64_t n = shape_size(g.shape), parts = part_count(n);
   parallel_for(parts, [&](int64_t p) {
     ChunkEvaluator ev(g, space, bases, params);
@@ -47,11 +51,12 @@ void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& param
 }
 
 void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-                   const plan::IterationSpace& space,
-                   const std::vector<const char*>& bases, const std::function<void*(int)>& data) {
+                   const plan::IterationSpace& space, const std::vector<const char*>& bases,
+                   const std::function<void*(int)>& data) {
   const auto& red = *g.reduction;
   int64_t r = 1;  // elements folded into each output
-  for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i) r *= space.shape[i];
+  for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i)
+    r *= space.shape[i];
   int64_t n = shape_size(g.shape), outputs = shape_size(g.out_shape());
   int64_t parts = part_count(n);
   int value = g.outputs[0].instr;
@@ -69,7 +74,8 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
       auto* col = static_cast<const char*>(ev.column(value));
       for (int64_t i = s; i < s + len;) {  // one segment per output the chunk crosses
         int64_t o = i / r, seg_end = std::min(s + len, (o + 1) * r);
-        fold(red.op, t, col + (i - s) * itemsize(t), seg_end - i, i - o * r, partial[p][o - begin / r]);
+        fold(red.op, t, col + (i - s) * itemsize(t), seg_end - i, i - o * r,
+             partial[p][o - begin / r]);
         i = seg_end;
       }
     }
@@ -78,10 +84,12 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   for (int64_t p = 0; p < parts; ++p) {
     if (partial[p].empty()) continue;  // an empty part (n == 0 when r == 0): nothing to merge
     int64_t first = part_begin(p, parts, n) / r;
-    for (size_t k = 0; k < partial[p].size(); ++k) merge(red.op, t, partial[p][k], total[first + k]);
+    for (size_t k = 0; k < partial[p].size(); ++k)
+      merge(red.op, t, partial[p][k], total[first + k]);
   }
   auto* out = static_cast<char*>(data(g.outputs[0].buffer));
-  DType out_t = red.op == graph::ReduceOp::ArgMax || red.op == graph::ReduceOp::ArgMin ? DType::Int64 : t;
+  DType out_t =
+      red.op == graph::ReduceOp::ArgMax || red.op == graph::ReduceOp::ArgMin ? DType::Int64 : t;
   for (int64_t o = 0; o < outputs; ++o) finish(red.op, t, total[o], r, out + o * itemsize(out_t));
 }
 
@@ -91,8 +99,10 @@ void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                const std::function<void*(int)>& data) {
   plan::IterationSpace space = plan::iteration_space(g);
   auto bases = access_bases(g, data);
-  if (g.reduction) run_reduction(g, params, space, bases, data);
-  else run_elementwise(g, params, space, bases, data);
+  if (g.reduction)
+    run_reduction(g, params, space, bases, data);
+  else
+    run_elementwise(g, params, space, bases, data);
 }
 
 }  // namespace kiln::cpu

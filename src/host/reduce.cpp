@@ -14,22 +14,30 @@ using graph::ReduceOp;
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (is_complex_v<T>)
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 template <class T>
 bool less(T a, T b) {
   if constexpr (is_complex_v<T>)
     return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
-  else return a < b;
+  else
+    return a < b;
 }
 
 template <class T>
-T& val(Accumulator& a) { return *reinterpret_cast<T*>(a.value); }
+T& val(Accumulator& a) {
+  return *reinterpret_cast<T*>(a.value);
+}
 template <class T>
-const T& val(const Accumulator& a) { return *reinterpret_cast<const T*>(a.value); }
+const T& val(const Accumulator& a) {
+  return *reinterpret_cast<const T*>(a.value);
+}
 
 // Does candidate c replace current m? NaN wins and stays (NumPy propagates it; argmax
 // reports the first NaN).
@@ -45,7 +53,8 @@ template <class T>
 T add(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));  // wraps, as NumPy
-  else return a + b;
+  else
+    return a + b;
 }
 template <class T>
 T mul(T a, T b) {
@@ -53,7 +62,8 @@ T mul(T a, T b) {
     return a && b;
   else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(b));
-  else return a * b;
+  else
+    return a * b;
 }
 
 template <class T>
@@ -67,8 +77,12 @@ void combine(ReduceOp op, T v, int64_t index, Accumulator& acc) {
   }
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Mean: a = add(a, v); break;
-    case ReduceOp::Prod: a = mul(a, v); break;
+    case ReduceOp::Mean:
+      a = add(a, v);
+      break;
+    case ReduceOp::Prod:
+      a = mul(a, v);
+      break;
     case ReduceOp::Any:  // inputs are bool: the builder casts them
       if constexpr (std::is_same_v<T, bool>) a = a || v;
       break;

@@ -29,8 +29,8 @@ void collapse_range(const Shape& shape, const std::vector<Strides>& strides, int
 IterationSpace iteration_space(const FusedGroup& g) {
   std::vector<int> order, reduced;
   for (int i = 0; i < static_cast<int>(g.shape.size()); ++i) {
-    bool r = g.reduction && std::binary_search(g.reduction->axes.begin(),
-                                               g.reduction->axes.end(), i);
+    bool r =
+        g.reduction && std::binary_search(g.reduction->axes.begin(), g.reduction->axes.end(), i);
     (r ? reduced : order).push_back(i);
   }
   int kept = static_cast<int>(order.size());

@@ -67,7 +67,9 @@ class Lowering {
   Lowering(const GroupSpec& spec, const std::function<int(const Node*)>& buffer_of,
            const std::function<bool(const Node*)>& is_materialized,
            std::vector<const Node*>& param_nodes)
-      : spec_(spec), buffer_of_(buffer_of), is_materialized_(is_materialized),
+      : spec_(spec),
+        buffer_of_(buffer_of),
+        is_materialized_(is_materialized),
         param_nodes_(param_nodes) {}
 
   FusedGroup run() {
@@ -121,8 +123,8 @@ class Lowering {
     if (auto it = params_.find(&n); it != params_.end()) return it->second;
     g_.params.push_back(n.scalars[0]);
     param_nodes_.push_back(&n);
-    int i = emit({InstrKind::Param, 0, n.dtype, -1, -1, -1,
-                  static_cast<int>(g_.params.size()) - 1});
+    int i =
+        emit({InstrKind::Param, 0, n.dtype, -1, -1, -1, static_cast<int>(g_.params.size()) - 1});
     params_.emplace(&n, i);
     return i;
   }
@@ -190,8 +192,10 @@ Shape FusedGroup::out_shape() const {
   Shape out;
   size_t k = 0;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (k < reduction->axes.size() && reduction->axes[k] == static_cast<int>(i)) ++k;
-    else out.push_back(shape[i]);
+    if (k < reduction->axes.size() && reduction->axes[k] == static_cast<int>(i))
+      ++k;
+    else
+      out.push_back(shape[i]);
   }
   return out;
 }

@@ -21,10 +21,10 @@ using graph::UnaryOp;
 enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast };
 struct Instr {
   InstrKind kind;
-  uint8_t op = 0;       // UnaryOp / BinaryOp
-  DType dtype;          // result dtype
+  uint8_t op = 0;              // UnaryOp / BinaryOp
+  DType dtype;                 // result dtype
   int a = -1, b = -1, c = -1;  // operands (Where: cond, x, y; Iota: start, step params)
-  int arg = -1;         // Load / Iota: access index; Param: scalar index
+  int arg = -1;                // Load / Iota: access index; Param: scalar index
 };
 
 // How a group reads an input at its iteration coordinates: element offset + per-axis strides

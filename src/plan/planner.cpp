@@ -166,8 +166,10 @@ class Planner {
       stack.pop_back();
       for (const auto& c : m->args()) {
         if (!seen.insert(c.get()).second) continue;
-        if (auto it = group_of.find(c.get()); it != group_of.end()) deps.insert(it->second);
-        else if (!materialized(c.get())) stack.push_back(c.get());
+        if (auto it = group_of.find(c.get()); it != group_of.end())
+          deps.insert(it->second);
+        else if (!materialized(c.get()))
+          stack.push_back(c.get());
       }
     }
     return deps;
@@ -204,7 +206,8 @@ class Planner {
         std::vector<const Node*> params;
         FusedGroup g = lower_group(spec, buf, mat, params);
         for (size_t p = 0; p < params.size(); ++p)
-          param_nodes_.push_back({static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
+          param_nodes_.push_back(
+              {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
         g.name = kernel_name(g);
         plan_.steps.push_back(KernelStep{std::move(g)});
       }
@@ -215,8 +218,13 @@ class Planner {
   FftStep fft_step(const Node& n) {
     // params: naxes, axes..., lengths..., inverse; scalars: scale
     size_t k = static_cast<size_t>(n.params[0]);
-    FftStep s{buffer_of(n.inputs[0].get()), buffer_of(&n), static_cast<graph::FftKind>(n.op),
-              {}, {}, n.params[1 + 2 * k] != 0, n.scalars[0].as_double()};
+    FftStep s{buffer_of(n.inputs[0].get()),
+              buffer_of(&n),
+              static_cast<graph::FftKind>(n.op),
+              {},
+              {},
+              n.params[1 + 2 * k] != 0,
+              n.scalars[0].as_double()};
     for (size_t i = 0; i < k; ++i) {
       s.axes.push_back(static_cast<int>(n.params[1 + i]));
       s.lengths.push_back(n.params[1 + k + i]);
@@ -227,7 +235,8 @@ class Planner {
   // Bindings: every value the plan took from the graph, by its ordinal in the signature.
   void bind() {
     std::unordered_map<const Node*, int> ordinal;
-    for (size_t i = 0; i < sig_->values.size(); ++i) ordinal.emplace(sig_->values[i], static_cast<int>(i));
+    for (size_t i = 0; i < sig_->values.size(); ++i)
+      ordinal.emplace(sig_->values[i], static_cast<int>(i));
     auto& b = plan_.bindings;
     for (const auto& [node, id] : buffer_ids_)
       if (plan_.buffers[id].external) b.buffers.push_back({id, ordinal.at(node)});
