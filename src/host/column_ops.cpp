@@ -43,26 +43,6 @@ void map2(const void* a, const void* b, void* out, int64_t n, F f) {
 template <class T>
 using U = std::make_unsigned_t<T>;
 
-template <class T>
-bool is_nan(T v) {
-  if constexpr (is_complex_v<T>)
-    return std::isnan(v.real()) || std::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<T>)
-    return std::isnan(v);
-  else
-    return false;
-}
-
-// NumPy orders complex numbers lexicographically (real part, then imaginary part); a NaN in
-// either part of either number makes the comparison false, as it does for real numbers.
-template <class T>
-bool less(T a, T b) {
-  if constexpr (is_complex_v<T>)
-    return !is_nan(a) && !is_nan(b) &&
-           (a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()));
-  else
-    return a < b;
-}
 
 // NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
 // neither overflows for large parts nor turns division by zero or by infinity into NaN.

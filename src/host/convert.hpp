@@ -1,6 +1,7 @@
 // Value conversion with NumPy's casting rules, defined for every input (C++ leaves
 // float-to-int overflow undefined; NumPy on x86 gives the minimum integer).
 #pragma once
+#include <cmath>
 #include <complex>
 #include <limits>
 #include <type_traits>
@@ -13,6 +14,27 @@ template <class T>
 struct is_complex_t<std::complex<T>> : std::true_type {};
 template <class T>
 inline constexpr bool is_complex_v = is_complex_t<T>::value;
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (is_complex_v<T>)
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
+}
+
+// NumPy orders complex numbers lexicographically (real part, then imaginary part); a NaN in
+// either part of either number makes the comparison false, as it does for real numbers.
+template <class T>
+bool less(T a, T b) {
+  if constexpr (is_complex_v<T>)
+    return !is_nan(a) && !is_nan(b) &&
+           (a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag()));
+  else
+    return a < b;
+}
 
 template <class To, class From>
 To convert(From v) {

@@ -12,23 +12,6 @@ namespace {
 
 using graph::ReduceOp;
 
-template <class T>
-bool is_nan(T v) {
-  if constexpr (is_complex_v<T>)
-    return std::isnan(v.real()) || std::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<T>)
-    return std::isnan(v);
-  else
-    return false;
-}
-
-template <class T>
-bool less(T a, T b) {
-  if constexpr (is_complex_v<T>)
-    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
-  else
-    return a < b;
-}
 
 template <class T>
 T& val(Accumulator& a) {
