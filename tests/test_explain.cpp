@@ -34,3 +34,14 @@ TEST_CASE("explain: copies say their direction and size") {
   CHECK(count(e, "copy device -> host") == 1);
   CHECK(e.find("0.008 MB") != std::string::npos);
 }
+
+TEST_CASE("to_dot: one cluster per fused group, buffers as boxes") {
+  auto x = kiln::arange(0, 100, 1, kiln::DType::Float32).eval();
+  auto t = kiln::sin(x * 2 + 1) * kiln::cos(x);
+  std::string dot = kiln::to_dot({kiln::sum(t), t});
+  CHECK(dot.rfind("digraph kiln {", 0) == 0);
+  CHECK(count(dot, "subgraph cluster_") == 2);
+  CHECK(dot.find("(sum)") != std::string::npos);
+  CHECK(count(dot, "shape=box") >= 3);  // x, t, sum(t)
+  CHECK(dot.find("label=\"sin\"") != std::string::npos);
+}

@@ -11,4 +11,9 @@ namespace kiln {
 // copy with its direction, and the bytes every step moves. Evaluates nothing.
 std::string explain(const std::vector<Array>& outputs);
 
+// The same plan as a Graphviz DOT graph: each fused group a cluster of its operations, buffers
+// as boxes, library calls as their own nodes, copies as dashed red edges. Render with
+// `dot -Tsvg`.
+std::string to_dot(const std::vector<Array>& outputs);
+
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "api/debug.hpp"
 #include "api/run_plan.hpp"
 #include "kiln/array.hpp"
 #include "plan/planner.hpp"
@@ -28,14 +29,6 @@ Mode get_mode() { return t_mode; }
 
 namespace kiln::api {
 namespace {
-
-int debug_level() {
-  static const int level = [] {
-    const char* d = std::getenv("KILN_DEBUG");
-    return d ? std::atoi(d) : 0;
-  }();
-  return level;
-}
 
 // One evaluation at a time: evaluation turns nodes into leaves, which planning must not see
 // half-done. Building graphs needs no lock beyond the hash-cons table's.
@@ -96,6 +89,14 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   auto results = run_plan(p, sig);
   for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);
+}
+
+int debug_level() {
+  static const int level = [] {
+    const char* d = std::getenv("KILN_DEBUG");
+    return d ? std::atoi(d) : 0;
+  }();
+  return level;
 }
 
 }  // namespace kiln::api

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
+#include <nvtx3/nvToolsExt.h>
+
+#include "api/debug.hpp"
 #include "api/memory.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/library.hpp"
@@ -42,6 +47,15 @@ const std::string& compile_only_arch() {
   return arch;
 }
 
+// An NVTX range around a step, named after it, for Nsight timelines (costs nothing when no
+// tool is attached).
+struct Range {
+  explicit Range(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~Range() { nvtxRangePop(); }
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+};
+
 class PlanRunner {
  public:
   PlanRunner(const plan::Plan& p, const graph::Signature& sig)
@@ -79,7 +93,15 @@ class PlanRunner {
 
   void run_step(const plan::KernelStep& s) {
     ++g_kernels;
-    g_bytes += kernel_bytes(p_, s.group);
+    int64_t bytes = kernel_bytes(p_, s.group);
+    g_bytes += bytes;
+    Range range(s.group.name);
+    auto t0 = std::chrono::steady_clock::now();
+    gpu::LaunchRecord rec = launch(s);
+    if (debug_level() >= 1) report(rec, device_of(s.group.outputs[0].buffer), bytes, t0);
+  }
+
+  gpu::LaunchRecord launch(const plan::KernelStep& s) {
     // Allocate first: the group's worker threads only read the buffer table.
     for (const auto& o : s.group.outputs) get(o.buffer);
     for (const auto& a : s.group.accesses)
@@ -88,15 +110,28 @@ class PlanRunner {
     const auto& bound = params_[current_];
     const auto& params = bound.empty() ? s.group.params : bound;
     const Device& d = device_of(s.group.outputs[0].buffer);
-    if (d.is_cuda()) {
-      gpu::run_group(s, params, d.index, lookup);
-      return;
-    }
+    if (d.is_cuda()) return gpu::run_group(s, params, d.index, lookup);
     cpu::run_group(s.group, params, lookup);
-    if (!compile_only_arch().empty()) gpu::compile_group(s, compile_only_arch());
+    if (!compile_only_arch().empty()) return gpu::compile_group(s, compile_only_arch());
+    return {s.group.name, jit::Origin::Memory, 0, nullptr};
+  }
+
+  // KILN_DEBUG=1: one line per launch, timed to completion (so debugging serialises work).
+  static void report(const gpu::LaunchRecord& rec, const Device& d, int64_t bytes,
+                     std::chrono::steady_clock::time_point t0) {
+    synchronize(d);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    static constexpr const char* origin[] = {" (compiled)", " (memory hit)", " (disk hit)"};
+    bool jit = d.is_cuda() || !compile_only_arch().empty();
+    std::fprintf(stderr, "[kiln] %s on %s%s: %.3f ms, %.1f GB/s\n", rec.name.c_str(),
+                 d.str().c_str(), jit ? origin[static_cast<int>(rec.origin)] : "", ms,
+                 static_cast<double>(bytes) / ms / 1e6);
+    if (debug_level() >= 3 && rec.source) std::fprintf(stderr, "%s\n", rec.source->c_str());
   }
 
   void run_step(const plan::CopyStep& s) {
+    Range range("copy");
     ++g_copies;
     g_bytes += 2 * bytes_of(p_.buffers[s.src]);
     auto src = get(s.src);
@@ -119,6 +154,7 @@ class PlanRunner {
   }
 
   void run_step(const plan::FftStep& s) {
+    Range range("fft");
     ++g_library;
     g_bytes += bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
     const Device& d = device_of(s.out);
@@ -128,6 +164,7 @@ class PlanRunner {
       cpu::run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
   }
   void run_step(const plan::RandomStep& cached) {
+    Range range("random");
     ++g_library;
     g_bytes += bytes_of(p_.buffers[cached.out]);
     plan::RandomStep s = cached;  // this graph's seed, offset and bounds

@@ -254,7 +254,8 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, arch, &fresh);
-  return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
+  return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
+          fresh ? &p.src.source : nullptr};
 }
 
 LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
@@ -267,7 +268,8 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
   const Loaded& k = it->second;
   const auto& src = p.src;
   const auto& g = step.group;
-  LaunchRecord rec{src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0)};
+  LaunchRecord rec{src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
+                   fresh ? &src.source : nullptr};
   if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
   const auto& info = gpu::device(device);
   set_device(device);

@@ -13,7 +13,8 @@ namespace kiln::gpu {
 struct LaunchRecord {
   std::string name;
   jit::Origin origin;
-  double ms = 0;  // host-side time to find or compile the kernel
+  double ms = 0;                        // host-side time to find or compile the kernel
+  const std::string* source = nullptr;  // the generated source, when it was generated now
 };
 
 // Launches the step's group on `device`'s stream. `data(id)` is the device address of plan

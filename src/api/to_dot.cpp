@@ -1,0 +1,106 @@
+// kiln::to_dot: the plan drawn as a graph, fusion groups as clusters.
+#include <sstream>
+
+#include "api/build.hpp"
+#include "codegen/summary.hpp"
+#include "kiln/explain.hpp"
+#include "plan/planner.hpp"
+
+namespace kiln {
+namespace {
+
+std::string instr_label(const plan::Instr& ins) {
+  switch (ins.kind) {
+    case plan::InstrKind::Load:
+      return "load";
+    case plan::InstrKind::Param:
+      return "scalar";
+    case plan::InstrKind::Iota:
+      return "arange";
+    case plan::InstrKind::Where:
+      return "where";
+    case plan::InstrKind::Cast:
+      return std::string("to ") + dtype_name(ins.dtype);
+    case plan::InstrKind::Unary:
+      return graph::op_name(static_cast<graph::UnaryOp>(ins.op));
+    case plan::InstrKind::Binary:
+      return graph::op_name(static_cast<graph::BinaryOp>(ins.op));
+  }
+  return "?";
+}
+
+class Dot {
+ public:
+  explicit Dot(const plan::Plan& p) : p_(p) {}
+
+  std::string draw() {
+    os_ << "digraph kiln {\n  rankdir=LR;\n  node [fontname=\"monospace\", fontsize=10];\n";
+    for (size_t b = 0; b < p_.buffers.size(); ++b) buffer(static_cast<int>(b));
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      step_ = static_cast<int>(s);
+      std::visit([this](const auto& st) { draw_step(st); }, p_.steps[s]);
+    }
+    os_ << "}\n";
+    return os_.str();
+  }
+
+ private:
+  void buffer(int b) {
+    const auto& d = p_.buffers[b];
+    os_ << "  b" << b << " [shape=box, label=\"" << dtype_name(d.dtype) << shape_str(d.shape)
+        << "\\n"
+        << d.device.str() << (d.external ? ", input" : "") << "\"];\n";
+  }
+  std::string id(int i) const { return "s" + std::to_string(step_) + "_" + std::to_string(i); }
+
+  void draw_step(const plan::KernelStep& s) {
+    const auto& g = s.group;
+    os_ << "  subgraph cluster_" << step_ << " {\n    label=\"" << g.name
+        << (g.reduction ? std::string(" (") + graph::op_name(g.reduction->op) + ")" : "")
+        << "\";\n    style=filled; fillcolor=\"#eef4ff\";\n";
+    for (size_t i = 0; i < g.code.size(); ++i)
+      os_ << "    " << id(static_cast<int>(i)) << " [label=\"" << instr_label(g.code[i])
+          << "\"];\n";
+    os_ << "  }\n";
+    for (size_t i = 0; i < g.code.size(); ++i) {
+      const auto& ins = g.code[i];
+      for (int arg : {ins.a, ins.b, ins.c})
+        if (arg >= 0 && ins.kind != plan::InstrKind::Load)
+          os_ << "  " << id(arg) << " -> " << id(static_cast<int>(i)) << ";\n";
+      if (ins.kind == plan::InstrKind::Load && g.accesses[ins.arg].buffer >= 0)
+        os_ << "  b" << g.accesses[ins.arg].buffer << " -> " << id(static_cast<int>(i)) << ";\n";
+    }
+    for (const auto& o : g.outputs) os_ << "  " << id(o.instr) << " -> b" << o.buffer << ";\n";
+  }
+  void library(const std::string& label, int in, int out) {
+    os_ << "  " << id(0) << " [shape=component, style=filled, fillcolor=\"#fff3d6\", label=\""
+        << label << "\"];\n";
+    if (in >= 0) os_ << "  b" << in << " -> " << id(0) << ";\n";
+    os_ << "  " << id(0) << " -> b" << out << ";\n";
+  }
+  void draw_step(const plan::FftStep& s) {
+    library(s.inverse ? "inverse FFT" : "FFT", s.in, s.out);
+  }
+  void draw_step(const plan::RandomStep& s) { library("random", -1, s.out); }
+  void draw_step(const plan::CopyStep& s) {
+    os_ << "  b" << s.src << " -> b" << s.dst << " [style=dashed, color=red, label=\"copy "
+        << p_.buffers[s.src].device.str() << " -> " << p_.buffers[s.dst].device.str() << "\"];\n";
+  }
+  void draw_step(const plan::FreeStep&) {}
+
+  const plan::Plan& p_;
+  std::ostringstream os_;
+  int step_ = 0;
+};
+
+}  // namespace
+
+std::string to_dot(const std::vector<Array>& outputs) {
+  std::vector<graph::NodeRef> nodes;
+  for (const auto& a : outputs)
+    if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());
+  if (nodes.empty()) return "digraph kiln {\n}\n";
+  return Dot(plan::make_plan(nodes)).draw();
+}
+
+}  // namespace kiln
