@@ -212,6 +212,40 @@ void bench_warm_disk() {
                       {"value", v}});
 }
 
+void bench_fft() {
+  auto a = kiln::random::randint(0, 255, {4000, 4000}, kiln::DType::Int64, kiln::cuda()).eval();
+  auto b = kiln::random::uniform(0, 1, {4000, 4000}, kiln::DType::Float32, kiln::cuda())
+               .astype(kiln::DType::Complex64)
+               .eval();
+  double i64 = time_ms([&] { kiln::fft::fftn(a).eval(); });
+  double c64 = time_ms([&] { kiln::fft::fftn(b).eval(); });
+  print("fft", {{"fftn_i64_ms", i64}, {"fftn_c64_ms", c64}});
+}
+
+// The tutorial's first fftn in a fresh process: plan creation, kernel lookup (compiled, or
+// read from a warm disk cache), cuFFT planning. Run once with an empty and once with a warm
+// KILN_CACHE_DIR.
+void bench_fft_first() {
+  auto a = kiln::random::randint(0, 255, {4000, 4000}, kiln::DType::Int64, kiln::cuda()).eval();
+  kiln::synchronize(kiln::cuda());
+  auto before = kiln::cache::stats();
+  auto t0 = Clock::now();
+  kiln::fft::fftn(a).eval();
+  kiln::synchronize(kiln::cuda());
+  double first = ms_since(t0);
+  auto after = kiln::cache::stats();
+  double warm = time_ms([&] { kiln::fft::fftn(a).eval(); }, 5, 5);
+  print("fft_first", {{"first_ms", first}, {"warm_ms", warm},
+                      {"compiles", double(after.compiles - before.compiles)},
+                      {"disk_hits", double(after.disk_hits - before.disk_hits)}});
+}
+
+void bench_randint() {
+  kiln::random::Generator g(3, kiln::cuda());
+  double ms = time_ms([&] { g.randint(0, 255, {4000, 4000}).eval(); });
+  print("randint", {{"kiln_ms", ms}, {"bytes", 4000.0 * 4000 * 8}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -235,7 +269,7 @@ int main(int argc, char** argv) {
   else if (w == "warm_disk")
     bench_warm_disk();
   else {
-    std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk\n");
+    std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n");
     return 2;
   }
   return 0;
