@@ -268,6 +268,12 @@ int main(int argc, char** argv) {
     bench_cold();
   else if (w == "warm_disk")
     bench_warm_disk();
+  else if (w == "fft")
+    bench_fft();
+  else if (w == "fft_first")
+    bench_fft_first();
+  else if (w == "randint")
+    bench_randint();
   else {
     std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n");
     return 2;
