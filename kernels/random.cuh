@@ -1,32 +1,103 @@
-// The word -> value mappings of kiln/random.hpp, for the GPU's random steps. cuRAND's device
-// generator writes the step's Philox words (curandGenerate, LEGACY ordering: the same words as
-// the host generator), then one of the kernels below turns them into the output dtype.
+// The GPU's random steps in one pass: each thread computes Philox4x32-10 blocks in registers
+// and maps their words (kiln/random.hpp's mappings) straight into the output, which is written
+// once; no word ever goes through memory.
 //
-// The per-element functions are also plain C++: without __CUDACC__ they compile on the host,
-// so a test without a GPU checks them against the host executor (src/host/random.cpp). Each is
-// written as the host writes it, operation for operation: the kernels are compiled with
-// --fmad=false, so nothing is contracted, and integer, uniform and the word-to-[0, 1) maps are
-// bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is correctly rounded on
-// both sides, CUDA's log/sin/cos are within 1-2 ulp where glibc's are within 1 ulp, so a sample
-// differs from the host's by a few ulps of max(|sample|, std) (tests/test_gpu_random.cpp
+// The stream. The host executor takes its words from cuRAND's host generator (Philox4_32_10,
+// LEGACY ordering), which lays its stream out as if 2^16 threads each ran their own
+// subsequence and took turns block by block: word x of a seed's stream (x counted from the
+// start of the stream, the generator offset included) is lane x % 4 of the Philox4x32-10
+// block of b = x / 4 with
+//   key     = (low 32 bits of seed, high 32 bits of seed)
+//   counter = (low 32 bits of b >> 16, high 32 bits of b >> 16, b & 0xFFFF, 0),
+// i.e. subsequence b mod 2^16 (counter word 2), step b / 2^16 of it (counter words 0-1).
+// philox_block below computes exactly that block, so a word costs no state and no memory:
+// tests/test_philox.cpp checks it against curandGenerate word for word.
+//
+// Layout of a step. A step reads the words [off, off + K*units) of the stream: unit u (an
+// element, or a pair of elements for Box-Muller normals) reads the K words starting at
+// off + K*u (K = 1, 2 or 4, which divides 4) and gives E = 1 or 2 elements, E*u and E*u + 1.
+// A thread owns one Philox block at a time: it writes the units whose first word lies in its
+// block. When off % K != 0 the last unit of a block also needs the first off % K words of the
+// next block; in that case a warp computes 32 consecutive blocks but owns only the first 31,
+// and lane l takes the words it lacks from lane l + 1 by shuffle (so each block is computed
+// once, plus one block in 32 twice).
+//
+// Everything that turns words into values is plain C++ as well: without __CUDACC__ it compiles
+// on the host, so a test without a GPU runs the very functions a thread runs (write_block, one
+// call per Philox block) and compares them with the host executor (src/host/random.cpp). Each
+// mapping is written as the host writes it, operation for operation; the kernels are compiled
+// with --fmad=false, so nothing is contracted, and randint, uniform and the word-to-[0, 1) maps
+// are bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is correctly rounded
+// on both sides, CUDA's log/sin/cos are within 1-2 ulp where glibc's are within 1 ulp, so a
+// sample differs from the host's by a few ulps of max(|sample|, std) (tests/test_gpu_random.cpp
 // reports the largest difference it saw and fails past 16 ulps of |sample| + 9 std).
 //
-// Reaches NVRTC as "kiln/random.cuh" with no include path: only built-in math functions.
+// Reaches NVRTC as "kiln/random.cuh" with no include path: only built-in functions.
 #pragma once
 
 #ifdef __CUDACC__
-#define KILN_RNG_FN __device__ __forceinline__
+#define KILN_RNG_FN __host__ __device__ __forceinline__
+#define KILN_RNG_UNROLL _Pragma("unroll")
 #else
+#include <math.h>  // ::fmaf and friends, the names both sides call
 #define KILN_RNG_FN inline
+#define KILN_RNG_UNROLL
 #endif
 
 namespace kiln::rng {
 
 typedef unsigned long long u64;
 
+// ---- Philox4x32-10 ------------------------------------------------------------------------
+
+// hi:lo = a * b.
+KILN_RNG_FN void mul_hilo32(unsigned a, unsigned b, unsigned* hi, unsigned* lo) {
+#ifdef __CUDA_ARCH__
+  *hi = __umulhi(a, b);
+  *lo = a * b;
+#else
+  u64 p = static_cast<u64>(a) * b;
+  *hi = static_cast<unsigned>(p >> 32);
+  *lo = static_cast<unsigned>(p);
+#endif
+}
+
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC11) of the
+// counter c under the key (k0, k1), in place: ten rounds, the key bumped by the Weyl constants
+// between rounds. The same function as cuRAND's curand_Philox4x32_10.
+KILN_RNG_FN void philox4x32_10(unsigned c[4], unsigned k0, unsigned k1) {
+  KILN_RNG_UNROLL
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    unsigned hi0, lo0, hi1, lo1;
+    mul_hilo32(0xD2511F53u, c[0], &hi0, &lo0);
+    mul_hilo32(0xCD9E8D57u, c[2], &hi1, &lo1);
+    const unsigned c1 = c[1], c3 = c[3];
+    c[0] = hi1 ^ c1 ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c3 ^ k1;
+    c[3] = lo0;
+  }
+}
+
+// Words 4b .. 4b+3 of the stream of `seed` (see the top of this file for the counter layout).
+KILN_RNG_FN void philox_block(u64 seed, u64 b, unsigned w[4]) {
+  const u64 step = b >> 16;
+  w[0] = static_cast<unsigned>(step);
+  w[1] = static_cast<unsigned>(step >> 32);
+  w[2] = static_cast<unsigned>(b & 0xFFFF);
+  w[3] = 0;
+  philox4x32_10(w, static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32));
+}
+
+// ---- words to values (kiln/random.hpp defines these) ---------------------------------------
+
 // The high 64 bits of the 128-bit product a * b.
 KILN_RNG_FN u64 mul_hi64(u64 a, u64 b) {
-#ifdef __CUDACC__
+#ifdef __CUDA_ARCH__
   return __umul64hi(a, b);
 #else
   return static_cast<u64>((static_cast<unsigned __int128>(a) * b) >> 64);
@@ -76,98 +147,244 @@ struct unit<double> {
   }
 };
 
-// randint: one word per element up to a range of 2^16, else two; a multiply-shift maps them
-// to [0, range). The sum wraps like the host's uint64 arithmetic and lands in [low, high).
-KILN_RNG_FN long long randint_value(const unsigned* w, long long i, u64 low, u64 range) {
-  u64 step = range <= (1ull << 16) ? (static_cast<u64>(w[i]) * range) >> 32
-                                   : mul_hi64(load64(w + 2 * i), range);
+// randint from an element's K words: one word up to a range of 2^16, else two; a
+// multiply-shift maps them to [0, range). The sum wraps like the host's uint64 arithmetic and
+// lands in [low, high).
+template <int K>
+KILN_RNG_FN long long randint_value(const unsigned* w, u64 low, u64 range) {
+  // With one word the range is at most 2^16, so a 32 x 32 -> 64-bit product (one multiply on
+  // the GPU) is exact.
+  u64 step = K == 1 ? (static_cast<u64>(w[0]) * static_cast<unsigned>(range)) >> 32
+                    : mul_hi64(load64(w), range);
   return static_cast<long long>(low + step);
 }
 
 // uniform: span = hi - lo and below_hi (the largest T below hi) come precomputed from the host,
 // which replaces a value that rounded up to hi by below_hi.
 template <class T>
-KILN_RNG_FN T uniform_value(const unsigned* w, long long i, T lo, T span, T hi, T below_hi) {
-  T v = fma_of(span, unit<T>::closed_open(w + unit<T>::k * i), lo);
+KILN_RNG_FN T uniform_value(const unsigned* w, T lo, T span, T hi, T below_hi) {
+  T v = fma_of(span, unit<T>::closed_open(w), lo);
   return v < hi ? v : below_hi;
 }
 
-// normal: Box-Muller on pair j's 2k words, both samples scaled; z1 is the odd element's.
+// normal: Box-Muller on a pair's 2k words, both samples scaled; z1 is the odd element's.
 template <class T>
-KILN_RNG_FN void normal_pair(const unsigned* w, long long j, T mean, T sd, T* z0, T* z1) {
-  const unsigned* p = w + 2 * unit<T>::k * j;
-  T u = unit<T>::open_closed(p), t = unit<T>::closed_open(p + unit<T>::k);
+KILN_RNG_FN void normal_pair(const unsigned* w, T mean, T sd, T* z0, T* z1) {
+  T u = unit<T>::open_closed(w), t = unit<T>::closed_open(w + unit<T>::k);
   T rad = sqrt_of(T(-2) * log_of(u)), angle = T(2) * unit<T>::pi * t;
   *z0 = fma_of(sd, rad * cos_of(angle), mean);
   *z1 = fma_of(sd, rad * sin_of(angle), mean);
 }
 
-#ifdef __CUDACC__
-// Grid-stride loops. `w` may be `out` itself (the words of an element, or of a pair, are that
-// element's or pair's own bytes): each thread reads all its words before it writes, and no
-// other thread touches them, so the pointers are deliberately not __restrict__.
-__device__ __forceinline__ long long first_index() {
-  return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ long long grid_stride() {
-  return static_cast<long long>(gridDim.x) * blockDim.x;
-}
+// ---- the distributions as units: K words in, E values out ---------------------------------
 
-template <class T>
-__device__ void randint_loop(const unsigned* w, T* out, long long n, u64 low, u64 range) {
-  for (long long i = first_index(); i < n; i += grid_stride())
-    out[i] = static_cast<T>(randint_value(w, i, low, range));
-}
-
-template <class T>
-__device__ void uniform_loop(const unsigned* w, T* out, long long n, T lo, T span, T hi,
-                             T below_hi) {
-  for (long long i = first_index(); i < n; i += grid_stride())
-    out[i] = uniform_value(w, i, lo, span, hi, below_hi);
-}
-
-// One thread per pair; an odd n writes only the first sample of its last pair.
-template <class T>
-__device__ void normal_loop(const unsigned* w, T* out, long long n, T mean, T sd) {
-  for (long long j = first_index(); 2 * j < n; j += grid_stride()) {
-    T z0, z1;
-    normal_pair(w, j, mean, sd, &z0, &z1);
-    out[2 * j] = z0;
-    if (2 * j + 1 < n) out[2 * j + 1] = z1;
+template <class T, int WordsPerElement>
+struct Randint {
+  typedef T value_type;
+  static constexpr int K = WordsPerElement, E = 1;
+  u64 low, range;
+  KILN_RNG_FN void operator()(const unsigned* w, T* v) const {
+    v[0] = static_cast<T>(randint_value<K>(w, low, range));
   }
+};
+
+template <class T>
+struct Uniform {
+  typedef T value_type;
+  static constexpr int K = unit<T>::k, E = 1;
+  T lo, span, hi, below_hi;
+  KILN_RNG_FN void operator()(const unsigned* w, T* v) const {
+    v[0] = uniform_value(w, lo, span, hi, below_hi);
+  }
+};
+
+template <class T>
+struct Normal {
+  typedef T value_type;
+  static constexpr int K = 2 * unit<T>::k, E = 2;
+  T mean, sd;
+  KILN_RNG_FN void operator()(const unsigned* w, T* v) const { normal_pair(w, mean, sd, v, v + 1); }
+};
+
+// ---- one Philox block of a step ------------------------------------------------------------
+
+// Units that start in one block.
+template <class D>
+inline constexpr int kUnitsPerBlock = 4 / D::K;
+
+// Elements in a step of n elements, counted in whole units (an odd-sized normal step still
+// reads its last pair whole), and the Philox blocks those words touch from off / 4 on.
+template <class D>
+KILN_RNG_FN u64 units_of(long long n) {
+  return D::E == 2 ? (static_cast<u64>(n) + 1) / 2 : static_cast<u64>(n);
+}
+template <class D>
+KILN_RNG_FN u64 blocks_of(long long n, u64 off) {
+  return ((off & 3) + units_of<D>(n) * D::K + 3) / 4;
+}
+
+// The element written by lane 0 of v in block `rel` (counted from the step's first block,
+// off / 4): negative in the first block when the step starts inside it.
+template <class D>
+KILN_RNG_FN long long first_element(u64 off, u64 rel) {
+  // Word offset of the block's first unit from the step's start: 4 rel - off % 4 rounded up
+  // to a multiple of K (off % K is the lane of the block's first unit).
+  long long d = static_cast<long long>(4 * rel) - static_cast<long long>(off & 3) +
+                static_cast<long long>(off % D::K);
+  return d / D::K * D::E;
+}
+
+// ws[i + shift] for shift = off % K in [0, K): picked by selects, so that ws is only ever
+// indexed by constants and stays in registers (an indexed array would go to local memory).
+// A few selects per word cost little beside the ten Philox rounds, and one code path for
+// every shift keeps the kernels (and their NVRTC compile) small.
+template <int K>
+KILN_RNG_FN unsigned shifted_word(const unsigned* ws, unsigned shift, int i) {
+  unsigned w = ws[i];
+  KILN_RNG_UNROLL
+  for (int t = 1; t < K; ++t) w = shift == static_cast<unsigned>(t) ? ws[i + t] : w;
+  return w;
+}
+
+// ws holds the block's 4 words, then the first K - 1 words of the next block; shift = off % K
+// is the lane of the block's first unit. v gets the values of the units that start in the
+// block, in element order.
+template <class D>
+KILN_RNG_FN void block_values(const D& d, const unsigned* ws, unsigned shift,
+                              typename D::value_type* v) {
+  KILN_RNG_UNROLL
+  for (int j = 0; j < kUnitsPerBlock<D>; ++j) {
+    unsigned w[D::K];
+    KILN_RNG_UNROLL
+    for (int i = 0; i < D::K; ++i) w[i] = shifted_word<D::K>(ws, shift, D::K * j + i);
+    d(w, v + D::E * j);
+  }
+}
+
+#ifdef __CUDA_ARCH__
+// 16 or 8 bytes in one store; p is aligned to that size. __stwb (an ordinary write-back store)
+// rather than a store through a vector pointer: NVVM splits the latter into scalar stores when
+// the scalar edge path beside it stores the same values.
+__device__ __forceinline__ void store_vec(float* p, const float* v) {
+  __stwb(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+}
+__device__ __forceinline__ void store_vec(double* p, const double* v) {
+  __stwb(reinterpret_cast<double2*>(p), make_double2(v[0], v[1]));
+}
+__device__ __forceinline__ void store_vec(long long* p, const long long* v) {
+  __stwb(reinterpret_cast<longlong2*>(p), make_longlong2(v[0], v[1]));
+}
+__device__ __forceinline__ void store_vec(int* p, const int* v, int count) {
+  if (count == 4)
+    __stwb(reinterpret_cast<int4*>(p), make_int4(v[0], v[1], v[2], v[3]));
+  else
+    __stwb(reinterpret_cast<int2*>(p), make_int2(v[0], v[1]));
+}
+template <class T>
+__device__ __forceinline__ void store_vec(T* p, const T* v, int) {
+  store_vec(p, v);
+}
+#endif
+
+// Computes and writes the elements of the units that start in block rel, from ws as above.
+// `vec`: the block's elements may go out in aligned vector stores when they all lie inside the
+// output (the step starts on a block boundary and out is 16-byte aligned); on the host it
+// changes nothing.
+template <class D>
+KILN_RNG_FN void write_block(const D& d, typename D::value_type* out, long long n, u64 off, u64 rel,
+                             const unsigned* ws, bool vec) {
+  typedef typename D::value_type T;
+  constexpr int P = kUnitsPerBlock<D> * D::E;  // elements per block
+  T v[P];
+  block_values(d, ws, static_cast<unsigned>(off % D::K), v);
+  const long long e0 = first_element<D>(off, rel);
+#ifdef __CUDA_ARCH__
+  if (vec && e0 + P <= n) {
+    // Chunks of 16 bytes (or one of 8: two int32 of a two-word randint).
+    constexpr int per_vector = static_cast<int>(16 / sizeof(T));
+    constexpr int per_store = per_vector < P ? per_vector : P;
+    KILN_RNG_UNROLL
+    for (int c = 0; c < P; c += per_store) store_vec(out + e0 + c, v + c, per_store);
+    return;
+  }
+#else
+  (void)vec;
+#endif
+  KILN_RNG_UNROLL
+  for (int q = 0; q < P; ++q)
+    if (e0 + q >= 0 && e0 + q < n) out[e0 + q] = v[q];
+}
+
+// Blocks a warp owns per pass: all 32 it computes, or 31 when units straddle blocks and the
+// last lane's block only lends its first words to lane 30.
+template <class D>
+KILN_RNG_FN unsigned owned_per_warp(u64 off) {
+  return off % D::K != 0 ? 31 : 32;
+}
+
+#ifdef __CUDACC__
+// The step's blocks, a warp at a time (see the top of this file). The loop condition depends
+// only on the warp, so every lane reaches each shuffle.
+template <class D>
+__device__ void run(const D& d, typename D::value_type* out, long long n, u64 seed, u64 off) {
+  const bool vec = (off & 3) == 0 && (reinterpret_cast<u64>(out) & 15) == 0;
+  const unsigned owned = owned_per_warp<D>(off);
+  const u64 blocks = blocks_of<D>(n, off), base = off >> 2;
+  const unsigned lane = threadIdx.x & 31;
+  const u64 warp = (static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const u64 warps = (static_cast<u64>(gridDim.x) * blockDim.x) >> 5;
+  for (u64 first = warp * owned; first < blocks; first += warps * owned) {
+    const u64 rel = first + lane;
+    unsigned ws[4 + D::K - 1];
+    philox_block(seed, base + rel, ws);
+    KILN_RNG_UNROLL
+    for (int j = 4; j < 4 + D::K - 1; ++j) ws[j] = __shfl_down_sync(0xffffffffu, ws[j - 4], 1);
+    if (lane < owned && rel < blocks) write_block(d, out, n, off, rel, ws, vec);
+  }
+}
+
+template <class T>
+__device__ void randint(T* out, long long n, u64 seed, u64 off, u64 low, u64 range) {
+  if (range <= (1ull << 16))
+    run(Randint<T, 1>{low, range}, out, n, seed, off);
+  else
+    run(Randint<T, 2>{low, range}, out, n, seed, off);
 }
 #endif
 
 }  // namespace kiln::rng
 
 #ifdef __CUDACC__
-// The entry points, one per (distribution, dtype); kiln::gpu::run_random launches one per step.
+// The entry points, one per (distribution, dtype); kiln::gpu::run_random launches one per step
+// with at least one warp per 31 of the step's Philox blocks (any grid is correct).
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_randint_i32(const unsigned* w, int* out, long long n, unsigned long long low,
-                         unsigned long long range) {
-  kiln::rng::randint_loop(w, out, n, low, range);
+    k_random_randint_i32(int* out, long long n, unsigned long long seed, unsigned long long off,
+                         unsigned long long low, unsigned long long range) {
+  kiln::rng::randint(out, n, seed, off, low, range);
 }
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_randint_i64(const unsigned* w, long long* out, long long n, unsigned long long low,
-                         unsigned long long range) {
-  kiln::rng::randint_loop(w, out, n, low, range);
+    k_random_randint_i64(long long* out, long long n, unsigned long long seed,
+                         unsigned long long off, unsigned long long low, unsigned long long range) {
+  kiln::rng::randint(out, n, seed, off, low, range);
 }
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_uniform_f32(const unsigned* w, float* out, long long n, float lo, float span, float hi,
-                         float below_hi) {
-  kiln::rng::uniform_loop(w, out, n, lo, span, hi, below_hi);
+    k_random_uniform_f32(float* out, long long n, unsigned long long seed, unsigned long long off,
+                         float lo, float span, float hi, float below_hi) {
+  kiln::rng::run(kiln::rng::Uniform<float>{lo, span, hi, below_hi}, out, n, seed, off);
 }
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_uniform_f64(const unsigned* w, double* out, long long n, double lo, double span,
-                         double hi, double below_hi) {
-  kiln::rng::uniform_loop(w, out, n, lo, span, hi, below_hi);
+    k_random_uniform_f64(double* out, long long n, unsigned long long seed, unsigned long long off,
+                         double lo, double span, double hi, double below_hi) {
+  kiln::rng::run(kiln::rng::Uniform<double>{lo, span, hi, below_hi}, out, n, seed, off);
 }
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_normal_f32(const unsigned* w, float* out, long long n, float mean, float sd) {
-  kiln::rng::normal_loop(w, out, n, mean, sd);
+    k_random_normal_f32(float* out, long long n, unsigned long long seed, unsigned long long off,
+                        float mean, float sd) {
+  kiln::rng::run(kiln::rng::Normal<float>{mean, sd}, out, n, seed, off);
 }
 extern "C" __global__ void __launch_bounds__(256)
-    k_random_normal_f64(const unsigned* w, double* out, long long n, double mean, double sd) {
-  kiln::rng::normal_loop(w, out, n, mean, sd);
+    k_random_normal_f64(double* out, long long n, unsigned long long seed, unsigned long long off,
+                        double mean, double sd) {
+  kiln::rng::run(kiln::rng::Normal<double>{mean, sd}, out, n, seed, off);
 }
 #endif

@@ -1,9 +1,9 @@
 // Random arrays on a GPU give the host's numbers: randint and uniform bit for bit, normal within
 // a few ulp (log, sin and cos differ between CUDA and glibc). Without a GPU the GPU cases are
-// skipped, and two cases still run: kernels/random.cuh's mappings, compiled for the host, must
-// reproduce the host executor from the same cuRAND words, and its kernels must compile with
-// NVRTC for sm_90.
-#include <curand.h>
+// skipped, and two cases still run: kernels/random.cuh's per-block code (Philox words in
+// registers, mapped straight to elements), compiled for the host, must reproduce the host
+// executor, and its kernels must compile with NVRTC for sm_90. tests/test_philox.cpp checks the
+// words themselves against cuRAND.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -140,79 +140,109 @@ void compare_at(const Call& c, const Shape& s, uint64_t seed, uint64_t offset, O
   CHECK(dev.offset() == host.offset());
 }
 
-// ---- the mappings on the host, from cuRAND's host words --------------------------------------
-std::vector<unsigned> host_words(uint64_t seed, uint64_t offset, size_t n) {
-  curandGenerator_t g;
-  REQUIRE(curandCreateGeneratorHost(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10) == CURAND_STATUS_SUCCESS);
-  curandSetGeneratorOrdering(g, CURAND_ORDERING_PSEUDO_LEGACY);
-  curandSetPseudoRandomGeneratorSeed(g, seed);
-  curandSetGeneratorOffset(g, offset);
-  std::vector<unsigned> w(n);
-  CHECK(curandGenerate(g, w.data(), n) == CURAND_STATUS_SUCCESS);
-  curandDestroyGenerator(g);
-  return w;
-}
-
-// What the GPU kernels compute, one element at a time on the host.
-template <class T>
-std::vector<T> map_on_host(const Call& c, const unsigned* w, int64_t n) {
-  std::vector<T> out(n);
-  if constexpr (std::is_integral_v<T>) {
-    uint64_t low = static_cast<uint64_t>(static_cast<int64_t>(c.a));
-    uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(c.b)) - low;
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = static_cast<T>(kiln::rng::randint_value(w, i, low, range));
-  } else if (c.dist == Dist::Uniform) {
-    T lo = static_cast<T>(c.a), hi = static_cast<T>(c.b);
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = kiln::rng::uniform_value<T>(w, i, lo, hi - lo, hi, std::nextafter(hi, lo));
-  } else {
-    for (int64_t j = 0; 2 * j < n; ++j) {
-      T z0, z1;
-      kiln::rng::normal_pair<T>(w, j, static_cast<T>(c.a), static_cast<T>(c.b), &z0, &z1);
-      out[2 * j] = z0;
-      if (2 * j + 1 < n) out[2 * j + 1] = z1;
+// ---- the kernels' blocks on the host --------------------------------------------------------
+// What a GPU thread computes, run on the host: kernels/random.cuh's warp loop (rng::run) spelled
+// out, with the shuffle replaced by reading the next lane's words. write_block, philox_block
+// and the mappings are the very functions the kernel calls.
+template <class D>
+std::vector<typename D::value_type> run_on_host(const D& d, int64_t n, uint64_t seed,
+                                                uint64_t off) {
+  // Poisoned, so an element that no block writes shows up.
+  std::vector<typename D::value_type> out(n, std::numeric_limits<typename D::value_type>::max());
+  const uint64_t owned = kiln::rng::owned_per_warp<D>(off);
+  const uint64_t blocks = kiln::rng::blocks_of<D>(n, off), base = off >> 2;
+  for (uint64_t first = 0; first < blocks; first += owned) {
+    unsigned lanes[33][4];
+    for (int lane = 0; lane < 32; ++lane)
+      kiln::rng::philox_block(seed, base + first + lane, lanes[lane]);
+    for (int j = 0; j < 4; ++j) lanes[32][j] = lanes[31][j];  // __shfl_down_sync's last lane
+    for (uint64_t lane = 0; lane < owned && first + lane < blocks; ++lane) {
+      unsigned ws[4 + D::K - 1];
+      for (int j = 0; j < 4; ++j) ws[j] = lanes[lane][j];
+      for (int j = 4; j < 4 + D::K - 1; ++j) ws[j] = lanes[lane + 1][j - 4];
+      kiln::rng::write_block(d, out.data(), n, off, first + lane, ws, false);
     }
   }
   return out;
 }
 
+// The kernel's elements for a call, and the words it reads (which must be what the host
+// executor advances the generator by).
 template <class T>
-void check_mapping(const Call& c, int64_t n, uint64_t seed, uint64_t offset) {
+struct Simulated {
+  std::vector<T> values;
+  uint64_t words;
+};
+
+template <class D>
+Simulated<typename D::value_type> simulate(const D& d, int64_t n, uint64_t seed, uint64_t off) {
+  return {run_on_host(d, n, seed, off), kiln::rng::units_of<D>(n) * D::K};
+}
+
+template <class T>
+Simulated<T> simulate(const Call& c, int64_t n, uint64_t seed, uint64_t off) {
+  namespace rng = kiln::rng;
+  if constexpr (std::is_integral_v<T>) {
+    uint64_t low = static_cast<uint64_t>(static_cast<int64_t>(c.a));
+    uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(c.b)) - low;
+    if (range <= (uint64_t{1} << 16)) return simulate(rng::Randint<T, 1>{low, range}, n, seed, off);
+    return simulate(rng::Randint<T, 2>{low, range}, n, seed, off);
+  } else {
+    if (c.dist == Dist::Uniform) {
+      T lo = static_cast<T>(c.a), hi = static_cast<T>(c.b);
+      return simulate(rng::Uniform<T>{lo, hi - lo, hi, std::nextafter(hi, lo)}, n, seed, off);
+    }
+    return simulate(rng::Normal<T>{static_cast<T>(c.a), static_cast<T>(c.b)}, n, seed, off);
+  }
+}
+
+template <class T>
+void check_blocks(const Call& c, int64_t n, uint64_t seed, uint64_t offset) {
   Generator g(seed);
   g.set_offset(offset);
   std::vector<T> expected = draw(g, c, {n}).to_vector<T>();
-  auto w = host_words(seed, offset, g.offset() - offset);
-  std::vector<T> got = map_on_host<T>(c, w.data(), n);
+  Simulated<T> got = simulate<T>(c, n, seed, offset);
+  CHECK(got.words == g.offset() - offset);
   // Bit for bit, normal too: both sides call the same libm.
-  CHECK(std::memcmp(got.data(), expected.data(), n * sizeof(T)) == 0);
+  CHECK(std::memcmp(got.values.data(), expected.data(), n * sizeof(T)) == 0);
 }
 
 }  // namespace
 
-TEST_CASE("kernels/random.cuh's mappings, run on the host, give the host executor's arrays") {
+TEST_CASE("kernels/random.cuh's blocks, run on the host, give the host executor's arrays") {
+  // Sizes within a block, across blocks, and beyond one warp's 31 or 32 blocks (129 one-word
+  // elements are 33 blocks); offsets of every phase mod 4, seeds above 2^32, block indices that
+  // need the counter's second word.
+  const int64_t sizes[] = {1, 3, 4, 5, 9, 129, 4097};
+  const std::pair<uint64_t, uint64_t> places[] = {{42, 0},
+                                                  {7, 1},
+                                                  {1ull << 40, 2},
+                                                  {(1ull << 40) + 3, 3},
+                                                  {7, 5},
+                                                  {~0ull, (1ull << 33) + 2},
+                                                  {0x123456789ABCDEF0ull, (1ull << 50) + 3}};
   for (const Call& c : kCalls)
-    for (int64_t n : {1, 2, 7, 1000, 4097})
-      for (auto [seed, offset] : {std::pair<uint64_t, uint64_t>{42, 0}, {7, 5}, {1ull << 40, 3}}) {
+    for (int64_t n : sizes)
+      for (auto [seed, offset] : places) {
         INFO(describe(c, {n}, seed, offset));
         switch (c.dtype) {
           case DType::Int32:
-            check_mapping<int32_t>(c, n, seed, offset);
+            check_blocks<int32_t>(c, n, seed, offset);
             break;
           case DType::Int64:
-            check_mapping<int64_t>(c, n, seed, offset);
+            check_blocks<int64_t>(c, n, seed, offset);
             break;
           case DType::Float32:
-            check_mapping<float>(c, n, seed, offset);
+            check_blocks<float>(c, n, seed, offset);
             break;
           default:
-            check_mapping<double>(c, n, seed, offset);
+            check_blocks<double>(c, n, seed, offset);
             break;
         }
       }
 }
 
-TEST_CASE("the mapping kernels compile with NVRTC for sm_90 (no GPU needed)") {
+TEST_CASE("the random kernels compile with NVRTC for sm_90 (no GPU needed)") {
   auto r = kiln::jit::get(kiln::gpu::random_kernels_request("sm_90"));
   REQUIRE(r.kernel != nullptr);
   const auto& bin = r.kernel->cubin;

@@ -15,6 +15,7 @@
 // Errors: ShapeError for a bad axis or length, DTypeError for complex rfft* input, kiln::Error
 // for an unknown norm.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -55,5 +56,23 @@ Array irfft(const Array& a, std::optional<int64_t> n = std::nullopt, int axis = 
             std::string_view norm = "backward");
 Array irfftn(const Array& a, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
              std::string_view norm = "backward");
+
+// ---- the GPU plan cache ----------------------------------------------------------------------
+// cuFFT plans are kept in an LRU cache keyed by the transform's shape, axes, type, batch,
+// strides and device, capped on the number of plans and on the bytes of their work areas
+// (device memory from kiln's allocator, held while a plan stays cached). One transform may
+// use several plans (one per pass; see src/cuda/fft_program.hpp). Thread-safe. The host's
+// FFTW plans have a cache of their own, not counted here.
+struct PlanCacheInfo {
+  size_t plans, work_bytes;          // cached now, and their work areas' device bytes
+  size_t max_plans, max_work_bytes;  // the limits (defaults: 64 plans, 1 GiB)
+  int64_t hits, misses;              // plan lookups since the process started
+};
+PlanCacheInfo plan_cache();
+// Evicts the least recently used plans at once when over either limit. max_plans 0 turns
+// caching off: each transform then plans anew.
+void set_plan_cache_limits(size_t max_plans, size_t max_work_bytes);
+// Destroys every cached plan (the counters keep counting).
+void clear_plan_cache();
 
 }  // namespace kiln::fft

@@ -3,8 +3,9 @@
 //
 // The stream. Every distribution is computed from the 32-bit words of cuRAND's
 // Philox4_32_10 generator (curandGenerate; ordering CURAND_ORDERING_PSEUDO_LEGACY, which cuRAND
-// keeps fixed across releases): the host uses cuRAND's host generator, a GPU its device
-// generator, and the words are bit-identical (checked on an H200 with CUDA 13). A Generator's
+// keeps fixed across releases): the host uses cuRAND's host generator; a GPU computes the same
+// words in its kernel from Philox's closed form (kernels/random.cuh, checked word for word
+// against cuRAND in tests/test_philox.cpp), so one pass writes the output. A Generator's
 // offset counts words: each call starts at the current offset and advances it by the words it
 // consumed, so consecutive calls never reuse a word, and a call's numbers depend only on the
 // seed, the offset and the call's arguments. Element i of a call reads the words

@@ -1,12 +1,121 @@
-// Placeholder until the cuFFT executor lands (issue 4).
+// FFT steps on a GPU through cuFFT. fft_program.cpp decides the passes (see its header for the
+// scheme that covers any set of axes); this file runs them on the device's kiln stream: plans
+// from the cache, helper kernels for padding, C2R clean-up and scaling, and the scratch and
+// staging buffers the program asks for, from kiln's allocator (freed in stream order).
+#include <cufft.h>
+
+#include <variant>
+
+#include "cuda/fft_kernels.hpp"
+#include "cuda/fft_plan_cache.hpp"
+#include "cuda/fft_program.hpp"
 #include "cuda/library.hpp"
-#include "kiln/errors.hpp"
+#include "cuda/runtime.hpp"
 
 namespace kiln::gpu {
+namespace {
 
-void run_fft(const plan::FftStep&, const plan::PlanBuffer&, const void*, const plan::PlanBuffer&,
-             void*, int) {
-  throw DeviceError("FFT on a GPU is not available yet in this build; compute it on the host");
+using fft::BufferId;
+using fft::Precision;
+using fft::Transform;
+
+char* at(void* base, int64_t elements, size_t element_bytes) {
+  return static_cast<char*>(base) + static_cast<size_t>(elements) * element_bytes;
+}
+
+// One cufftExec* call; the pointer types follow the plan's type.
+void exec_once(cufftHandle h, const fft::PlanSpec& s, void* in, void* out, bool inverse) {
+  int dir = inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
+  bool single = s.precision == Precision::Single;
+  auto c = [](void* p) { return static_cast<cufftComplex*>(p); };
+  auto z = [](void* p) { return static_cast<cufftDoubleComplex*>(p); };
+  switch (s.transform) {
+    case Transform::C2C:
+      if (single)
+        fft::check(cufftExecC2C(h, c(in), c(out), dir), "cufftExecC2C");
+      else
+        fft::check(cufftExecZ2Z(h, z(in), z(out), dir), "cufftExecZ2Z");
+      break;
+    case Transform::R2C:
+      if (single)
+        fft::check(cufftExecR2C(h, static_cast<cufftReal*>(in), c(out)), "cufftExecR2C");
+      else
+        fft::check(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(in), z(out)), "cufftExecD2Z");
+      break;
+    case Transform::C2R:
+      if (single)
+        fft::check(cufftExecC2R(h, c(in), static_cast<cufftReal*>(out)), "cufftExecC2R");
+      else
+        fft::check(cufftExecZ2D(h, z(in), static_cast<cufftDoubleReal*>(out)), "cufftExecZ2D");
+      break;
+  }
+}
+
+class Runner {
+ public:
+  Runner(const fft::Program& p, int device, const void* in, void* out)
+      : p_(p), device_(device), in_(in), out_(out) {}
+
+  void run() {
+    for (const auto& op : p_.ops) std::visit([this](const auto& o) { step(o); }, op);
+  }
+
+ private:
+  // The input is only ever read: by pads, and by the first pass, which is C2C or R2C out of
+  // place (cuFFT leaves their input intact); C2R always reads the scratch copy.
+  void* data(BufferId b) {
+    if (b == BufferId::In) return const_cast<void*>(in_);
+    if (b == BufferId::Out) return out_;
+    auto& temp = b == BufferId::Scratch ? scratch_ : staging_;
+    if (!temp)
+      temp = allocate(device_, static_cast<size_t>(p_.info(b).elements) * p_.element_bytes(b));
+    return temp->data();
+  }
+  fft::Elements kind(BufferId b) const { return {p_.info(b).complex, p_.precision}; }
+
+  void step(const fft::PadOp& op) {
+    if (op.src_shape == op.dst_shape && kind(op.src).complex == kind(op.dst).complex) {
+      size_t bytes = static_cast<size_t>(shape_size(op.src_shape)) * p_.element_bytes(op.src);
+      if (bytes)
+        KILN_CUDA_CHECK(cudaMemcpyAsync(data(op.dst), data(op.src), bytes, cudaMemcpyDeviceToDevice,
+                                        device(device_).stream));
+      return;
+    }
+    fft::pad_copy(device_, data(op.src), kind(op.src), op.src_shape, data(op.dst), kind(op.dst),
+                  op.dst_shape);
+  }
+
+  void step(const fft::ExecOp& op) {
+    fft::PlanRef plan = fft::acquire_plan(op.plan, device_);
+    std::lock_guard lock(plan->exec_mutex());
+    size_t in_bytes = p_.element_bytes(op.in), out_bytes = p_.element_bytes(op.out);
+    for (int64_t i = 0; i < op.loops; ++i)
+      exec_once(plan->handle(), op.plan, at(data(op.in), i * op.in_step, in_bytes),
+                at(data(op.out), i * op.out_step, out_bytes), op.inverse);
+  }
+
+  void step(const fft::ZeroImagOp& op) { fft::zero_imag(device_, data(op.buf), p_.precision, op); }
+
+  void step(const fft::ScaleOp& op) {
+    int64_t reals = p_.info(op.buf).elements * (p_.info(op.buf).complex ? 2 : 1);
+    fft::scale(device_, data(op.buf), p_.precision, reals, op.factor);
+  }
+
+  const fft::Program& p_;
+  int device_;
+  const void* in_;
+  void* out_;
+  std::shared_ptr<graph::Buffer> scratch_, staging_;  // freed in stream order
+};
+
+}  // namespace
+
+void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+             const plan::PlanBuffer& out_desc, void* out, int device) {
+  if (shape_size(out_desc.shape) == 0) return;  // an empty batch: nothing to transform
+  fft::Program program = fft::make_program(step, in_desc, out_desc);
+  set_device(device);
+  Runner(program, device, in, out).run();
 }
 
 }  // namespace kiln::gpu

@@ -1,6 +1,6 @@
-// Library steps on a GPU: FFTs through cuFFT and random numbers through cuRAND, both on the
-// device's kiln stream (so stream-ordered memory reuse stays safe) with work areas from kiln's
-// allocator.
+// Library steps on a GPU: FFTs through cuFFT (work areas from kiln's allocator) and random
+// numbers from a one-pass Philox kernel that reproduces cuRAND's stream, both on the device's
+// kiln stream, so stream-ordered memory reuse stays safe.
 #pragma once
 #include "plan/plan.hpp"
 

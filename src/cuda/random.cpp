@@ -1,16 +1,14 @@
-// Random steps on a GPU. cuRAND's device generator (Philox4_32_10, LEGACY ordering, as the host
-// executor's host generator) writes the step's 32-bit words; one kernel of kernels/random.cuh
-// maps them to the output dtype exactly as src/host/random.cpp does. Both run on the device's
-// kiln stream, so nothing waits here.
+// Random steps on a GPU: one kernel of kernels/random.cuh per step computes the step's Philox
+// words in registers and maps them to the output dtype exactly as src/host/random.cpp does, so
+// the output is written once and nothing else touches memory. The kernel runs on the device's
+// kiln stream, so nothing waits here. No cuRAND on the device: its words are a closed form of
+// (seed, word index) (kernels/random.cuh), and computing them in place saves writing and
+// re-reading them.
 #include "cuda/random.hpp"
-
-#include <curand.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <string>
 
 #include "cuda/library.hpp"
@@ -24,58 +22,10 @@ namespace {
 using graph::RandomDist;
 using plan::RandomStep;
 
-const char* status_name(curandStatus_t s) {
-  switch (s) {
-    case CURAND_STATUS_SUCCESS:
-      return "CURAND_STATUS_SUCCESS";
-    case CURAND_STATUS_VERSION_MISMATCH:
-      return "CURAND_STATUS_VERSION_MISMATCH";
-    case CURAND_STATUS_NOT_INITIALIZED:
-      return "CURAND_STATUS_NOT_INITIALIZED";
-    case CURAND_STATUS_ALLOCATION_FAILED:
-      return "CURAND_STATUS_ALLOCATION_FAILED";
-    case CURAND_STATUS_TYPE_ERROR:
-      return "CURAND_STATUS_TYPE_ERROR";
-    case CURAND_STATUS_OUT_OF_RANGE:
-      return "CURAND_STATUS_OUT_OF_RANGE";
-    case CURAND_STATUS_LENGTH_NOT_MULTIPLE:
-      return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
-    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
-      return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
-    case CURAND_STATUS_LAUNCH_FAILURE:
-      return "CURAND_STATUS_LAUNCH_FAILURE";
-    case CURAND_STATUS_PREEXISTING_FAILURE:
-      return "CURAND_STATUS_PREEXISTING_FAILURE";
-    case CURAND_STATUS_INITIALIZATION_FAILED:
-      return "CURAND_STATUS_INITIALIZATION_FAILED";
-    case CURAND_STATUS_ARCH_MISMATCH:
-      return "CURAND_STATUS_ARCH_MISMATCH";
-    case CURAND_STATUS_INTERNAL_ERROR:
-      return "CURAND_STATUS_INTERNAL_ERROR";
-  }
-  return "unknown cuRAND status";
-}
-
-void check(curandStatus_t s, const char* call, int device) {
-  if (s == CURAND_STATUS_SUCCESS) return;
-  std::string hint = s == CURAND_STATUS_ALLOCATION_FAILED
-                         ? "; free arrays you no longer need or draw smaller arrays"
-                         : "; check that the GPU driver supports the libcurand kiln was built with";
-  throw CudaError(std::string(call) + " failed: " + status_name(s) + " (" + std::to_string(s) +
-                  ") while drawing random numbers on cuda:" + std::to_string(device) + hint);
-}
-#define KILN_CURAND_CHECK(expr, device) check((expr), #expr, (device))
-
-// The generator and the loaded mapping kernels of one device. A cuRAND generator is not
-// thread-safe and its position is state, so the mutex covers every step's use of both.
+// The loaded kernels of one device. Launches need no lock: a step's position in the stream
+// travels with it (seed, offset), so the device holds no generator state.
 struct DeviceRandom {
-  std::mutex mu;
-  curandGenerator_t gen = nullptr;
   cudaKernel_t kernels[kRandomKernels] = {};
-  // Where the generator stands: a step that starts where the previous one ended (the usual
-  // case: a Generator's arrays evaluated in order) needs no reseed or offset.
-  bool placed = false;
-  uint64_t seed = 0, next = 0;
 };
 
 std::string device_arch(int device) {
@@ -83,67 +33,80 @@ std::string device_arch(int device) {
   return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
 }
 
-// The library stays loaded for the process's life: queued launches may still use it.
-void load_kernels(DeviceRandom& s, int device) {
-  jit::Result r = jit::get(random_kernels_request(device_arch(device)));
-  cudaLibrary_t lib;
-  KILN_CUDA_CHECK(
-      cudaLibraryLoadData(&lib, r.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  for (int k = 0; k < kRandomKernels; ++k)
-    KILN_CUDA_CHECK(cudaLibraryGetKernel(&s.kernels[k], lib, kRandomKernelNames[k]));
-}
-
-void create_generator(DeviceRandom& s, int device) {
-  curandGenerator_t gen;
-  KILN_CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), device);
-  std::unique_ptr<curandGenerator_st, decltype(&curandDestroyGenerator)> guard(
-      gen, curandDestroyGenerator);
-  // LEGACY: the one ordering cuRAND keeps across releases, and the one the host uses.
-  KILN_CURAND_CHECK(curandSetGeneratorOrdering(gen, CURAND_ORDERING_PSEUDO_LEGACY), device);
-  KILN_CURAND_CHECK(curandSetStream(gen, gpu::device(device).stream), device);
-  s.gen = guard.release();
-}
-
-// Built on a device's first random step. Never destroyed: at exit the CUDA runtime may be
-// gone before static destructors run (as with the device streams).
+// Built on a device's first random step. The library stays loaded for the process's life:
+// queued launches may still use it.
 DeviceRandom& state(int device) {
-  static auto* all = new PerDevice<DeviceRandom>;
+  static auto* all = new PerDevice<DeviceRandom>;  // never destroyed, like the device streams
   gpu::device(device);  // DeviceError for a bad index, before PerDevice indexes with it
   return all->get(device, [device](DeviceRandom& s) {
-    ScopedDevice on(device);  // the generator belongs to the device current at creation
-    load_kernels(s, device);
-    create_generator(s, device);
+    ScopedDevice on(device);
+    jit::Result r = jit::get(random_kernels_request(device_arch(device)));
+    cudaLibrary_t lib;
+    KILN_CUDA_CHECK(cudaLibraryLoadData(&lib, r.kernel->cubin.data(), nullptr, nullptr, 0, nullptr,
+                                        nullptr, 0));
+    for (int k = 0; k < kRandomKernels; ++k)
+      KILN_CUDA_CHECK(cudaLibraryGetKernel(&s.kernels[k], lib, kRandomKernelNames[k]));
   });
 }
 
-// Queues words [offset, offset + n) of seed's stream into out. Call with s.mu held.
-void generate(DeviceRandom& s, uint64_t seed, uint64_t offset, unsigned* out, uint64_t n,
-              int device) {
-  if (!s.placed || seed != s.seed || offset != s.next) {
-    s.placed = false;
-    KILN_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(s.gen, seed), device);
-    KILN_CURAND_CHECK(curandSetGeneratorOffset(s.gen, offset), device);
-    s.seed = seed;
-  }
-  s.placed = false;  // unknown until the call succeeds
-  KILN_CURAND_CHECK(curandGenerate(s.gen, out, n), device);
-  s.next = offset + n;
-  s.placed = true;
-}
-
-// Grid-stride kernels: enough blocks to fill the device, no more.
 constexpr int kBlock = 256;  // the kernels' __launch_bounds__
+// Grid-stride kernels: enough blocks to fill the device several times over, no more.
 constexpr int64_t kBlocksPerSm = 32;
 
-// Launches kernel k over `threads` threads with args, whose types match its parameters.
-template <class... A>
-void launch(cudaKernel_t k, int device, int64_t threads, A... args) {
+// Words per element (per pair for normal) of kiln/random.hpp: the K of kernels/random.cuh.
+int words_per_unit(const RandomStep& s, DType t) {
+  switch (s.dist) {
+    case RandomDist::Randint: {
+      uint64_t range = static_cast<uint64_t>(s.b.as_int()) - static_cast<uint64_t>(s.a.as_int());
+      return range <= (uint64_t{1} << 16) ? 1 : 2;
+    }
+    case RandomDist::Uniform:
+      return t == DType::Float64 ? 2 : 1;
+    case RandomDist::Normal:
+      return t == DType::Float64 ? 4 : 2;
+  }
+  return 1;
+}
+
+// Launches kernel k for the step's n elements with args, whose types match its parameters
+// after (out, n, seed, offset). One warp per 31 Philox blocks, the fewest a warp owns
+// (kernels/random.cuh); the grid-stride loop covers the rest when the cap binds.
+template <class T, class... A>
+void launch(cudaKernel_t k, const RandomStep& s, DType t, void* out, long long n, int device,
+            A... args) {
   const DeviceInfo& info = gpu::device(device);
-  int64_t blocks = std::clamp<int64_t>((threads + kBlock - 1) / kBlock, 1,
-                                       int64_t{info.sm_count} * kBlocksPerSm);
-  void* params[] = {&args...};
+  const uint64_t units =
+      s.dist == RandomDist::Normal ? (static_cast<uint64_t>(n) + 1) / 2 : static_cast<uint64_t>(n);
+  const uint64_t philox_blocks = ((s.offset & 3) + units * words_per_unit(s, t) + 3) / 4;
+  const uint64_t threads = (philox_blocks + 30) / 31 * 32;
+  const int64_t blocks = std::clamp<int64_t>(static_cast<int64_t>((threads + kBlock - 1) / kBlock),
+                                             1, int64_t{info.sm_count} * kBlocksPerSm);
+  T* dst = static_cast<T*>(out);
+  unsigned long long seed = s.seed, offset = s.offset;
+  void* params[] = {&dst, &n, &seed, &offset, &args...};
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(blocks), dim3(kBlock),
                                    params, 0, info.stream));
+}
+
+template <class T>
+void randint(cudaKernel_t k, const RandomStep& s, DType t, void* out, long long n, int device) {
+  unsigned long long low = static_cast<uint64_t>(s.a.as_int());
+  unsigned long long range = static_cast<uint64_t>(s.b.as_int()) - low;
+  launch<T>(k, s, t, out, n, device, low, range);
+}
+
+// The bounds as the host executor derives them, in T on the host: bit for bit the same.
+template <class T>
+void uniform(cudaKernel_t k, const RandomStep& s, DType t, void* out, long long n, int device) {
+  const T lo = static_cast<T>(s.a.as_double()), hi = static_cast<T>(s.b.as_double());
+  const T span = hi - lo, below_hi = std::nextafter(hi, lo);
+  launch<T>(k, s, t, out, n, device, lo, span, hi, below_hi);
+}
+
+template <class T>
+void normal(cudaKernel_t k, const RandomStep& s, DType t, void* out, long long n, int device) {
+  const T mean = static_cast<T>(s.a.as_double()), sd = static_cast<T>(s.b.as_double());
+  launch<T>(k, s, t, out, n, device, mean, sd);
 }
 
 [[noreturn]] void bad_dtype(DType t) {
@@ -151,84 +114,33 @@ void launch(cudaKernel_t k, int device, int64_t threads, A... args) {
               " reached the GPU executor; this is a kiln bug, please report it");
 }
 
-// The step's entry point, and the words it consumes (kiln/random.hpp's k per element).
-struct Work {
-  RandomKernel kernel;
-  uint64_t words;
-};
-
-Work work_of(const RandomStep& s, DType t, uint64_t n) {
+RandomKernel kernel_of(const RandomStep& s, DType t) {
   const bool f32 = t == DType::Float32, f64 = t == DType::Float64;
   switch (s.dist) {
-    case RandomDist::Randint: {
-      uint64_t range = static_cast<uint64_t>(s.b.as_int()) - static_cast<uint64_t>(s.a.as_int());
-      uint64_t words = n * (range <= (uint64_t{1} << 16) ? 1 : 2);
-      if (t == DType::Int32) return {RandomKernel::RandintI32, words};
-      if (t == DType::Int64) return {RandomKernel::RandintI64, words};
+    case RandomDist::Randint:
+      if (t == DType::Int32) return RandomKernel::RandintI32;
+      if (t == DType::Int64) return RandomKernel::RandintI64;
       break;
-    }
     case RandomDist::Uniform:
-      if (f32) return {RandomKernel::UniformF32, n};
-      if (f64) return {RandomKernel::UniformF64, 2 * n};
+      if (f32) return RandomKernel::UniformF32;
+      if (f64) return RandomKernel::UniformF64;
       break;
-    case RandomDist::Normal:  // whole pairs of 2 or 4 words, even for an odd n
-      if (f32) return {RandomKernel::NormalF32, (n + 1) / 2 * 2};
-      if (f64) return {RandomKernel::NormalF64, (n + 1) / 2 * 4};
+    case RandomDist::Normal:
+      if (f32) return RandomKernel::NormalF32;
+      if (f64) return RandomKernel::NormalF64;
       break;
   }
   bad_dtype(t);
-}
-
-template <class T>
-void map_randint(cudaKernel_t k, const RandomStep& s, const unsigned* w, void* out, long long n,
-                 int device) {
-  unsigned long long low = static_cast<uint64_t>(s.a.as_int());
-  unsigned long long range = static_cast<uint64_t>(s.b.as_int()) - low;
-  launch(k, device, n, w, static_cast<T*>(out), n, low, range);
-}
-
-// The bounds as the host executor derives them, in T on the host: bit for bit the same.
-template <class T>
-void map_uniform(cudaKernel_t k, const RandomStep& s, const unsigned* w, void* out, long long n,
-                 int device) {
-  const T lo = static_cast<T>(s.a.as_double()), hi = static_cast<T>(s.b.as_double());
-  const T span = hi - lo, below_hi = std::nextafter(hi, lo);
-  launch(k, device, n, w, static_cast<T*>(out), n, lo, span, hi, below_hi);
-}
-
-template <class T>
-void map_normal(cudaKernel_t k, const RandomStep& s, const unsigned* w, void* out, long long n,
-                int device) {
-  const T mean = static_cast<T>(s.a.as_double()), sd = static_cast<T>(s.b.as_double());
-  launch(k, device, (n + 1) / 2, w, static_cast<T*>(out), n, mean, sd);
-}
-
-void map(const DeviceRandom& st, RandomKernel which, const RandomStep& s, const unsigned* w,
-         void* out, long long n, int device) {
-  cudaKernel_t k = st.kernels[static_cast<int>(which)];
-  switch (which) {
-    case RandomKernel::RandintI32:
-      return map_randint<int>(k, s, w, out, n, device);
-    case RandomKernel::RandintI64:
-      return map_randint<long long>(k, s, w, out, n, device);
-    case RandomKernel::UniformF32:
-      return map_uniform<float>(k, s, w, out, n, device);
-    case RandomKernel::UniformF64:
-      return map_uniform<double>(k, s, w, out, n, device);
-    case RandomKernel::NormalF32:
-      return map_normal<float>(k, s, w, out, n, device);
-    case RandomKernel::NormalF64:
-      return map_normal<double>(k, s, w, out, n, device);
-  }
 }
 
 }  // namespace
 
 jit::Request random_kernels_request(const std::string& arch) {
   // No FMA contraction: every operation rounds as the host's does.
-  return {"k_random_map",
+  return {"k_random",
           "#include \"kiln/random.cuh\"\n",
-          "random steps: Philox words to randint/uniform/normal values",
+          "random steps: Philox4x32-10 words computed in place, mapped to "
+          "randint/uniform/normal values",
           arch,
           {"--fmad=false"}};
 }
@@ -237,21 +149,24 @@ void run_random(const RandomStep& step, const plan::PlanBuffer& out_desc, void* 
   const int64_t n = shape_size(out_desc.shape);
   if (n == 0) return;
   const DType t = out_desc.dtype;
-  const Work work = work_of(step, t, static_cast<uint64_t>(n));
+  const RandomKernel which = kernel_of(step, t);
   DeviceRandom& s = state(device);
   ScopedDevice on(device);
-  std::lock_guard lock(s.mu);
-  // When the words are exactly the output's bytes (uniform, randint whose words fill its
-  // dtype, normal of even size) they go straight into it and the kernel maps them in place;
-  // otherwise through scratch, which returns to the allocator stream-ordered, after the kernel.
-  std::shared_ptr<graph::Buffer> scratch;
-  auto* w = static_cast<unsigned*>(out);
-  if (work.words * 4 != static_cast<uint64_t>(n) * itemsize(t)) {
-    scratch = allocate(device, work.words * 4);
-    w = static_cast<unsigned*>(scratch->data());
+  cudaKernel_t k = s.kernels[static_cast<int>(which)];
+  switch (which) {
+    case RandomKernel::RandintI32:
+      return randint<int>(k, step, t, out, n, device);
+    case RandomKernel::RandintI64:
+      return randint<long long>(k, step, t, out, n, device);
+    case RandomKernel::UniformF32:
+      return uniform<float>(k, step, t, out, n, device);
+    case RandomKernel::UniformF64:
+      return uniform<double>(k, step, t, out, n, device);
+    case RandomKernel::NormalF32:
+      return normal<float>(k, step, t, out, n, device);
+    case RandomKernel::NormalF64:
+      return normal<double>(k, step, t, out, n, device);
   }
-  generate(s, step.seed, step.offset, w, work.words, device);
-  map(s, work.kernel, step, w, out, n, device);
 }
 
 }  // namespace kiln::gpu

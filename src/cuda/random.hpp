@@ -1,5 +1,6 @@
-// The mapping kernels of GPU random steps (kernels/random.cuh), exposed so that a machine
-// without a GPU can check that they compile (tests/test_gpu_random.cpp).
+// The kernels of GPU random steps (kernels/random.cuh: Philox words computed in registers and
+// mapped straight into the output), exposed so that a machine without a GPU can check that they
+// compile (tests/test_gpu_random.cpp).
 #pragma once
 #include <array>
 #include <string>

@@ -38,7 +38,8 @@ std::string default_dir() {
   return "";
 }
 
-// "123", "500M", "2G", "1.5G", "64KiB": a number and an optional power-of-1024 suffix.
+}  // namespace
+
 bool parse_size(const std::string& v, uint64_t& out) {
   char* end = nullptr;
   double number = std::strtod(v.c_str(), &end);
@@ -60,8 +61,6 @@ bool parse_size(const std::string& v, uint64_t& out) {
   out = uint64_t(number * scale);
   return true;
 }
-
-}  // namespace
 
 CacheConfig cache_config_from_env() {
   CacheConfig c;

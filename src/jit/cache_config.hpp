@@ -21,6 +21,9 @@ struct CacheConfig {
 // Reads the variables above; a malformed value gets a warning and the default.
 CacheConfig cache_config_from_env();
 
+// "123", "500M", "2G", "1.5G", "64KiB": a number and an optional power-of-1024 suffix.
+bool parse_size(const std::string& v, uint64_t& out);
+
 // One "kiln: warning: ..." line on stderr.
 void warn(const std::string& message);
 

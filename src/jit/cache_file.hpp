@@ -12,6 +12,7 @@
 //                 f64 compile ms, i64 created (Unix seconds), source, u64 binary size + binary
 //
 // Hit counts and last-use times are deliberately not in the file: a hit never rewrites it.
+// They live in the per-process usage logs under <dir>/usage/ (usage_log.hpp).
 #pragma once
 #include <cstdint>
 #include <span>

@@ -47,4 +47,11 @@ std::string cache_key(const Request& r, const std::vector<std::string>& options)
   return h.hex_digest();
 }
 
+bool is_cache_key(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 }  // namespace kiln::jit

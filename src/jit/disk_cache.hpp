@@ -19,14 +19,16 @@ class DiskCache {
 
   // Entries can be looked up (the directory exists and can be read).
   bool readable() const { return readable_; }
+  // New entries (and usage logs) can be written.
+  bool writable() const { return writable_; }
   const std::string& dir() const { return dir_; }
   std::string path_for(const std::string& key) const;
   // Where failing sources go: <dir>/failed, or "" when the directory is not writable.
   std::string failed_dir() const;
 
   // The entry for `key`, or nullopt for a missing, truncated, corrupt, foreign-version or
-  // other-key file. A hit updates the file's mtime (the recency that eviction uses) but never
-  // rewrites it.
+  // other-key file. A hit updates the file's mtime (recency for eviction, besides the usage
+  // logs) but never rewrites it.
   std::optional<CacheEntry> load(const std::string& key) const;
 
   // Writes the entry atomically, then evicts down to the size cap. A failed write warns once

@@ -1,4 +1,4 @@
-// LRU eviction over the cache directory.
+// LRU eviction and pruning over the cache directory.
 #include "jit/eviction.hpp"
 
 #include <dirent.h>
@@ -8,22 +8,21 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
-#include <vector>
 
 #include "jit/file_util.hpp"
+#include "jit/usage_log.hpp"
 
 namespace kiln::jit {
 namespace {
 
 struct CacheFile {
-  std::string path;
+  std::string path, key;
   uint64_t size;
-  timespec mtime;
+  int64_t used_us;  // mtime until the usage logs are merged in
 };
 
 bool older(const CacheFile& a, const CacheFile& b) {
-  if (a.mtime.tv_sec != b.mtime.tv_sec) return a.mtime.tv_sec < b.mtime.tv_sec;
-  if (a.mtime.tv_nsec != b.mtime.tv_nsec) return a.mtime.tv_nsec < b.mtime.tv_nsec;
+  if (a.used_us != b.used_us) return a.used_us < b.used_us;
   return a.path < b.path;
 }
 
@@ -45,27 +44,59 @@ std::vector<CacheFile> scan(const std::string& dir) {
     if (name.starts_with(".") && name.ends_with(kTempSuffix)) {
       if (now - st.st_mtim.tv_sec > kStaleTempSeconds) ::unlink(path.c_str());
     } else if (name.ends_with(".kkc")) {
-      files.push_back({path, uint64_t(st.st_size), st.st_mtim});
+      int64_t mtime_us = int64_t(st.st_mtim.tv_sec) * 1'000'000 + st.st_mtim.tv_nsec / 1000;
+      files.push_back({path, name.substr(0, name.size() - 4), uint64_t(st.st_size), mtime_us});
     }
   }
   ::closedir(d);
   return files;
 }
 
+void apply_usage(const std::string& dir, std::vector<CacheFile>& files) {
+  UsageMap usage = fold_usage(dir);
+  merge_usage(usage, pending_usage(dir));
+  for (auto& f : files)
+    if (auto it = usage.find(f.key); it != usage.end())
+      f.used_us = std::max(f.used_us, it->second.last_used_us);
+}
+
+bool wanted_gone(const CacheFile& f, const PruneRequest& r, uint64_t total) {
+  if (f.path == r.keep) return false;
+  if (r.used_before_us && f.used_us < *r.used_before_us) return true;
+  return r.max_bytes && total > *r.max_bytes;
+}
+
 }  // namespace
 
-void evict_lru(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
+PruneResult prune(const std::string& dir, const PruneRequest& r) {
   std::vector<CacheFile> files = scan(dir);
+  apply_usage(dir, files);
+  std::sort(files.begin(), files.end(), older);
   uint64_t total = 0;
   for (auto& f : files) total += f.size;
-  if (total <= max_bytes) return;
-  std::sort(files.begin(), files.end(), older);
+  PruneResult out;
   for (auto& f : files) {
-    if (total <= max_bytes) break;
-    if (f.path == keep) continue;
-    // ENOENT means another process evicted it first: the bytes are gone either way.
-    if (::unlink(f.path.c_str()) == 0 || errno == ENOENT) total -= f.size;
+    // ENOENT means another process removed it first: the bytes are gone either way.
+    if (wanted_gone(f, r, total) && (::unlink(f.path.c_str()) == 0 || errno == ENOENT)) {
+      total -= f.size;
+      out.removed.push_back(f.key);
+      out.removed_bytes += f.size;
+    } else {
+      out.kept++;
+      out.kept_bytes += f.size;
+    }
   }
+  return out;
+}
+
+void evict_lru(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
+  uint64_t total = 0;
+  for (auto& f : scan(dir)) total += f.size;
+  if (total <= max_bytes) return;
+  PruneRequest r;
+  r.max_bytes = max_bytes;
+  r.keep = keep;
+  prune(dir, r);
 }
 
 }  // namespace kiln::jit

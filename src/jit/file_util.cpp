@@ -13,18 +13,6 @@
 namespace kiln::jit {
 namespace {
 
-// Retries on EINTR and short writes.
-int write_all(int fd, std::span<const char> data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
-    done += size_t(n);
-  }
-  return 0;
-}
-
 std::string temp_path_for(const std::string& path) {
   // pid + a process-wide counter make the name unique across processes and threads; the
   // leading dot keeps it out of `ls` and out of the *.kkc entries.
@@ -51,21 +39,35 @@ int make_directories(const std::string& path, mode_t mode) {
   return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 }
 
-std::optional<std::vector<char>> read_whole_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+int write_all(int fd, std::span<const char> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    done += size_t(n);
+  }
+  return 0;
+}
+
+std::optional<std::vector<char>> read_all(int fd) {
   std::vector<char> data;
   char chunk[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      if (n < 0) return std::nullopt;
-      return data;
-    }
+    if (n < 0) return std::nullopt;
+    if (n == 0) return data;
     data.insert(data.end(), chunk, chunk + n);
   }
+}
+
+std::optional<std::vector<char>> read_whole_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  auto data = read_all(fd);
+  ::close(fd);
+  return data;
 }
 
 // The kernel stamps files from a coarse clock (a few ms), so entries written or used in the

@@ -47,9 +47,9 @@ const std::vector<Header>& embedded_headers();
 std::string target_arch();
 
 // Test hooks. clear_memory_cache() forgets the in-memory kernels, so the next get() goes to
-// disk (pointers already handed out stay valid). reinitialize_for_testing() also re-reads
-// KILN_CACHE, KILN_CACHE_DIR and KILN_CACHE_MAX_BYTES, resets the stats and re-arms the
-// once-per-process warning.
+// disk (pointers already handed out stay valid). reinitialize_for_testing() also appends the
+// pending hits to the usage log, re-reads KILN_CACHE, KILN_CACHE_DIR and KILN_CACHE_MAX_BYTES,
+// resets the stats and re-arms the once-per-process warning.
 void clear_memory_cache();
 void reinitialize_for_testing();
 

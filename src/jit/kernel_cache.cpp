@@ -6,10 +6,12 @@
 #include <unordered_map>
 
 #include "jit/cache_config.hpp"
+#include "jit/cache_inventory.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/jit.hpp"
 #include "jit/nvrtc_compile.hpp"
+#include "jit/usage_log.hpp"
 #include "kiln/cache.hpp"
 #include "kiln/errors.hpp"
 
@@ -97,6 +99,11 @@ std::shared_ptr<Slot> find_slot(Cache& c, const std::string& key,
   return slot;
 }
 
+// A hit saved a compile: counted in the usage log so that kiln-cache and eviction see it.
+void note_hit(const std::shared_ptr<DiskCache>& disk, const std::string& key) {
+  if (disk && disk->writable()) record_hit(disk->dir(), key);
+}
+
 Result get_resolved(const Request& r) {
   std::vector<std::string> options = compile_options(r.arch, r.options);
   std::string key = cache_key(r, options);
@@ -111,10 +118,12 @@ Result get_resolved(const Request& r) {
   std::lock_guard slot_lock(slot->mutex);
   if (slot->kernel) {
     c.counters.memory_hits++;
+    note_hit(disk, key);
     return {slot->kernel.get(), Origin::Memory};
   }
   if (auto e = disk ? disk->load(key) : std::nullopt) {
     c.counters.disk_hits++;
+    note_hit(disk, key);
     slot->kernel = kernel_from(std::move(*e));
     return {slot->kernel.get(), Origin::Disk};
   }
@@ -143,6 +152,7 @@ void clear_memory_cache() {
 }
 
 void reinitialize_for_testing() {
+  flush_usage();
   clear_memory_cache();
   cache::reset_stats();
   reset_disk_warning_for_testing();
@@ -169,6 +179,50 @@ std::string dir() {
   jit::Cache& c = jit::the_cache();
   std::lock_guard lock(c.mutex);
   return c.disk && c.disk->readable() ? c.disk->dir() : "";
+}
+
+namespace {
+
+Entry to_entry(const jit::EntryFile& f) {
+  const jit::CacheEntry& e = f.entry;
+  return {.key = f.key,
+          .name = e.name,
+          .summary = e.summary,
+          .arch = e.arch,
+          .options = e.options,
+          .bytes = f.bytes,
+          .compile_ms = e.compile_ms,
+          .hits = f.usage.hits,
+          .created = e.created,
+          .last_used = f.last_used_us() / 1'000'000,
+          .valid = f.valid,
+          .problem = f.problem};
+}
+
+}  // namespace
+
+std::vector<Entry> entries() {
+  std::string d = dir();
+  if (d.empty()) return {};
+  jit::UsageMap usage = jit::read_usage(d);
+  jit::merge_usage(usage, jit::pending_usage(d));
+  std::vector<Entry> out;
+  for (const auto& f : jit::list_entry_files(d, usage)) out.push_back(to_entry(f));
+  return out;
+}
+
+void clear() {
+  std::shared_ptr<jit::DiskCache> disk;
+  {
+    jit::Cache& c = jit::the_cache();
+    std::lock_guard lock(c.mutex);
+    disk = c.disk;
+  }
+  if (disk && disk->writable()) {
+    jit::forget_pending_usage(disk->dir());
+    jit::clear_directory(disk->dir());
+  }
+  jit::clear_memory_cache();
 }
 
 }  // namespace kiln::cache

@@ -1,0 +1,28 @@
+# `cmake --install` rules: the public headers, libkiln, kiln-cache (when tools/ defines it) and a
+# CMake package, so another project writes
+#   find_package(kiln CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE kiln::kiln)
+# Included at the end of CMakeLists.txt, after every target it may install exists.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+set(KILN_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp")
+install(TARGETS kiln EXPORT kilnTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET kiln-cache)
+  install(TARGETS kiln-cache RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${KILN_PACKAGE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/kilnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kilnConfig.cmake INSTALL_DESTINATION ${KILN_PACKAGE_DIR})
+# Before 1.0 a minor version may change the API, so only the same major.minor is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kilnConfig.cmake ${PROJECT_BINARY_DIR}/kilnConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/FindFFTW3.cmake ${CMAKE_CURRENT_LIST_DIR}/KilnNvrtc.cmake
+        DESTINATION ${KILN_PACKAGE_DIR})

@@ -1,0 +1,173 @@
+#include "cuda/fft_kernels.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "cuda/runtime.hpp"
+#include "jit/jit.hpp"
+#include "kiln/errors.hpp"
+
+namespace kiln::gpu::fft {
+namespace {
+
+constexpr int kBlock = 256;  // matches __launch_bounds__ in the generated wrappers
+constexpr int kMaxRank = 8;
+
+// Mirrors kiln::fft::PadLayout in kernels/fft.cuh (all 64-bit, so both sides lay it out alike).
+struct PadLayout {
+  int64_t rank = 0;
+  int64_t src[kMaxRank] = {};
+  int64_t dst[kMaxRank] = {};
+};
+
+struct Helper {
+  std::string name, source, summary;
+};
+
+std::string real_type(Precision p) { return p == Precision::Single ? "float" : "double"; }
+std::string type_of(Elements e) {
+  return e.complex ? "kiln::complex<" + real_type(e.precision) + ">" : real_type(e.precision);
+}
+std::string tag_of(Elements e) {
+  bool single = e.precision == Precision::Single;
+  return e.complex ? (single ? "c64" : "c128") : (single ? "f32" : "f64");
+}
+
+// One extern "C" kernel calling a template of kernels/fft.cuh.
+Helper wrap(const std::string& name, const std::string& params, const std::string& call,
+            const std::string& summary) {
+  return {name,
+          "#include \"kiln/fft.cuh\"\n"
+          "extern \"C\" __global__ void __launch_bounds__(" +
+              std::to_string(kBlock) + ") " + name + "(" + params + ") {\n  " + call + ";\n}\n",
+          summary};
+}
+
+Helper pad_helper(Elements s, Elements d) {
+  return wrap("kiln_fft_pad_" + tag_of(s) + "_" + tag_of(d),
+              "const " + type_of(s) + "* src, " + type_of(d) +
+                  "* dst, kiln::fft::PadLayout layout, long long n",
+              "kiln::fft::pad_copy(src, dst, layout, n)",
+              "FFT input crop / zero-pad, " + tag_of(s) + " -> " + tag_of(d));
+}
+
+Helper zero_imag_helper(Precision p) {
+  Elements c{true, p};
+  return wrap("kiln_fft_zero_imag_" + tag_of(c),
+              type_of(c) +
+                  "* data, long long outer, long long extent, long long inner, long long first, "
+                  "long long second",
+              "kiln::fft::zero_imag(data, outer, extent, inner, first, second)",
+              "C2R input: zero the imaginary parts of the DC and Nyquist terms");
+}
+
+Helper scale_helper(Precision p) {
+  std::string t = real_type(p);
+  return wrap("kiln_fft_scale_" + tag_of({false, p}), t + "* data, long long n, " + t + " factor",
+              "kiln::fft::scale(data, n, factor)", "FFT normalisation scale");
+}
+
+jit::Result compile(const Helper& h, const std::string& arch) {
+  return jit::get({h.name, h.source, h.summary, arch, {}});
+}
+
+// Libraries stay loaded for the process's life: a kernel handle must outlive every launch
+// that may still be queued.
+cudaKernel_t kernel_for(const Helper& h, int device) {
+  static std::mutex mu;
+  static auto* loaded = new std::map<std::pair<std::string, int>, cudaKernel_t>;
+  auto key = std::make_pair(h.name, device);
+  {
+    std::lock_guard lock(mu);
+    if (auto it = loaded->find(key); it != loaded->end()) return it->second;
+  }
+  const auto& info = gpu::device(device);
+  const jit::Kernel& k =
+      *compile(h, "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor)).kernel;
+  std::lock_guard lock(mu);
+  if (auto it = loaded->find(key); it != loaded->end()) return it->second;
+  set_device(device);
+  cudaLibrary_t lib;
+  KILN_CUDA_CHECK(
+      cudaLibraryLoadData(&lib, k.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t kernel;
+  KILN_CUDA_CHECK(cudaLibraryGetKernel(&kernel, lib, k.name.c_str()));
+  loaded->emplace(key, kernel);
+  return kernel;
+}
+
+// Grid-stride kernels: enough blocks to fill the device, no more.
+void launch(const Helper& h, int device, int64_t n, void** args) {
+  cudaKernel_t k = kernel_for(h, device);
+  const auto& info = gpu::device(device);
+  int64_t blocks = std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, int64_t{info.sm_count} * 16);
+  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(blocks), dim3(kBlock),
+                                   args, 0, info.stream));
+}
+
+// Merges a dimension into the one inside it whenever that inner part is whole on both sides
+// (equal extents), so the usual pad along one axis indexes in at most three dimensions.
+PadLayout collapse(const Shape& src, const Shape& dst) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // innermost first
+  for (size_t d = src.size(); d-- > 0;) {
+    if (!dims.empty() && dims.back().first == dims.back().second) {
+      dims.back().first *= src[d];
+      dims.back().second *= dst[d];
+    } else {
+      dims.push_back({src[d], dst[d]});
+    }
+  }
+  if (dims.size() > kMaxRank)
+    throw ShapeError("FFT padding supports at most 8 dimensions; reshape the array first");
+  PadLayout l;
+  l.rank = static_cast<int64_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    l.src[dims.size() - 1 - i] = dims[i].first;
+    l.dst[dims.size() - 1 - i] = dims[i].second;
+  }
+  return l;
+}
+
+}  // namespace
+
+void pad_copy(int device, const void* src, Elements src_kind, const Shape& src_shape, void* dst,
+              Elements dst_kind, const Shape& dst_shape) {
+  int64_t n = shape_size(dst_shape);
+  if (n == 0) return;
+  PadLayout l = collapse(src_shape, dst_shape);
+  void* args[] = {&src, &dst, &l, &n};
+  launch(pad_helper(src_kind, dst_kind), device, n, args);
+}
+
+void zero_imag(int device, void* data, Precision p, const ZeroImagOp& op) {
+  int64_t n = op.outer * op.inner * (op.second >= 0 ? 2 : 1);
+  if (n == 0) return;
+  int64_t outer = op.outer, extent = op.extent, inner = op.inner, first = op.first,
+          second = op.second;
+  void* args[] = {&data, &outer, &extent, &inner, &first, &second};
+  launch(zero_imag_helper(p), device, n, args);
+}
+
+void scale(int device, void* data, Precision p, int64_t count, double factor) {
+  if (count == 0) return;
+  float f32 = static_cast<float>(factor);
+  void* f = p == Precision::Single ? static_cast<void*>(&f32) : static_cast<void*>(&factor);
+  void* args[] = {&data, &count, f};
+  launch(scale_helper(p), device, count, args);
+}
+
+std::vector<std::string> compile_helpers(const std::string& arch) {
+  std::vector<Helper> all;
+  for (Precision p : {Precision::Single, Precision::Double}) {
+    Elements r{false, p}, c{true, p};
+    for (auto [s, d] : {std::pair{r, r}, {c, c}, {r, c}, {c, r}}) all.push_back(pad_helper(s, d));
+    all.push_back(zero_imag_helper(p));
+    all.push_back(scale_helper(p));
+  }
+  std::vector<std::string> names;
+  for (const Helper& h : all) names.push_back(compile(h, arch).kernel->name);
+  return names;
+}
+
+}  // namespace kiln::gpu::fft

@@ -1,0 +1,102 @@
+// How the cuFFT executor runs one FFT step, as data: the copies, zero-padding, cuFFT calls
+// (each with its advanced-layout arguments), clean-ups and scaling, in order. Pure shape
+// arithmetic with no CUDA, so the layouts can be checked on a machine without a GPU.
+//
+// The pass scheme. cuFFT transforms at most three dimensions per plan, and a plan's batch
+// has a single distance, while a step may transform any subset of up to eight axes. After
+// dropping extent-1 dimensions (a length-1 DFT is the identity) and merging neighbouring
+// batch dimensions, the transformed dimensions fall into runs of consecutive dimensions.
+// Each run, cut into chunks of at most three from the innermost end, is one pass: a 1-3-D
+// plan over the chunk whose elements are `inner` apart (the product of the extents after
+// it), batched over the `outer` slabs before it and the `inner` positions after it.
+//  - outer == 1 or inner == 1 (the common cases: fftn over every axis, fft2 over the last
+//    two, fft along the first or last axis): one call, batched over the other.
+//  - both > 1 (say axis 1 of a 3-D array): one plan batched over one of them, called once
+//    per index of the other with the pointers advanced; whichever needs fewer calls.
+// The first pass reads the input out of place (cuFFT's C2C and R2C leave their input
+// intact), later ones work in place on the output.
+//
+// Real transforms. rfftn: one R2C pass over the real axis (the last of `axes`, NumPy's
+// halved axis) together with up to two transformed dimensions right before it, then C2C
+// passes over the other axes on the half-spectrum. irfftn: C2C inverse passes over every
+// axis but the real one on a copy of the input (cuFFT's C2R overwrites its input), then a
+// batched 1-D C2R along the real axis. NumPy defines irfftn on input that is not Hermitian
+// by exactly that order and by ignoring the imaginary parts of the DC and Nyquist terms;
+// cuFFT's C2R does not promise to ignore them, so they are zeroed first, and a multi-axis
+// C2R (whose result on non-Hermitian input is unspecified) is never used.
+//
+// Alignment. cuFFT wants the real pointers of R2C / C2R aligned like complex ones, so a real
+// pass that needs several calls batches over `inner` (calls advance by whole slabs), and when
+// a slab holds an odd number of reals its side goes through a staging copy with one spare
+// real per slab.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace kiln::gpu::fft {
+
+enum class Precision : uint8_t { Single, Double };
+enum class Transform : uint8_t { C2C, R2C, C2R };
+enum class BufferId : uint8_t { In, Out, Scratch, Staging };
+
+// cufftMakePlanMany64's arguments. Strides and distances count elements of each side's own
+// type (reals for the R2C input and the C2R output). Entries past `rank` are zero.
+struct PlanSpec {
+  Transform transform;
+  Precision precision;
+  int rank;
+  std::array<int64_t, 3> n, inembed, onembed;
+  int64_t istride, idist, ostride, odist, batch;
+  std::vector<int64_t> key() const;
+};
+
+// One plan run `loops` times, the pointers advanced by in_step / out_step elements each time.
+struct ExecOp {
+  PlanSpec plan;
+  BufferId in, out;
+  bool inverse;
+  int64_t loops, in_step, out_step;
+};
+// dst (dense, dst_shape) = src (dense, src_shape) cropped and zero-padded per dimension,
+// converted between the buffers' element kinds (real -> complex adds a zero imaginary part,
+// complex -> real keeps the real part). Equal shapes and kinds make it a plain copy.
+struct PadOp {
+  BufferId src, dst;
+  Shape src_shape, dst_shape;
+};
+// Zeroes the imaginary part of entries `first` and `second` (-1: none) along the middle
+// dimension of buf viewed as [outer, extent, inner].
+struct ZeroImagOp {
+  BufferId buf;
+  int64_t outer, extent, inner, first, second;
+};
+// Multiplies every value of buf by factor (both parts of complex values).
+struct ScaleOp {
+  BufferId buf;
+  double factor;
+};
+using Op = std::variant<PadOp, ExecOp, ZeroImagOp, ScaleOp>;
+
+struct BufferInfo {
+  bool complex = true;
+  int64_t elements = 0;  // Scratch / Staging: 0 when the program needs none
+};
+
+struct Program {
+  Precision precision;
+  BufferInfo in, out, scratch, staging;  // scratch: complex or real; staging: real
+  std::vector<Op> ops;
+  const BufferInfo& info(BufferId b) const;
+  size_t element_bytes(BufferId b) const;
+};
+
+// The program for a step reading `in` and writing `out` (dense, the plan buffers' shapes and
+// dtypes). The output must not be empty (an empty batch has nothing to transform).
+Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
+                     const plan::PlanBuffer& out);
+
+}  // namespace kiln::gpu::fft

@@ -1,0 +1,740 @@
+// FFT on the GPU (cuFFT) against the host (FFTW).
+//
+// Without a GPU two things still run: the helper kernels compile with NVRTC, and every pass
+// program the cuFFT executor would run is interpreted here by an emulator of cuFFT's advanced
+// data layout (naive DFTs), whose results must equal the host's. That checks the pass scheme,
+// strides, distances, embeds, loop offsets and C2R clean-up on any machine. With a GPU, every
+// case also runs through cuFFT; the GPU cases say "no GPU found: skipped" otherwise.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <kiln/kiln.hpp>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "cuda/fft_kernels.hpp"
+#include "cuda/fft_program.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+using cd = std::complex<double>;
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+namespace gf = kiln::gpu::fft;
+namespace kf = kiln::fft;
+using Fn = std::function<Array(const Array&)>;
+
+bool have_gpu() {
+  if (kiln::cuda_available()) return true;
+  MESSAGE("no GPU found: skipped");
+  return false;
+}
+
+// Values with negatives, zeros and fractions (complex ones not Hermitian), in dtype t.
+Array sample(const Shape& s, DType t, double shift = 0.0) {
+  int64_t n = kiln::shape_size(s);
+  std::vector<double> re(n), im(n);
+  for (int64_t i = 0; i < n; ++i) {
+    re[i] = 3.0 * std::sin(0.7 * i + shift);
+    im[i] = std::cos(0.3 * i - shift);
+  }
+  if (kiln::is_integer(t)) return kiln::floor(kiln::asarray(re, s) * 10).astype(t).eval();
+  Array a = kiln::asarray(re, s);
+  if (kiln::is_complex(t)) a = a + kiln::asarray(im, s) * std::complex<double>(0, 1);
+  return a.astype(t).eval();
+}
+
+// ---- the cases: every function, axes in any order, subsets, s / n, each norm ----------------
+enum class Family { C2C, R2C, C2R };
+struct Case {
+  std::string name;
+  Shape shape;
+  Family family;
+  Fn f;
+};
+
+using L = std::vector<int64_t>;
+using X = std::vector<int>;
+
+std::vector<Case> c2c_cases() {
+  using namespace kiln::fft;
+  return {
+      {"fft (16)", {16}, Family::C2C, [](const Array& a) { return fft(a); }},
+      {"fft (15) n=20 pad", {15}, Family::C2C, [](const Array& a) { return fft(a, 20); }},
+      {"fft (15) n=7 crop ortho",
+       {15},
+       Family::C2C,
+       [](const Array& a) { return fft(a, 7, -1, "ortho"); }},
+      {"fft (6,10) axis 0", {6, 10}, Family::C2C, [](const Array& a) { return fft(a, {}, 0); }},
+      {"fft (4,5,6) axis 1 (batch inner, loop outer)",
+       {4, 5, 6},
+       Family::C2C,
+       [](const Array& a) { return fft(a, {}, 1); }},
+      {"fft (6,5,4) axis -2 n=9 (batch outer, loop inner)",
+       {6, 5, 4},
+       Family::C2C,
+       [](const Array& a) { return fft(a, 9, -2); }},
+      {"fft (4,1,3) axis 1 (length 1: a copy)",
+       {4, 1, 3},
+       Family::C2C,
+       [](const Array& a) { return fft(a, {}, 1); }},
+      {"ifft (4,5,6) axis 0 ortho",
+       {4, 5, 6},
+       Family::C2C,
+       [](const Array& a) { return ifft(a, {}, 0, "ortho"); }},
+      {"ifft (7) forward",
+       {7},
+       Family::C2C,
+       [](const Array& a) { return ifft(a, {}, -1, "forward"); }},
+      {"fft2 (8,12)", {8, 12}, Family::C2C, [](const Array& a) { return fft2(a); }},
+      {"fft2 (3,8,12) axes (0,2)",
+       {3, 8, 12},
+       Family::C2C,
+       [](const Array& a) {
+         return fft2(a, {}, X{0, 2});
+       }},
+      {"fft2 (5,6,7) axes (-1,0) s (4,9)",
+       {5, 6, 7},
+       Family::C2C,
+       [](const Array& a) {
+         return fft2(a, L{4, 9}, X{-1, 0});
+       }},
+      {"ifft2 (6,10) s (8,8) ortho",
+       {6, 10},
+       Family::C2C,
+       [](const Array& a) {
+         return ifft2(a, L{8, 8}, X{-2, -1}, "ortho");
+       }},
+      {"ifft2 (2,3,4,5) axes (1,2) forward",
+       {2, 3, 4, 5},
+       Family::C2C,
+       [](const Array& a) {
+         return ifft2(a, {}, X{1, 2}, "forward");
+       }},
+      {"fftn (4,6,10)", {4, 6, 10}, Family::C2C, [](const Array& a) { return fftn(a); }},
+      {"fftn (3,4,5,6,2) (3-D + 2-D plans)",
+       {3, 4, 5, 6, 2},
+       Family::C2C,
+       [](const Array& a) { return fftn(a); }},
+      {"fftn (2,3,4,5) axes (0,2)",
+       {2, 3, 4, 5},
+       Family::C2C,
+       [](const Array& a) {
+         return fftn(a, {}, X{0, 2});
+       }},
+      {"fftn (2,3,4,5) axes (3,1,0)",
+       {2, 3, 4, 5},
+       Family::C2C,
+       [](const Array& a) {
+         return fftn(a, {}, X{3, 1, 0});
+       }},
+      {"fftn (5,1,6) axes (0,2) across an extent-1 axis",
+       {5, 1, 6},
+       Family::C2C,
+       [](const Array& a) {
+         return fftn(a, {}, X{0, 2});
+       }},
+      {"fftn (3,4,7) s (6,5) alone",
+       {3, 4, 7},
+       Family::C2C,
+       [](const Array& a) {
+         return fftn(a, L{6, 5});
+       }},
+      {"fftn (6,8) axes () (identity)",
+       {6, 8},
+       Family::C2C,
+       [](const Array& a) { return fftn(a, {}, X{}); }},
+      {"ifftn (4,6,10) ortho",
+       {4, 6, 10},
+       Family::C2C,
+       [](const Array& a) { return ifftn(a, {}, {}, "ortho"); }},
+      {"ifftn (3,5,4) s (2,7,4) axes (2,0,1) forward",
+       {3, 5, 4},
+       Family::C2C,
+       [](const Array& a) {
+         return ifftn(a, L{2, 7, 4}, X{2, 0, 1}, "forward");
+       }},
+  };
+}
+
+std::vector<Case> r2c_cases() {
+  using namespace kiln::fft;
+  return {
+      {"rfft (16)", {16}, Family::R2C, [](const Array& a) { return rfft(a); }},
+      {"rfft (15) n=20 pad", {15}, Family::R2C, [](const Array& a) { return rfft(a, 20); }},
+      {"rfft (15) n=6 crop forward",
+       {15},
+       Family::R2C,
+       [](const Array& a) { return rfft(a, 6, -1, "forward"); }},
+      {"rfft (6,9) axis 0", {6, 9}, Family::R2C, [](const Array& a) { return rfft(a, {}, 0); }},
+      {"rfft (4,7,6) axis 1 ortho",
+       {4, 7, 6},
+       Family::R2C,
+       [](const Array& a) { return rfft(a, {}, 1, "ortho"); }},
+      {"rfft (5,4) n=1", {5, 4}, Family::R2C, [](const Array& a) { return rfft(a, 1); }},
+      {"rfft (2,5,3) axis 1 (odd slabs: staged input)",
+       {2, 5, 3},
+       Family::R2C,
+       [](const Array& a) { return rfft(a, {}, 1); }},
+      {"rfft (2,4,3) axis 1 n=5 (padded, odd slabs)",
+       {2, 4, 3},
+       Family::R2C,
+       [](const Array& a) { return rfft(a, 5, 1); }},
+      {"rfftn (6,8)", {6, 8}, Family::R2C, [](const Array& a) { return rfftn(a); }},
+      {"rfftn (4,6,10) (3-D R2C)",
+       {4, 6, 10},
+       Family::R2C,
+       [](const Array& a) { return rfftn(a); }},
+      {"rfftn (3,4,5,6) (3-D R2C then C2C)",
+       {3, 4, 5, 6},
+       Family::R2C,
+       [](const Array& a) { return rfftn(a); }},
+      {"rfftn (4,6,10) axes (2,0) (real axis 0)",
+       {4, 6, 10},
+       Family::R2C,
+       [](const Array& a) {
+         return rfftn(a, {}, X{2, 0});
+       }},
+      {"rfftn (4,6,10) axes (0,1) s (5,8) ortho",
+       {4, 6, 10},
+       Family::R2C,
+       [](const Array& a) {
+         return rfftn(a, L{5, 8}, X{0, 1}, "ortho");
+       }},
+      {"rfftn (3,5,7) axes (1) forward",
+       {3, 5, 7},
+       Family::R2C,
+       [](const Array& a) { return rfftn(a, {}, X{1}, "forward"); }},
+      {"rfftn (2,3,4,5,6)", {2, 3, 4, 5, 6}, Family::R2C, [](const Array& a) { return rfftn(a); }},
+  };
+}
+
+std::vector<Case> c2r_cases() {
+  using namespace kiln::fft;
+  return {
+      {"irfft (9)", {9}, Family::C2R, [](const Array& a) { return irfft(a); }},
+      {"irfft (9) n=17", {9}, Family::C2R, [](const Array& a) { return irfft(a, 17); }},
+      {"irfft (9) n=5 crop ortho",
+       {9},
+       Family::C2R,
+       [](const Array& a) { return irfft(a, 5, -1, "ortho"); }},
+      {"irfft (6,5) axis 0", {6, 5}, Family::C2R, [](const Array& a) { return irfft(a, {}, 0); }},
+      {"irfft (4,7,6) axis 1 n=12 forward",
+       {4, 7, 6},
+       Family::C2R,
+       [](const Array& a) { return irfft(a, 12, 1, "forward"); }},
+      {"irfft (5,3) n=1", {5, 3}, Family::C2R, [](const Array& a) { return irfft(a, 1); }},
+      {"irfft (3,4,5) axis 1 n=7 (odd slabs: staged output)",
+       {3, 4, 5},
+       Family::C2R,
+       [](const Array& a) { return irfft(a, 7, 1); }},
+      {"irfftn (4,6,5)", {4, 6, 5}, Family::C2R, [](const Array& a) { return irfftn(a); }},
+      {"irfftn (4,6,5) axes (2,0)",
+       {4, 6, 5},
+       Family::C2R,
+       [](const Array& a) {
+         return irfftn(a, {}, X{2, 0});
+       }},
+      {"irfftn (3,4,5) s (5,7)",
+       {3, 4, 5},
+       Family::C2R,
+       [](const Array& a) {
+         return irfftn(a, L{5, 7});
+       }},
+      {"irfftn (3,4,5) s (2,3,9) axes (-1,0,1) ortho",
+       {3, 4, 5},
+       Family::C2R,
+       [](const Array& a) {
+         return irfftn(a, L{2, 3, 9}, X{-1, 0, 1}, "ortho");
+       }},
+      {"irfftn (2,3,4,5,3) forward",
+       {2, 3, 4, 5, 3},
+       Family::C2R,
+       [](const Array& a) { return irfftn(a, {}, {}, "forward"); }},
+  };
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> all = c2c_cases();
+  for (auto* more : {r2c_cases, c2r_cases})
+    for (auto& c : more()) all.push_back(std::move(c));
+  return all;
+}
+
+// The input dtypes each family is tested with (rfft* refuse complex input).
+std::vector<DType> input_dtypes(Family f) {
+  if (f == Family::R2C) return {DType::Float32, DType::Float64, DType::Int64};
+  return {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128, DType::Int64};
+}
+
+bool single(DType t) { return kiln::real_dtype(t) == DType::Float32; }
+
+double max_abs(const Array& a) {
+  return a.size() == 0 ? 0.0 : kiln::max(kiln::abs(a)).item<double>();
+}
+
+// Close relative to the result's largest magnitude: FFT rounding grows with it, not with each
+// entry, so tiny entries of a large spectrum need that absolute slack.
+bool close_to(const Array& got, const Array& want) {
+  double tol = single(want.dtype()) ? 2e-5 : 1e-11;
+  return kiln::allclose(got, want, 10 * tol, tol * std::max(1.0, max_abs(want)));
+}
+
+// ---- an emulator of cuFFT's advanced layout, running a Program on the host ------------------
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// Row-major position of the i-th multi-index of `shape` inside an array of extents `embed`.
+int64_t embedded(int64_t i, const std::vector<int64_t>& shape,
+                 const std::array<int64_t, 3>& embed) {
+  int64_t at = 0, mul = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    at += (i % shape[d]) * mul;
+    i /= shape[d];
+    mul *= embed[d];
+  }
+  return at;
+}
+
+// Unnormalised DFT of a dense array along every dimension.
+void dft(std::vector<cd>& x, const std::vector<int64_t>& shape, bool inverse) {
+  double sign = inverse ? 1 : -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = shape[d], inner = 1;
+    for (size_t e = d + 1; e < shape.size(); ++e) inner *= shape[e];
+    int64_t outer = product(shape) / (n * inner);
+    std::vector<cd> y(x.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        for (int64_t k = 0; k < n; ++k) {
+          cd acc{};
+          for (int64_t j = 0; j < n; ++j)
+            acc += x[(o * n + j) * inner + i] *
+                   std::polar(1.0, sign * 2 * M_PI * static_cast<double>(j * k % n) / n);
+          y[(o * n + k) * inner + i] = acc;
+        }
+    x = std::move(y);
+  }
+}
+
+class Emulator {
+ public:
+  Emulator(const gf::Program& p, std::vector<cd> in)
+      : p_(p),
+        in_(std::move(in)),
+        out_(p.out.elements),
+        scratch_(p.scratch.elements),
+        staging_(p.staging.elements) {}
+
+  std::vector<cd> run() {
+    for (const auto& op : p_.ops) std::visit([this](const auto& o) { apply(o); }, op);
+    CHECK(in_bounds_);
+    CHECK_FALSE(wrote_input_);
+    CHECK(c2r_input_clean_);  // C2R saw real DC and Nyquist terms, as NumPy's c2r assumes
+    CHECK(aligned_);          // real pointers of R2C / C2R calls sit at even offsets
+    return out_;
+  }
+
+ private:
+  std::vector<cd>& buf(gf::BufferId b) {
+    switch (b) {
+      case gf::BufferId::In:
+        return in_;
+      case gf::BufferId::Out:
+        return out_;
+      case gf::BufferId::Scratch:
+        return scratch_;
+      default:
+        return staging_;
+    }
+  }
+  cd& at(std::vector<cd>& v, int64_t i) {
+    static cd dummy;
+    if (i < 0 || i >= static_cast<int64_t>(v.size())) {
+      in_bounds_ = false;
+      return dummy;
+    }
+    return v[i];
+  }
+
+  void apply(const gf::PadOp& o) {
+    wrote_input_ |= o.dst == gf::BufferId::In;
+    auto& src = buf(o.src);
+    auto& dst = buf(o.dst);
+    bool to_real = !p_.info(o.dst).complex;
+    int64_t n = kiln::shape_size(o.dst_shape);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rest = i, from = 0, mul = 1;
+      bool inside = true;
+      for (size_t d = o.dst_shape.size(); d-- > 0;) {
+        int64_t c = rest % o.dst_shape[d];
+        rest /= o.dst_shape[d];
+        inside = inside && c < o.src_shape[d];
+        from += c * mul;
+        mul *= o.src_shape[d];
+      }
+      cd v = inside ? at(src, from) : cd{};
+      at(dst, i) = to_real ? cd(v.real(), 0) : v;
+    }
+  }
+
+  void apply(const gf::ExecOp& e) {
+    wrote_input_ |= e.out == gf::BufferId::In;
+    const auto& s = e.plan;
+    std::vector<int64_t> n(s.n.begin(), s.n.begin() + s.rank), out_n = n;
+    int64_t half = n.back() / 2 + 1;  // complex entries of the halved dimension
+    if (s.transform == gf::Transform::R2C) out_n.back() = half;
+    // The executor never asks cuFFT for a multi-axis C2R (see fft_program.hpp).
+    if (s.transform == gf::Transform::C2R) REQUIRE(s.rank == 1);
+    for (int64_t l = 0; l < e.loops; ++l) {
+      if (s.transform == gf::Transform::R2C) aligned_ &= l * e.in_step % 2 == 0;
+      if (s.transform == gf::Transform::C2R) aligned_ &= l * e.out_step % 2 == 0;
+      for (int64_t b = 0; b < s.batch; ++b)
+        transform(e, n, half, out_n, l * e.in_step + b * s.idist, l * e.out_step + b * s.odist);
+    }
+  }
+
+  void transform(const gf::ExecOp& e, const std::vector<int64_t>& n, int64_t half,
+                 const std::vector<int64_t>& out_n, int64_t in_base, int64_t out_base) {
+    const auto& s = e.plan;
+    auto& src = buf(e.in);
+    auto& dst = buf(e.out);
+    std::vector<cd> x(product(n));
+    if (s.transform == gf::Transform::C2R) {
+      int64_t len = n[0];
+      std::vector<cd> h(half);
+      for (int64_t k = 0; k < half; ++k) h[k] = at(src, in_base + k * s.istride);
+      c2r_input_clean_ &= h[0].imag() == 0 && (len % 2 || h[len / 2].imag() == 0);
+      for (int64_t k = 0; k < len; ++k) x[k] = k < half ? h[k] : std::conj(h[len - k]);
+    } else {
+      for (int64_t i = 0; i < product(n); ++i)  // C2C and R2C read all n
+        x[i] = at(src, in_base + embedded(i, n, s.inembed) * s.istride);
+    }
+    dft(x, n, e.inverse);
+    bool real_out = s.transform == gf::Transform::C2R;
+    std::array<int64_t, 3> dense{n[0], n.size() > 1 ? n[1] : 1, n.size() > 2 ? n[2] : 1};
+    for (int64_t i = 0; i < product(out_n); ++i) {
+      cd v = x[embedded(i, out_n, dense)];
+      at(dst, out_base + embedded(i, out_n, s.onembed) * s.ostride) =
+          real_out ? cd(v.real(), 0) : v;
+    }
+  }
+
+  void apply(const gf::ZeroImagOp& z) {
+    wrote_input_ |= z.buf == gf::BufferId::In;
+    auto& v = buf(z.buf);
+    for (int64_t k : {z.first, z.second})
+      if (k >= 0)
+        for (int64_t o = 0; o < z.outer; ++o)
+          for (int64_t i = 0; i < z.inner; ++i) {
+            cd& c = at(v, (o * z.extent + k) * z.inner + i);
+            c = cd(c.real(), 0);
+          }
+  }
+
+  void apply(const gf::ScaleOp& s) {
+    wrote_input_ |= s.buf == gf::BufferId::In;
+    for (cd& c : buf(s.buf)) c *= s.factor;
+  }
+
+  const gf::Program& p_;
+  std::vector<cd> in_, out_, scratch_, staging_;
+  bool in_bounds_ = true, wrote_input_ = false, c2r_input_clean_ = true, aligned_ = true;
+};
+
+// The step of f(x)'s plan (f must add exactly one FFT node), null when it has none.
+const kiln::plan::FftStep* fft_step_of(const kiln::plan::Plan& p) {
+  for (const auto& s : p.steps)
+    if (auto* f = std::get_if<kiln::plan::FftStep>(&s)) return f;
+  return nullptr;
+}
+
+void emulate_case(const Case& c, DType t) {
+  INFO(c.name << " " << kiln::dtype_name(t));
+  Array x = sample(c.shape, t);
+  Array f = c.f(x);
+  auto plan = kiln::plan::make_plan({f.node()});
+  const auto* step = fft_step_of(plan);
+  if (!step) return;  // no transform (fftn over no axes)
+  const auto& in = plan.buffers[step->in];
+  const auto& out = plan.buffers[step->out];
+  gf::Program program = gf::make_program(*step, in, out);
+  auto input = x.astype(in.dtype).astype(DType::Complex128).to_vector<cd>();
+  std::vector<cd> got = Emulator(program, input).run();
+  Array host = f.eval();
+  Array emulated = kiln::asarray(got, out.shape);
+  if (!kiln::is_complex(host.dtype())) emulated = kiln::real(emulated);
+  CHECK(close_to(emulated.astype(host.dtype()), host));
+}
+
+template <class Op>
+const Op& op_at(const gf::Program& p, size_t i) {
+  REQUIRE(i < p.ops.size());
+  REQUIRE(std::holds_alternative<Op>(p.ops[i]));
+  return std::get<Op>(p.ops[i]);
+}
+
+gf::Program program_of(const Array& f) {
+  auto plan = kiln::plan::make_plan({f.node()});
+  const auto* step = fft_step_of(plan);
+  REQUIRE(step != nullptr);
+  return gf::make_program(*step, plan.buffers[step->in], plan.buffers[step->out]);
+}
+
+// ---- GPU helpers ----------------------------------------------------------------------------
+void gpu_case(const Case& c, DType t) {
+  INFO(c.name << " " << kiln::dtype_name(t));
+  Array x = sample(c.shape, t);
+  Array host = c.f(x).eval();
+  Array dev = c.f(kiln::asarray(x, kiln::cuda())).eval();
+  REQUIRE(dev.device() == kiln::cuda());
+  Array back = dev.get();
+  REQUIRE(back.dtype() == host.dtype());
+  REQUIRE(back.shape() == host.shape());
+  CHECK(close_to(back, host));
+}
+
+struct LimitsGuard {  // restores the plan cache's limits when a test changes them
+  kf::PlanCacheInfo saved = kf::plan_cache();
+  ~LimitsGuard() { kf::set_plan_cache_limits(saved.max_plans, saved.max_work_bytes); }
+};
+
+}  // namespace
+
+// ---- no GPU needed ----------------------------------------------------------------------------
+TEST_CASE("the FFT helper kernels compile with NVRTC") {
+  auto names = gf::compile_helpers("sm_90");
+  CHECK(names.size() == 12);
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_pad_f64_c128") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_zero_imag_c64") != names.end());
+}
+
+TEST_CASE("every pass program, run by a cuFFT layout emulator, gives the host's result") {
+  for (const auto& c : all_cases())
+    for (DType t : input_dtypes(c.family)) emulate_case(c, t);
+}
+
+TEST_CASE("pass programs: one plan for trailing axes, batching by fewer calls otherwise") {
+  using gf::ExecOp;
+  SUBCASE("fftn of 4000x4000 is one 2-D plan, one call, out of place") {
+    auto p = program_of(kf::fftn(kiln::zeros({4000, 4000}, DType::Complex128)));
+    REQUIRE(p.ops.size() == 1);
+    const auto& e = op_at<ExecOp>(p, 0);
+    CHECK(e.plan.rank == 2);
+    CHECK(e.plan.n[0] == 4000);
+    CHECK(e.plan.n[1] == 4000);
+    CHECK(e.plan.batch == 1);
+    CHECK(e.loops == 1);
+    CHECK(e.in == gf::BufferId::In);
+    CHECK(e.out == gf::BufferId::Out);
+  }
+  SUBCASE("fft2 over the last two axes batches over the first") {
+    auto p = program_of(kf::fft2(kiln::zeros({8, 16, 32}, DType::Complex64)));
+    REQUIRE(p.ops.size() == 1);
+    const auto& e = op_at<ExecOp>(p, 0);
+    CHECK(e.plan.rank == 2);
+    CHECK(e.plan.batch == 8);
+    CHECK(e.plan.idist == 16 * 32);
+    CHECK(e.loops == 1);
+  }
+  SUBCASE("a middle axis: batch over the larger side, loop over the smaller") {
+    auto p = program_of(kf::fft(kiln::zeros({4, 5, 6}, DType::Complex64), {}, 1));
+    const auto& e = op_at<ExecOp>(p, 0);
+    CHECK(e.plan.batch == 6);
+    CHECK(e.plan.istride == 6);
+    CHECK(e.plan.idist == 1);
+    CHECK(e.loops == 4);
+    CHECK(e.in_step == 30);
+    auto q = program_of(kf::fft(kiln::zeros({6, 5, 4}, DType::Complex64), {}, 1));
+    const auto& g = op_at<ExecOp>(q, 0);
+    CHECK(g.plan.batch == 6);
+    CHECK(g.plan.istride == 4);
+    CHECK(g.plan.idist == 20);
+    CHECK(g.loops == 4);
+    CHECK(g.in_step == 1);
+  }
+  SUBCASE("five axes: a 3-D plan, then a 2-D one in place") {
+    auto p = program_of(kf::fftn(kiln::zeros({3, 4, 5, 6, 2}, DType::Complex128)));
+    REQUIRE(p.ops.size() == 2);
+    CHECK(op_at<ExecOp>(p, 0).plan.rank == 3);
+    CHECK(op_at<ExecOp>(p, 0).plan.batch == 12);
+    CHECK(op_at<ExecOp>(p, 1).plan.rank == 2);
+    CHECK(op_at<ExecOp>(p, 1).plan.batch == 60);
+    CHECK(op_at<ExecOp>(p, 1).in == gf::BufferId::Out);
+  }
+  SUBCASE("rfftn: a 3-D R2C, then C2C over the leading axis") {
+    auto p = program_of(kf::rfftn(kiln::zeros({3, 4, 5, 6}, DType::Float64)));
+    REQUIRE(p.ops.size() == 2);
+    const auto& r = op_at<ExecOp>(p, 0);
+    CHECK(r.plan.transform == gf::Transform::R2C);
+    CHECK(r.plan.rank == 3);
+    CHECK(r.plan.onembed[2] == 4);
+    CHECK(r.plan.idist == 120);
+    CHECK(r.plan.odist == 80);
+    CHECK(op_at<ExecOp>(p, 1).plan.batch == 80);
+  }
+  SUBCASE("irfftn: copy, C2C, DC / Nyquist clean-up, 1-D C2R, scale") {
+    auto p = program_of(kf::irfftn(kiln::zeros({4, 6, 5}, DType::Complex128)));
+    REQUIRE(p.ops.size() == 5);
+    CHECK(op_at<gf::PadOp>(p, 0).dst == gf::BufferId::Scratch);
+    CHECK(op_at<ExecOp>(p, 1).plan.rank == 2);
+    const auto& z = op_at<gf::ZeroImagOp>(p, 2);
+    CHECK(z.first == 0);
+    CHECK(z.second == 4);
+    const auto& c = op_at<ExecOp>(p, 3);
+    CHECK(c.plan.transform == gf::Transform::C2R);
+    CHECK(c.plan.rank == 1);
+    CHECK(c.plan.n[0] == 8);
+    CHECK(c.plan.batch == 24);
+    CHECK(op_at<gf::ScaleOp>(p, 4).factor == doctest::Approx(1.0 / (4 * 6 * 8)));
+  }
+  SUBCASE("real passes over odd slabs go through staging, one spare real per slab") {
+    auto p = program_of(kf::rfft(kiln::zeros({2, 5, 3}, DType::Float32), {}, 1));
+    REQUIRE(p.ops.size() == 2);
+    CHECK(op_at<gf::PadOp>(p, 0).dst == gf::BufferId::Staging);
+    CHECK(op_at<ExecOp>(p, 1).in == gf::BufferId::Staging);
+    CHECK(op_at<ExecOp>(p, 1).in_step == 16);
+    CHECK(p.staging.elements == 32);
+    auto q = program_of(kf::irfft(kiln::zeros({3, 4, 5}, DType::Complex64), 7, 1));
+    REQUIRE(q.ops.size() == 5);
+    CHECK(op_at<ExecOp>(q, 2).out == gf::BufferId::Staging);
+    CHECK(op_at<ExecOp>(q, 2).out_step == 36);
+    CHECK(op_at<gf::PadOp>(q, 3).dst == gf::BufferId::Out);
+  }
+}
+
+TEST_CASE("the plan cache API answers without a GPU") {
+  auto info = kf::plan_cache();
+  CHECK(info.max_plans > 0);
+  CHECK(info.max_work_bytes > 0);
+  if (!kiln::cuda_available()) CHECK(info.plans == 0);
+}
+
+// ---- on the GPU ---------------------------------------------------------------------------------
+TEST_CASE("gpu fft: every function, axes, s / n and norm matches the host") {
+  if (!have_gpu()) return;
+  for (const auto& c : all_cases())
+    for (DType t : input_dtypes(c.family)) gpu_case(c, t);
+}
+
+TEST_CASE("gpu fft: the tutorial's 4000x4000 int64 fftn matches the host") {
+  if (!have_gpu()) return;
+  Array a_cpu = kiln::random::randint(0, 255, {4000, 4000});
+  Array a_gpu = kiln::asarray(a_cpu, kiln::cuda());
+  Array f_cpu = kf::fftn(a_cpu);
+  Array f_gpu = kf::fftn(a_gpu);
+  CHECK(f_gpu.dtype() == DType::Complex128);
+  CHECK(kiln::allclose(f_cpu, f_gpu.get()));
+}
+
+TEST_CASE("gpu fft: inputs are left unchanged") {
+  if (!have_gpu()) return;
+  for (const auto& c : all_cases()) {
+    INFO(c.name);
+    DType t = c.family == Family::R2C ? DType::Float64 : DType::Complex128;
+    Array x = sample(c.shape, t);
+    Array dev = kiln::asarray(x, kiln::cuda());
+    c.f(dev).eval();
+    CHECK(kiln::array_equal(dev.get(), x));
+  }
+}
+
+TEST_CASE("gpu fft: empty batches and zero-length inputs padded by n") {
+  if (!have_gpu()) return;
+  for (const Case& c : std::vector<Case>{
+           {"fft (0,5)", {0, 5}, Family::C2C, [](const Array& a) { return kf::fft(a); }},
+           {"fft (3,0) n=4", {3, 0}, Family::C2C, [](const Array& a) { return kf::fft(a, 4); }},
+           {"rfft (3,0) n=4", {3, 0}, Family::R2C, [](const Array& a) { return kf::rfft(a, 4); }},
+           {"irfft (2,0) n=3", {2, 0}, Family::C2R, [](const Array& a) {
+              return kf::irfft(a, 3);
+            }}})
+    gpu_case(c, c.family == Family::R2C ? DType::Float64 : DType::Complex128);
+}
+
+TEST_CASE("gpu fft: a second call with the same layout reuses the cached plan") {
+  if (!have_gpu()) return;
+  kf::clear_plan_cache();
+  Array x1 = kiln::asarray(sample({24, 40}, DType::Complex64), kiln::cuda());
+  Array x2 = kiln::asarray(sample({24, 40}, DType::Complex64, 1.0), kiln::cuda());
+  auto before = kf::plan_cache();
+  kf::fft2(x1).eval();
+  auto first = kf::plan_cache();
+  CHECK(first.misses == before.misses + 1);
+  CHECK(first.plans == 1);
+  kf::fft2(x2).eval();  // a different array, so a new node: it runs again
+  auto second = kf::plan_cache();
+  CHECK(second.hits == first.hits + 1);
+  CHECK(second.misses == first.misses);
+  CHECK(second.plans == 1);
+}
+
+TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right") {
+  if (!have_gpu()) return;
+  LimitsGuard guard;
+  kf::set_plan_cache_limits(2, guard.saved.max_work_bytes);
+  auto before = kf::plan_cache();
+  for (int64_t n : {10, 11, 12, 13, 14}) {
+    Array x = sample({3, n}, DType::Complex128);
+    Array got = kf::fft(kiln::asarray(x, kiln::cuda())).get();
+    CHECK(close_to(got, kf::fft(x).eval()));
+    CHECK(kf::plan_cache().plans <= 2);
+  }
+  CHECK(kf::plan_cache().misses == before.misses + 5);
+
+  // No room for work areas: every plan that has one is dropped after its call.
+  kf::set_plan_cache_limits(64, 0);
+  Array x = sample({4099}, DType::Complex128);  // a prime length: cuFFT needs a work area
+  CHECK(close_to(kf::fft(kiln::asarray(x, kiln::cuda())).get(), kf::fft(x).eval()));
+  CHECK(kf::plan_cache().work_bytes == 0);
+
+  kf::set_plan_cache_limits(0, guard.saved.max_work_bytes);
+  CHECK(kf::plan_cache().plans == 0);
+  CHECK(close_to(kf::fft(kiln::asarray(x, kiln::cuda())).get(), kf::fft(x).eval()));
+  CHECK(kf::plan_cache().plans == 0);
+}
+
+TEST_CASE("gpu fft: the int64 -> complex cast is the one kernel before cuFFT") {
+  if (!have_gpu()) return;
+  Array a = kiln::asarray(sample({64, 48}, DType::Int64), kiln::cuda());
+  Array f = kf::fftn(a);
+  auto plan = kiln::plan::make_plan({f.node()});
+  int kernels = 0, kernels_before = 0, ffts = 0;
+  for (const auto& s : plan.steps) {
+    if (std::holds_alternative<kiln::plan::KernelStep>(s)) {
+      ++kernels;
+      if (ffts == 0) ++kernels_before;
+    }
+    if (std::holds_alternative<kiln::plan::FftStep>(s)) ++ffts;
+  }
+  CHECK(ffts == 1);
+  CHECK(kernels_before == 1);
+  CHECK(kernels == 1);
+  CHECK(close_to(f.get(), kf::fftn(a.get()).eval()));
+}
+
+TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {
+  if (!have_gpu()) return;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &wrong] {
+      for (int i = 0; i < 6; ++i) {
+        Array x = sample({8 + i % 3, 16 + t}, DType::Complex64, t + 0.1 * i);
+        Array got = kf::fftn(kiln::asarray(x, kiln::cuda())).get();
+        if (!close_to(got, kf::fftn(x).eval())) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+}

@@ -1,0 +1,151 @@
+// kiln-cache: inspect and maintain kiln's kernel cache. Global options, help and dispatch.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+#include "jit/cache_config.hpp"
+
+namespace kiln_cache {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = {
+      {"list", "list [--sort hits|size|compile|used]", "the entries as a table",
+       "One row per entry: key prefix, kernel name, what it computes, arch, file size, compile\n"
+       "time, hits (by every process) and last use. --sort orders by that column, largest or\n"
+       "most recent first (default: used). Damaged files are counted below the table; `verify`\n"
+       "names them. --json lists every entry, damaged ones with \"valid\": false.\n",
+       run_list},
+      {"show", "show KEY", "one entry: metadata, CUDA source, options, SASS",
+       "KEY may be any unique prefix of the key (as `list` prints it). Prints the metadata, the\n"
+       "CUDA source, the NVRTC options and the SASS (through `cuobjdump -sass` when it is on\n"
+       "PATH; PTX entries show their PTX). An unknown or ambiguous prefix is an error.\n",
+       run_show},
+      {"stats", "stats", "entries, bytes, hits, compile time saved",
+       "Totals over the directory. \"Saved\" is the compile time the hits avoided: the sum over\n"
+       "entries of hits x compile time.\n",
+       run_stats},
+      {"verify", "verify [--fix]", "check every entry (exit 1 if any is bad)",
+       "Reads and checks every entry (magic, format version, size, checksum, key) and names each\n"
+       "bad file with the reason. --fix removes them. Exit status 1 while bad entries remain.\n"
+       "Files kiln did not write are mentioned but never touched.\n",
+       run_verify},
+      {"prune", "prune [--max-bytes N] [--older-than DAYS]", "remove least recently used entries",
+       "--max-bytes N removes least recently used entries until the rest fit in N bytes (500M,\n"
+       "2G, 64KiB are accepted); --older-than DAYS removes entries not used for DAYS days (a\n"
+       "fraction is fine). Recency is the last hit from the usage logs, else the file's mtime.\n"
+       "At least one of the two is required.\n",
+       run_prune},
+      {"clear", "clear", "remove every entry",
+       "Removes every entry, the usage logs and the saved sources of failed compiles. Files kiln\n"
+       "did not write stay.\n",
+       run_clear},
+  };
+  return all;
+}
+
+namespace {
+
+constexpr const char* kExitStatus =
+    "exit status: 0 success, 1 failure (bad entries, unknown key, missing directory),\n"
+    "             2 bad command line\n";
+
+void print_help(const std::string& default_dir) {
+  std::cout << "kiln-cache: inspect kiln's kernel cache (works without a GPU)\n\n"
+               "usage: kiln-cache [--dir DIR] [--json] COMMAND [OPTIONS]\n\ncommands:\n";
+  for (const auto& c : commands()) {
+    std::string synopsis = c.synopsis;
+    std::cout << "  " << synopsis
+              << std::string(synopsis.size() < 44 ? 44 - synopsis.size() : 1, ' ') << c.summary
+              << "\n";
+  }
+  std::cout << "\noptions (before or after the command):\n"
+               "  --dir DIR   the cache directory (default: $KILN_CACHE_DIR, else\n"
+               "              $XDG_CACHE_HOME/kiln or ~/.cache/kiln; here: "
+            << (default_dir.empty() ? "none" : default_dir)
+            << ")\n"
+               "  --json      machine-readable output on stdout\n"
+               "  --help      this text; `kiln-cache COMMAND --help` explains a command\n\n"
+            << kExitStatus;
+}
+
+void print_command_help(const Command& c) {
+  std::cout << "usage: kiln-cache [--dir DIR] [--json] " << c.synopsis << "\n\n"
+            << c.help << "\n"
+            << kExitStatus;
+}
+
+const Command& find_command(const std::string& name) {
+  for (const auto& c : commands())
+    if (name == c.name) return c;
+  std::string names;
+  for (const auto& c : commands()) names += std::string(names.empty() ? "" : ", ") + c.name;
+  throw UsageError("unknown command '" + name + "' (commands: " + names + ")");
+}
+
+struct CommandLine {
+  Options options;
+  std::string command;
+  bool help = false;
+};
+
+// Global options go anywhere; before the command nothing else may appear.
+CommandLine parse(int argc, char** argv) {
+  CommandLine cl;
+  bool dir_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json") {
+      cl.options.json = true;
+    } else if (a == "--help" || a == "-h") {
+      cl.help = true;
+    } else if (a == "--dir" || a.starts_with("--dir=")) {
+      if (a == "--dir" && i + 1 >= argc) throw UsageError("--dir needs a directory");
+      cl.options.dir = a == "--dir" ? argv[++i] : a.substr(6);
+      if (cl.options.dir.empty()) throw UsageError("--dir needs a directory");
+      dir_given = true;
+    } else if (!cl.command.empty()) {
+      cl.options.args.push_back(a);
+    } else if (a.starts_with("-")) {
+      throw UsageError("unknown option " + a + " (a command's options go after the command)");
+    } else {
+      cl.command = a;
+    }
+  }
+  if (!dir_given) cl.options.dir = kiln::jit::cache_config_from_env().dir;
+  return cl;
+}
+
+int run(int argc, char** argv) {
+  CommandLine cl = parse(argc, argv);
+  if (cl.command == "help") {
+    if (cl.options.args.empty()) return print_help(cl.options.dir), 0;
+    return print_command_help(find_command(cl.options.args[0])), 0;
+  }
+  if (cl.command.empty()) {
+    if (cl.help) return print_help(cl.options.dir), 0;
+    throw UsageError("no command given");
+  }
+  const Command& c = find_command(cl.command);
+  if (cl.help) return print_command_help(c), 0;
+  if (cl.options.dir.empty())
+    throw Failure("no cache directory: HOME is unset and KILN_CACHE_DIR is not set; pass --dir");
+  return c.run(cl.options);
+}
+
+}  // namespace
+}  // namespace kiln_cache
+
+int main(int argc, char** argv) {
+  using namespace kiln_cache;
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "kiln-cache: " << e.what() << "\nrun 'kiln-cache --help' for usage\n";
+    return 2;
+  } catch (const std::exception& e) {  // Failure, and anything unexpected (bad_alloc, ...)
+    std::cout.flush();
+    std::cerr << "kiln-cache: error: " << e.what() << "\n";
+    return 1;
+  }
+}

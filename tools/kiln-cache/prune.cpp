@@ -1,0 +1,69 @@
+// kiln-cache prune: remove least recently used entries, by total size or by age.
+#include <cmath>
+#include <iostream>
+
+#include "cli.hpp"
+#include "jit/cache_config.hpp"
+#include "jit/eviction.hpp"
+
+namespace kiln_cache {
+namespace {
+namespace jit = kiln::jit;
+
+uint64_t parse_bytes(const std::string& v) {
+  uint64_t n = 0;
+  if (!jit::parse_size(v, n))
+    throw UsageError("--max-bytes takes a size such as 1000000, 500M or 2G, not '" + v + "'");
+  return n;
+}
+
+int64_t parse_cutoff_us(const std::string& v) {
+  char* end = nullptr;
+  double days = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(days >= 0) || days > 1e6)
+    throw UsageError("--older-than takes a number of days such as 30 or 0.5, not '" + v + "'");
+  return jit::now_us() - int64_t(std::llround(days * 86400e6));
+}
+
+jit::PruneRequest request_from(ArgReader& args) {
+  jit::PruneRequest r;
+  if (auto v = args.value("--max-bytes")) r.max_bytes = parse_bytes(*v);
+  if (auto v = args.value("--older-than")) r.used_before_us = parse_cutoff_us(*v);
+  args.positionals(0);
+  if (!r.max_bytes && !r.used_before_us)
+    throw UsageError("prune needs --max-bytes N or --older-than DAYS");
+  return r;
+}
+
+void print_json(const std::string& dir, const jit::PruneResult& p) {
+  Json j;
+  j.begin_object().key("dir").value(dir).key("removed").begin_array();
+  for (const auto& k : p.removed) j.value(k);
+  j.end_array().key("removed_bytes").value(p.removed_bytes);
+  j.key("remaining_entries").value(uint64_t(p.kept)).key("remaining_bytes").value(p.kept_bytes);
+  j.end_object().print();
+}
+
+void print_text(const std::string& dir, const jit::PruneResult& p) {
+  for (const auto& k : p.removed) std::cout << "removed " << k.substr(0, 12) << "\n";
+  std::cout << "removed " << count(p.removed.size(), "entry", "entries") << " ("
+            << human_bytes(p.removed_bytes) << ") from " << dir << "; "
+            << count(p.kept, "entry", "entries") << " (" << human_bytes(p.kept_bytes)
+            << ") remain\n";
+}
+
+}  // namespace
+
+int run_prune(const Options& o) {
+  ArgReader args(o.args);
+  jit::PruneRequest r = request_from(args);
+  require_directory(o.dir);
+  jit::PruneResult p = jit::prune(o.dir, r);
+  if (o.json)
+    print_json(o.dir, p);
+  else
+    print_text(o.dir, p);
+  return 0;
+}
+
+}  // namespace kiln_cache
