@@ -45,6 +45,18 @@ struct ValueShape {
   Shape shape;
   bool operator==(const ValueShape&) const = default;
 };
+// Compared in place: this runs on every evaluation of a cached structure.
+bool same_values(const std::vector<ValueShape>& cached, const graph::Signature& sig) {
+  if (cached.size() != sig.values.size()) return false;
+  for (size_t i = 0; i < cached.size(); ++i) {
+    const graph::Node& n = *sig.values[i];
+    const ValueShape& c = cached[i];
+    if (c.kind != n.kind || c.leaf != n.is_leaf() || c.dtype != n.dtype || c.shape != n.shape)
+      return false;
+  }
+  return true;
+}
+
 std::vector<ValueShape> value_shapes(const graph::Signature& sig) {
   std::vector<ValueShape> out;
   for (const auto* n : sig.values) out.push_back({n->kind, n->is_leaf(), n->dtype, n->shape});
@@ -63,7 +75,7 @@ class PlanCache {
   const plan::Plan& lookup_or_make(const std::vector<graph::NodeRef>& outputs,
                                    const graph::Signature& sig) {
     auto it = plans_.find(sig.hash);
-    if (it != plans_.end() && it->second.values == value_shapes(sig)) return it->second.plan;
+    if (it != plans_.end() && same_values(it->second.values, sig)) return it->second.plan;
     if (plans_.size() >= kMaxPlans) plans_.clear();  // a crude bound; plans are cheap to redo
     CachedPlan c{plan::make_plan(outputs, &sig), value_shapes(sig)};
     for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();

@@ -8,6 +8,7 @@
 
 #include "codegen/kernel_source.hpp"
 #include "cuda/runtime.hpp"
+#include "kiln/errors.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -48,12 +49,16 @@ jit::Request request(const codegen::KernelSource& src, const std::string& arch) 
 // reads as many bytes from each as the kernel's parameter has.
 class ArgPack {
  public:
-  ArgPack() { slots_.reserve(32); }
   void add(const void* p, size_t n) {
-    size_t first = slots_.size();
-    slots_.resize(first + (n + sizeof(Slot) - 1) / sizeof(Slot));
-    std::memcpy(&slots_[first], p, n);
-    starts_.push_back(first);
+    if (count_ == kMaxArgs)
+      throw Error("a fused kernel needs more than " + std::to_string(kMaxArgs) +
+                  " parameters; evaluate part of the expression first (.eval())");
+    size_t slots = (n + sizeof(Slot) - 1) / sizeof(Slot);
+    if (!heap_.empty() || used_ + slots > kInline) spill(slots);
+    Slot* at = heap_.empty() ? &inline_[used_] : &heap_[used_];
+    std::memcpy(at, p, n);
+    starts_[count_++] = used_;
+    used_ += slots;
   }
   template <class T>
   void add(const T& v) {
@@ -65,18 +70,30 @@ class ArgPack {
     else
       add(static_cast<int32_t>(v));
   }
-  std::vector<void*> pointers() {
-    std::vector<void*> out;
-    for (size_t s : starts_) out.push_back(&slots_[s]);
-    return out;
+  // Valid until the next add().
+  void** pointers() {
+    Slot* base = heap_.empty() ? inline_ : heap_.data();
+    for (int i = 0; i < count_; ++i) ptrs_[i] = &base[starts_[i]];
+    return ptrs_;
   }
 
  private:
   struct alignas(16) Slot {
     unsigned char bytes[16];
   };
-  std::vector<Slot> slots_;
-  std::vector<size_t> starts_;
+  // Most launches fit inline (no allocation on the hot path); a big layout moves to the heap.
+  static constexpr size_t kInline = 48;
+  static constexpr int kMaxArgs = 256;
+  void spill(size_t more) {
+    if (heap_.empty()) heap_.assign(inline_, inline_ + used_);
+    heap_.resize(used_ + more);
+  }
+  Slot inline_[kInline];
+  std::vector<Slot> heap_;
+  size_t used_ = 0;
+  size_t starts_[kMaxArgs];
+  void* ptrs_[kMaxArgs];
+  int count_ = 0;
 };
 
 DType load_dtype(const plan::FusedGroup& g, int access) {
@@ -274,9 +291,8 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
   const auto& info = gpu::device(device);
   set_device(device);
   Launch l = prepare(g, params, src, device, data);
-  auto args = l.args.pointers();
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.main), dim3(l.blocks),
-                                   dim3(kBlock), args.data(), 0, info.stream));
+                                   dim3(kBlock), l.args.pointers(), 0, info.stream));
   return rec;
 }
 
