@@ -1,7 +1,7 @@
 // Device helpers around cuFFT calls: cropping / zero-padding a transform's input (with the
 // real <-> complex conversions of the length-1 real transforms), zeroing the imaginary parts
-// C2R must ignore, and the normalisation scale. src/cuda/fft_kernels.cpp instantiates each
-// as an extern "C" kernel.
+// C2R must ignore, the full spectrum of real input from its half, and the normalisation
+// scale. src/cuda/fft_kernels.cpp instantiates each as an extern "C" kernel.
 #pragma once
 #include "kiln/complex.cuh"
 #include "kiln/types.cuh"
@@ -63,6 +63,49 @@ __device__ void zero_imag(complex<T>* data, i64 outer, i64 extent, i64 inner, i6
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     i64 k = i < per_index ? first : second, j = i % per_index;
     data[((j / inner) * extent + k) * inner + j % inner].im = 0;
+  }
+}
+
+// Mirrors kiln::gpu::fft::HermitianLayout on the host; see HermitianOp in
+// src/cuda/fft_program.hpp for the layout and the formula.
+struct HermitianLayout {
+  i64 rank;
+  i64 outer[8];
+  i64 mirror[8];
+  i64 rows, n, half, src_extent, inner, write_half;
+};
+
+// Source-driven, so that it may run in place: each thread reads one entry k < half of src and
+// writes that entry and its mirror image (k > n / 2, never read). Grid: x along a line's half,
+// y over lines.
+template <class T>
+__device__ void expand_hermitian(const complex<T>* src, complex<T>* dst, const HermitianLayout& l,
+                                 T factor) {
+  i64 cols = l.half * l.inner, last = l.n - l.half;  // entries 1 .. last have a mirror image
+  i64 first_col = (i64)blockIdx.x * blockDim.x + threadIdx.x,
+      col_step = (i64)gridDim.x * blockDim.x;
+  for (i64 row = blockIdx.y; row < l.rows; row += gridDim.y) {
+    i64 rest = row, mrow = 0, mul = 1;
+    for (int d = (int)l.rank - 1; d >= 0; --d) {
+      i64 c = rest % l.outer[d];
+      rest /= l.outer[d];
+      if (l.mirror[d] && c) c = l.outer[d] - c;
+      mrow += c * mul;
+      mul *= l.outer[d];
+    }
+    const complex<T>* s = src + row * l.src_extent * l.inner;
+    complex<T>* d = dst + row * l.n * l.inner;
+    complex<T>* m = dst + mrow * l.n * l.inner;
+    for (i64 col = first_col; col < cols; col += col_step) {
+      i64 k = l.inner == 1 ? col : col / l.inner;
+      bool mirrored = k >= 1 && k <= last;
+      if (!mirrored && !l.write_half) continue;
+      complex<T> v = s[col];
+      v.re *= factor;
+      v.im *= factor;
+      if (l.write_half) d[col] = v;
+      if (mirrored) m[(l.n - k) * l.inner + (col - k * l.inner)] = complex<T>(v.re, -v.im);
+    }
   }
 }
 

@@ -259,6 +259,125 @@ TEST_CASE("fftn over no axes is the identity, as complex") {
   check_close(f, ref_of(x, s));
 }
 
+// ---- complex transforms of real input -----------------------------------------------------------
+// fft / fft2 / fftn of real input run a real transform and fill the other half of the spectrum
+// from Hermitian symmetry (whichever transformed axis the executor halves), so the results must
+// be the full DFT: every real dtype, odd and even lengths, axes in any order or not adjacent,
+// s crops and pads (down to lengths 1 and 2, where there is nothing to fill), each norm.
+namespace {
+
+struct RealInput {
+  Array a;
+  Ref r;       // the values the transform sees
+  DType want;  // the result's dtype
+  double tol;
+};
+
+std::vector<RealInput> real_inputs(const Shape& s) {
+  auto x = reals(s, 7);
+  Array f64 = kiln::asarray(x, s);
+  Array f32 = f64.astype(DType::Float32).eval();
+  Array i64 = kiln::floor(f64 * 10).astype(DType::Int64).eval();
+  return {{f64, ref_of(x, s), DType::Complex128, 1e-10},
+          {f32, ref_of(f32.to_vector<double>(), s), DType::Complex64, 1e-5},
+          {i64, ref_of(i64.to_vector<double>(), s), DType::Complex128, 1e-10}};
+}
+
+void check_real(const RealInput& in, const Array& got, const std::vector<int>& axes,
+                const std::vector<int64_t>& s, const std::string& norm = "backward") {
+  CHECK(got.dtype() == in.want);
+  check_close(got, ref_fftn(in.r, axes, s, false, norm), in.tol);
+}
+
+}  // namespace
+
+TEST_CASE("fft, fft2 and fftn of real input: every norm, axes in any order") {
+  using namespace kiln::fft;
+  using X = std::vector<int>;
+  for (Shape s : {Shape{3, 4, 5}, Shape{5, 3, 6}}) {  // odd and even last axis
+    for (const auto& in : real_inputs(s)) {
+      for (std::string norm : kNorms) {
+        CAPTURE(kiln::shape_str(s));
+        CAPTURE(kiln::dtype_name(in.a.dtype()));
+        CAPTURE(norm);
+        check_real(in, fft(in.a, std::nullopt, -1, norm), {2}, {s[2]}, norm);
+        check_real(in, fft(in.a, std::nullopt, 0, norm), {0}, {s[0]}, norm);
+        check_real(in, fft(in.a, std::nullopt, 1, norm), {1}, {s[1]}, norm);
+        check_real(in, fft2(in.a, std::nullopt, {-2, -1}, norm), {1, 2}, {s[1], s[2]}, norm);
+        check_real(in, fft2(in.a, std::nullopt, {0, 1}, norm), {0, 1}, {s[0], s[1]}, norm);
+        check_real(in, fft2(in.a, std::nullopt, {2, 0}, norm), {2, 0}, {s[2], s[0]}, norm);
+        check_real(in, fftn(in.a, std::nullopt, std::nullopt, norm), {0, 1, 2}, {s[0], s[1], s[2]},
+                   norm);
+        check_real(in, fftn(in.a, std::nullopt, X{1, 0}, norm), {1, 0}, {s[1], s[0]}, norm);
+        check_real(in, fftn(in.a, std::nullopt, X{2, 1, 0}, norm), {2, 1, 0}, {s[2], s[1], s[0]},
+                   norm);
+      }
+    }
+  }
+}
+
+TEST_CASE("fft, fft2 and fftn of real input: n and s crop and pad, lengths 1 and 2") {
+  using namespace kiln::fft;
+  using L = std::vector<int64_t>;
+  using X = std::vector<int>;
+  Shape s{4, 3, 5};
+  for (const auto& in : real_inputs(s)) {
+    CAPTURE(kiln::dtype_name(in.a.dtype()));
+    for (int64_t n : {1, 2, 3, 4, 7, 8}) {
+      CAPTURE(n);
+      check_real(in, fft(in.a, n), {2}, {n});
+      check_real(in, fft(in.a, n, 0, "ortho"), {0}, {n}, "ortho");
+      check_real(in, fft(in.a, n, 1, "forward"), {1}, {n}, "forward");
+    }
+    check_real(in, fft2(in.a, L{2, 9}), {1, 2}, {2, 9});
+    check_real(in, fft2(in.a, L{7, 1}), {1, 2}, {7, 1});
+    check_real(in, fft2(in.a, L{6, 2}, {2, 0}, "ortho"), {2, 0}, {6, 2}, "ortho");
+    check_real(in, fftn(in.a, L{1, 1, 1}), {0, 1, 2}, {1, 1, 1});
+    check_real(in, fftn(in.a, L{5, 2, 8}), {0, 1, 2}, {5, 2, 8});
+    check_real(in, fftn(in.a, L{3, 6}), {1, 2}, {3, 6});  // s alone: the last two axes
+    check_real(in, fftn(in.a, L{6, 4}, X{0, 2}, "forward"), {0, 2}, {6, 4}, "forward");
+    check_real(in, fftn(in.a, L{1, 8, 3}, X{2, 1, 0}), {2, 1, 0}, {1, 8, 3});
+  }
+}
+
+TEST_CASE("fft, fft2 and fftn of real input: 1-d, 4-d, bool, axes not adjacent") {
+  using namespace kiln::fft;
+  using X = std::vector<int>;
+  for (int64_t n : {1, 2, 7, 8}) {
+    CAPTURE(n);
+    for (const auto& in : real_inputs({n})) check_real(in, fft(in.a), {0}, {n});
+  }
+  Shape s{2, 3, 4, 5};
+  for (const auto& in : real_inputs(s)) {
+    CAPTURE(kiln::dtype_name(in.a.dtype()));
+    check_real(in, fftn(in.a, std::nullopt, std::nullopt, "ortho"), {0, 1, 2, 3}, {2, 3, 4, 5},
+               "ortho");
+    check_real(in, fftn(in.a, std::nullopt, X{0, 2}), {0, 2}, {2, 4});
+    check_real(in, fftn(in.a, std::nullopt, X{3, 1}), {3, 1}, {5, 3});
+    check_real(in, fft2(in.a, std::nullopt, {0, 3}), {0, 3}, {2, 5});
+  }
+  Array b = kiln::asarray(reals({3, 6}), {3, 6}) > 0.0;
+  Array f = fftn(b);
+  CHECK(f.dtype() == DType::Complex128);
+  check_close(f,
+              ref_fftn(ref_of(b.to_vector<double>(), {3, 6}), {0, 1}, {3, 6}, false, "backward"));
+}
+
+TEST_CASE("complex transforms of real input: inverses unchanged, the input untouched") {
+  Shape s{3, 4};
+  auto x = reals(s);
+  Array a = kiln::asarray(x, s);
+  Ref r = ref_of(x, s);
+  check_close(kiln::fft::ifft(a), ref_fftn(r, {1}, {4}, true, "backward"));
+  check_close(kiln::fft::ifftn(a, std::nullopt, std::nullopt, "ortho"),
+              ref_fftn(r, {0, 1}, {3, 4}, true, "ortho"));
+  kiln::fft::fftn(a).eval();  // FFTW reads a float64 input where it is
+  CHECK(a.to_vector<double>() == x);
+  // The same values cast to complex first take the complex path; both agree.
+  Array i = kiln::floor(a * 100).astype(DType::Int64);
+  check_close(kiln::fft::fft2(i), kiln::fft::fft2(i.astype(DType::Complex128)));
+}
+
 // ---- real transforms -------------------------------------------------------------------------
 TEST_CASE("rfft matches the first n / 2 + 1 DFT terms, with n and axis") {
   for (int64_t n : {1, 2, 7, 8}) {
@@ -442,11 +561,15 @@ TEST_CASE("views, elementwise producers and consumers around an FFT") {
 TEST_CASE("eager mode gives the same results") {
   Shape s{5, 6};
   auto x = complexes(s);
+  auto y = reals(s);
   Array lazy = kiln::fft::ifft2(kiln::asarray(x, s), std::vector<int64_t>{7, 4});
+  Array lazy_real = kiln::fft::fft2(kiln::asarray(y, s) * 2, std::vector<int64_t>{7, 4});
   kiln::EagerScope eager;
   Array now = kiln::fft::ifft2(kiln::asarray(x, s), std::vector<int64_t>{7, 4});
   check_close(now, lazy);
   check_close(now, ref_fftn(ref_of(x, s), {0, 1}, {7, 4}, true, "backward"));
+  Array now_real = kiln::fft::fft2(kiln::asarray(y, s) * 2, std::vector<int64_t>{7, 4});
+  check_close(now_real, lazy_real);
 }
 
 TEST_CASE("a transform large enough to run threaded, and repeated calls (cached plans)") {
@@ -458,6 +581,22 @@ TEST_CASE("a transform large enough to run threaded, and repeated calls (cached 
   check_close(kiln::fft::ifft2(kiln::fft::fft2(a)), ref_of(x, s), 1e-9);
   Array r = kiln::asarray(reals(s), s);
   check_close(kiln::fft::irfftn(kiln::fft::rfftn(r), s), r, 1e-9);
+}
+
+TEST_CASE("real input to fft2 and fftn, large enough to run threaded (and expand in parallel)") {
+  Shape s{256, 300};
+  auto x = reals(s, 3);
+  Array a = kiln::asarray(x, s);
+  check_close(kiln::fft::fft2(a), ref_fftn(ref_of(x, s), {0, 1}, {256, 300}, false, "backward"),
+              1e-9);
+  Array f32 = a.astype(DType::Float32);
+  Array f = kiln::fft::fftn(f32, std::nullopt, std::nullopt, "ortho");
+  CHECK(f.dtype() == DType::Complex64);
+  check_close(f, ref_fftn(ref_of(f32.to_vector<double>(), s), {0, 1}, {256, 300}, false, "ortho"),
+              1e-5);
+  // Halved axis 0: lines along it are strided.
+  check_close(kiln::fft::fft(a, std::nullopt, 0),
+              ref_fftn(ref_of(x, s), {0}, {256}, false, "backward"), 1e-9);
 }
 
 TEST_CASE("single precision, threaded") {

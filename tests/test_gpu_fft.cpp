@@ -15,6 +15,7 @@
 #include <kiln/kiln.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -53,7 +54,8 @@ Array sample(const Shape& s, DType t, double shift = 0.0) {
 }
 
 // ---- the cases: every function, axes in any order, subsets, s / n, each norm ----------------
-enum class Family { C2C, R2C, C2R };
+// Full: fft / fftn cases meant for real input (R2CFull: a real transform, then the expansion).
+enum class Family { C2C, R2C, C2R, Full };
 struct Case {
   std::string name;
   Shape shape;
@@ -262,16 +264,82 @@ std::vector<Case> c2r_cases() {
   };
 }
 
+// Every c2c case runs on real input too; these add the layouts particular to R2CFull.
+std::vector<Case> full_cases() {
+  using namespace kiln::fft;
+  return {
+      {"fftn (6,8) (2-D R2C into the output, expanded in place)",
+       {6, 8},
+       Family::Full,
+       [](const Array& a) { return fftn(a); }},
+      {"fftn (5,7,9) ortho (3-D R2C, in place, scaled)",
+       {5, 7, 9},
+       Family::Full,
+       [](const Array& a) { return fftn(a, {}, {}, "ortho"); }},
+      {"fft (7,6) axis 0 (halved axis with batch inside)",
+       {7, 6},
+       Family::Full,
+       [](const Array& a) { return fft(a, {}, 0); }},
+      {"fft (3,8,5) axis 1 n=11 forward (padded, batch both sides)",
+       {3, 8, 5},
+       Family::Full,
+       [](const Array& a) { return fft(a, 11, 1, "forward"); }},
+      {"fft (9) n=2 (nothing to fill)",
+       {9},
+       Family::Full,
+       [](const Array& a) { return fft(a, 2); }},
+      {"fft (9) n=1", {9}, Family::Full, [](const Array& a) { return fft(a, 1); }},
+      {"fftn (5,4) s (1,1) (every length 1)",
+       {5, 4},
+       Family::Full,
+       [](const Array& a) {
+         return fftn(a, L{1, 1});
+       }},
+      {"fftn (4,6,5) axes (2,1,0) s (1,8,3) (length 1 innermost: axis 1 halved)",
+       {4, 6, 5},
+       Family::Full,
+       [](const Array& a) {
+         return fftn(a, L{1, 8, 3}, X{2, 1, 0});
+       }},
+      {"fftn (3,4,5,6) (3-D R2C, C2C on the compact half, expansion out of place)",
+       {3, 4, 5, 6},
+       Family::Full,
+       [](const Array& a) { return fftn(a); }},
+      {"fftn (4,6,10) axes (0,2) ortho (not consecutive: two passes)",
+       {4, 6, 10},
+       Family::Full,
+       [](const Array& a) {
+         return fftn(a, {}, X{0, 2}, "ortho");
+       }},
+      {"fftn (2,5,3,3) axes (2,0) s (5,3) (padded, staged odd slabs, compact half)",
+       {2, 5, 3, 3},
+       Family::Full,
+       [](const Array& a) {
+         return fftn(a, L{5, 3}, X{2, 0});
+       }},
+      {"fft2 (3,1,4,6) axes (0,1) (an extent-1 axis beside)",
+       {3, 1, 4, 6},
+       Family::Full,
+       [](const Array& a) {
+         return fft2(a, {}, X{0, 1});
+       }},
+      {"fftn (2,3,4,5,3) forward (five axes)",
+       {2, 3, 4, 5, 3},
+       Family::Full,
+       [](const Array& a) { return fftn(a, {}, {}, "forward"); }},
+  };
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> all = c2c_cases();
-  for (auto* more : {r2c_cases, c2r_cases})
+  for (auto* more : {r2c_cases, c2r_cases, full_cases})
     for (auto& c : more()) all.push_back(std::move(c));
   return all;
 }
 
 // The input dtypes each family is tested with (rfft* refuse complex input).
 std::vector<DType> input_dtypes(Family f) {
-  if (f == Family::R2C) return {DType::Float32, DType::Float64, DType::Int64};
+  if (f == Family::R2C || f == Family::Full) return {DType::Float32, DType::Float64, DType::Int64};
   return {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128, DType::Int64};
 }
 
@@ -335,7 +403,8 @@ class Emulator {
         in_(std::move(in)),
         out_(p.out.elements),
         scratch_(p.scratch.elements),
-        staging_(p.staging.elements) {}
+        staging_(p.staging.elements),
+        half_(p.half.elements) {}
 
   std::vector<cd> run() {
     for (const auto& op : p_.ops) std::visit([this](const auto& o) { apply(o); }, op);
@@ -355,6 +424,8 @@ class Emulator {
         return out_;
       case gf::BufferId::Scratch:
         return scratch_;
+      case gf::BufferId::Half:
+        return half_;
       default:
         return staging_;
     }
@@ -443,13 +514,38 @@ class Emulator {
           }
   }
 
+  // Straight from the definition, destination by destination, into a copy: so it checks the
+  // formula and the layout, not the kernel's in-place order (which needs none; see the op).
+  void apply(const gf::HermitianOp& h) {
+    wrote_input_ |= h.dst == gf::BufferId::In;
+    auto& src = buf(h.src);
+    std::vector<cd> dst = buf(h.dst);
+    int64_t rows = product(h.outer), half = h.n / 2 + 1;
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t rest = row, mrow = 0, mul = 1;
+      for (size_t d = h.outer.size(); d-- > 0;) {
+        int64_t c = rest % h.outer[d];
+        rest /= h.outer[d];
+        mrow += (h.mirror[d] ? (h.outer[d] - c) % h.outer[d] : c) * mul;
+        mul *= h.outer[d];
+      }
+      for (int64_t k = 0; k < h.n; ++k)
+        for (int64_t i = 0; i < h.inner; ++i) {
+          cd v = k < half ? at(src, (row * h.src_extent + k) * h.inner + i)
+                          : std::conj(at(src, (mrow * h.src_extent + h.n - k) * h.inner + i));
+          at(dst, (row * h.n + k) * h.inner + i) = v * h.factor;
+        }
+    }
+    buf(h.dst) = std::move(dst);
+  }
+
   void apply(const gf::ScaleOp& s) {
     wrote_input_ |= s.buf == gf::BufferId::In;
     for (cd& c : buf(s.buf)) c *= s.factor;
   }
 
   const gf::Program& p_;
-  std::vector<cd> in_, out_, scratch_, staging_;
+  std::vector<cd> in_, out_, scratch_, staging_, half_;
   bool in_bounds_ = true, wrote_input_ = false, c2r_input_clean_ = true, aligned_ = true;
 };
 
@@ -515,9 +611,11 @@ struct LimitsGuard {  // restores the plan cache's limits when a test changes th
 // ---- no GPU needed ----------------------------------------------------------------------------
 TEST_CASE("the FFT helper kernels compile with NVRTC") {
   auto names = gf::compile_helpers("sm_90");
-  CHECK(names.size() == 12);
+  CHECK(names.size() == 14);
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_pad_f64_c128") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_zero_imag_c64") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_hermitian_c128") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_hermitian_c64") != names.end());
 }
 
 TEST_CASE("every pass program, run by a cuFFT layout emulator, gives the host's result") {
@@ -614,6 +712,131 @@ TEST_CASE("pass programs: one plan for trailing axes, batching by fewer calls ot
   }
 }
 
+TEST_CASE("pass programs for real input: R2C and the Hermitian expansion") {
+  using gf::ExecOp;
+  using gf::HermitianOp;
+  if (!gf::kR2CHalfInOutput) return;  // switched to the compact layout for timing
+  SUBCASE("fftn of 4000x4000: one 2-D R2C into the output's own lines, expanded in place") {
+    auto p = program_of(kf::fftn(kiln::zeros({4000, 4000}, DType::Float64)));
+    CHECK_FALSE(p.in.complex);
+    CHECK(p.scratch.elements == 0);
+    CHECK(p.half.elements == 0);
+    REQUIRE(p.ops.size() == 2);
+    const auto& e = op_at<ExecOp>(p, 0);
+    CHECK(e.plan.transform == gf::Transform::R2C);
+    CHECK(e.plan.precision == gf::Precision::Double);
+    CHECK(e.plan.rank == 2);
+    CHECK(e.plan.n[1] == 4000);
+    CHECK(e.plan.inembed[1] == 4000);
+    CHECK(e.plan.onembed[1] == 4000);  // lines keep their full length: 2001 written
+    CHECK(e.plan.batch == 1);
+    CHECK(e.loops == 1);
+    CHECK(e.in == gf::BufferId::In);
+    CHECK(e.out == gf::BufferId::Out);
+    const auto& h = op_at<HermitianOp>(p, 1);
+    CHECK(h.src == gf::BufferId::Out);
+    CHECK(h.dst == gf::BufferId::Out);
+    CHECK(h.outer == std::vector<int64_t>{4000});
+    CHECK(h.mirror == std::vector<bool>{true});
+    CHECK(h.n == 4000);
+    CHECK(h.src_extent == 4000);
+    CHECK(h.inner == 1);
+    CHECK(h.factor == 1.0);
+  }
+  SUBCASE("fft along the last axis: a batched 1-D R2C, batch rows not mirrored") {
+    auto p = program_of(kf::fft(kiln::zeros({6, 9}, DType::Float32), {}, -1, "ortho"));
+    REQUIRE(p.ops.size() == 2);
+    const auto& e = op_at<ExecOp>(p, 0);
+    CHECK(e.plan.precision == gf::Precision::Single);
+    CHECK(e.plan.rank == 1);
+    CHECK(e.plan.batch == 6);
+    CHECK(e.plan.idist == 9);
+    CHECK(e.plan.odist == 9);
+    const auto& h = op_at<HermitianOp>(p, 1);
+    CHECK(h.mirror == std::vector<bool>{false});
+    CHECK(h.factor == doctest::Approx(1 / std::sqrt(9.0)));  // no separate ScaleOp
+  }
+  SUBCASE("n = 2 halves nothing: the R2C alone") {
+    auto p = program_of(kf::fft(kiln::zeros({6, 2}, DType::Float64)));
+    REQUIRE(p.ops.size() == 1);
+    CHECK(op_at<ExecOp>(p, 0).plan.transform == gf::Transform::R2C);
+  }
+  SUBCASE("the axes' order does not matter: the innermost axis is halved") {
+    auto p = program_of(kf::fftn(kiln::zeros({5, 8}, DType::Float64), {}, X{1, 0}));
+    REQUIRE(p.ops.size() == 2);
+    CHECK(op_at<ExecOp>(p, 0).plan.rank == 2);
+    CHECK(op_at<HermitianOp>(p, 1).n == 8);
+    auto q = program_of(kf::fft(kiln::zeros({7, 6}, DType::Float64), {}, 0));
+    const auto& h = op_at<HermitianOp>(q, 1);
+    CHECK(h.outer.empty());
+    CHECK(h.n == 7);
+    CHECK(h.inner == 6);
+  }
+  SUBCASE("more passes: R2C into a compact half, C2C there, expansion out of place") {
+    auto p = program_of(kf::fftn(kiln::zeros({3, 4, 5, 6}, DType::Float64), {}, {}, "forward"));
+    CHECK(p.half.elements == 3 * 4 * 5 * 4);
+    REQUIRE(p.ops.size() == 3);
+    const auto& r = op_at<ExecOp>(p, 0);
+    CHECK(r.plan.transform == gf::Transform::R2C);
+    CHECK(r.plan.rank == 3);
+    CHECK(r.plan.onembed[2] == 4);
+    CHECK(r.out == gf::BufferId::Half);
+    const auto& c = op_at<ExecOp>(p, 1);
+    CHECK(c.plan.transform == gf::Transform::C2C);
+    CHECK(c.in == gf::BufferId::Half);
+    CHECK(c.out == gf::BufferId::Half);
+    const auto& h = op_at<HermitianOp>(p, 2);
+    CHECK(h.src == gf::BufferId::Half);
+    CHECK(h.dst == gf::BufferId::Out);
+    CHECK(h.src_extent == 4);
+    CHECK(h.mirror == std::vector<bool>{true, true, true});
+    CHECK(h.factor == doctest::Approx(1.0 / 360));
+  }
+  SUBCASE("inverse transforms of real input stay complex") {
+    auto plan = kiln::plan::make_plan({kf::ifft(kiln::zeros({4, 6}, DType::Float64)).node()});
+    const auto* step = fft_step_of(plan);
+    REQUIRE(step != nullptr);
+    CHECK(step->kind == kiln::graph::FftKind::C2C);
+    CHECK(plan.buffers[step->in].dtype == DType::Complex128);
+  }
+}
+
+TEST_CASE("plans: fftn of int64 casts it to float64 in one kernel, then one FFT step") {
+  // Host arrays: the planner is the same for every device.
+  for (auto [t, in, out] : {std::tuple{DType::Int64, DType::Float64, DType::Complex128},
+                            {DType::Bool, DType::Float64, DType::Complex128},
+                            {DType::Float32, DType::Float32, DType::Complex64},
+                            {DType::Float64, DType::Float64, DType::Complex128}}) {
+    INFO(kiln::dtype_name(t));
+    Array a = sample({64, 48}, t);
+    auto plan = kiln::plan::make_plan({kf::fftn(a).node()});
+    int kernels = 0, kernels_before = 0, ffts = 0;
+    for (const auto& s : plan.steps) {
+      if (std::holds_alternative<kiln::plan::KernelStep>(s)) {
+        ++kernels;
+        if (ffts == 0) ++kernels_before;
+      }
+      if (std::holds_alternative<kiln::plan::FftStep>(s)) ++ffts;
+    }
+    const auto* step = fft_step_of(plan);
+    REQUIRE(step != nullptr);
+    CHECK(ffts == 1);
+    CHECK(step->kind == kiln::graph::FftKind::R2CFull);
+    CHECK(plan.buffers[step->in].dtype == in);
+    CHECK(plan.buffers[step->out].dtype == out);
+    int casts = t == in ? 0 : 1;  // float input is read where it is
+    CHECK(kernels_before == casts);
+    CHECK(kernels == casts);
+  }
+  // Cast explicitly, the old path: one kernel to complex, then C2C.
+  Array a = sample({64, 48}, DType::Int64);
+  auto plan = kiln::plan::make_plan({kf::fftn(a.astype(DType::Complex128)).node()});
+  const auto* step = fft_step_of(plan);
+  REQUIRE(step != nullptr);
+  CHECK(step->kind == kiln::graph::FftKind::C2C);
+  CHECK(plan.buffers[step->in].dtype == DType::Complex128);
+}
+
 TEST_CASE("the plan cache API answers without a GPU") {
   auto info = kf::plan_cache();
   CHECK(info.max_plans > 0);
@@ -641,12 +864,15 @@ TEST_CASE("gpu fft: the tutorial's 4000x4000 int64 fftn matches the host") {
 TEST_CASE("gpu fft: inputs are left unchanged") {
   if (!have_gpu()) return;
   for (const auto& c : all_cases()) {
-    INFO(c.name);
-    DType t = c.family == Family::R2C ? DType::Float64 : DType::Complex128;
-    Array x = sample(c.shape, t);
-    Array dev = kiln::asarray(x, kiln::cuda());
-    c.f(dev).eval();
-    CHECK(kiln::array_equal(dev.get(), x));
+    std::vector<DType> types{DType::Float64};  // real input: R2C / R2CFull read it in place
+    if (c.family == Family::C2C || c.family == Family::C2R) types.push_back(DType::Complex128);
+    for (DType t : types) {
+      INFO(c.name << " " << kiln::dtype_name(t));
+      Array x = sample(c.shape, t);
+      Array dev = kiln::asarray(x, kiln::cuda());
+      c.f(dev).eval();
+      CHECK(kiln::array_equal(dev.get(), x));
+    }
   }
 }
 
@@ -704,11 +930,28 @@ TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right")
   CHECK(kf::plan_cache().plans == 0);
 }
 
-TEST_CASE("gpu fft: the int64 -> complex cast is the one kernel before cuFFT") {
+TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the device") {
+  if (!have_gpu()) return;
+  Array a = kiln::asarray(kiln::random::randint(0, 255, {4000, 4000}), kiln::cuda());
+  for (std::string norm : {"backward", "ortho"}) {  // in place without and with the scale
+    INFO(norm);
+    Array full = kf::fftn(a, {}, {}, norm).get();
+    Array c2c = kf::fftn(a.astype(DType::Complex128), {}, {}, norm).get();
+    CHECK(close_to(full, c2c));
+  }
+  Array b = kiln::asarray(sample({3, 4, 5, 6}, DType::Float32), kiln::cuda());
+  CHECK(close_to(kf::fftn(b).get(), kf::fftn(b.astype(DType::Complex64)).get()));
+}
+
+TEST_CASE("gpu fft: the int64 -> float64 cast is the one kernel before cuFFT") {
   if (!have_gpu()) return;
   Array a = kiln::asarray(sample({64, 48}, DType::Int64), kiln::cuda());
   Array f = kf::fftn(a);
   auto plan = kiln::plan::make_plan({f.node()});
+  const auto* step = fft_step_of(plan);
+  REQUIRE(step != nullptr);
+  CHECK(step->kind == kiln::graph::FftKind::R2CFull);
+  CHECK(plan.buffers[step->in].dtype == DType::Float64);
   int kernels = 0, kernels_before = 0, ffts = 0;
   for (const auto& s : plan.steps) {
     if (std::holds_alternative<kiln::plan::KernelStep>(s)) {

@@ -1,7 +1,7 @@
 // FFT steps on a GPU through cuFFT. fft_program.cpp decides the passes (see its header for the
 // scheme that covers any set of axes); this file runs them on the device's kiln stream: plans
-// from the cache, helper kernels for padding, C2R clean-up and scaling, and the scratch and
-// staging buffers the program asks for, from kiln's allocator (freed in stream order).
+// from the cache, helper kernels for padding, C2R clean-up, Hermitian expansion and scaling,
+// and the temporary buffers the program asks for, from kiln's allocator (freed in stream order).
 #include <cufft.h>
 
 #include <variant>
@@ -66,7 +66,7 @@ class Runner {
   void* data(BufferId b) {
     if (b == BufferId::In) return const_cast<void*>(in_);
     if (b == BufferId::Out) return out_;
-    auto& temp = b == BufferId::Scratch ? scratch_ : staging_;
+    auto& temp = b == BufferId::Scratch ? scratch_ : b == BufferId::Half ? half_ : staging_;
     if (!temp)
       temp = allocate(device_, static_cast<size_t>(p_.info(b).elements) * p_.element_bytes(b));
     return temp->data();
@@ -96,6 +96,10 @@ class Runner {
 
   void step(const fft::ZeroImagOp& op) { fft::zero_imag(device_, data(op.buf), p_.precision, op); }
 
+  void step(const fft::HermitianOp& op) {
+    fft::expand_hermitian(device_, data(op.src), data(op.dst), p_.precision, op);
+  }
+
   void step(const fft::ScaleOp& op) {
     int64_t reals = p_.info(op.buf).elements * (p_.info(op.buf).complex ? 2 : 1);
     fft::scale(device_, data(op.buf), p_.precision, reals, op.factor);
@@ -105,7 +109,7 @@ class Runner {
   int device_;
   const void* in_;
   void* out_;
-  std::shared_ptr<graph::Buffer> scratch_, staging_;  // freed in stream order
+  std::shared_ptr<graph::Buffer> scratch_, staging_, half_;  // freed in stream order
 };
 
 }  // namespace

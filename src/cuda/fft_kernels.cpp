@@ -21,6 +21,14 @@ struct PadLayout {
   int64_t dst[kMaxRank] = {};
 };
 
+// Mirrors kiln::fft::HermitianLayout in kernels/fft.cuh (all 64-bit, like PadLayout).
+struct HermitianLayout {
+  int64_t rank = 0;
+  int64_t outer[kMaxRank] = {};
+  int64_t mirror[kMaxRank] = {};
+  int64_t rows = 1, n = 0, half = 0, src_extent = 0, inner = 1, write_half = 0;
+};
+
 struct Helper {
   std::string name, source, summary;
 };
@@ -62,6 +70,15 @@ Helper zero_imag_helper(Precision p) {
               "C2R input: zero the imaginary parts of the DC and Nyquist terms");
 }
 
+Helper hermitian_helper(Precision p) {
+  Elements c{true, p};
+  return wrap("kiln_fft_hermitian_" + tag_of(c),
+              "const " + type_of(c) + "* src, " + type_of(c) +
+                  "* dst, kiln::fft::HermitianLayout layout, " + real_type(p) + " factor",
+              "kiln::fft::expand_hermitian(src, dst, layout, factor)",
+              "full spectrum of real input from its half (Hermitian symmetry)");
+}
+
 Helper scale_helper(Precision p) {
   std::string t = real_type(p);
   return wrap("kiln_fft_scale_" + tag_of({false, p}), t + "* data, long long n, " + t + " factor",
@@ -98,12 +115,17 @@ cudaKernel_t kernel_for(const Helper& h, int device) {
 }
 
 // Grid-stride kernels: enough blocks to fill the device, no more.
-void launch(const Helper& h, int device, int64_t n, void** args) {
+int64_t max_blocks(int device) { return int64_t{gpu::device(device).sm_count} * 16; }
+
+void launch(const Helper& h, int device, dim3 grid, void** args) {
   cudaKernel_t k = kernel_for(h, device);
-  const auto& info = gpu::device(device);
-  int64_t blocks = std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, int64_t{info.sm_count} * 16);
-  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(blocks), dim3(kBlock),
-                                   args, 0, info.stream));
+  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kBlock), args, 0,
+                                   gpu::device(device).stream));
+}
+
+void launch(const Helper& h, int device, int64_t n, void** args) {
+  int64_t blocks = std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, max_blocks(device));
+  launch(h, device, dim3(static_cast<unsigned>(blocks)), args);
 }
 
 // Merges a dimension into the one inside it whenever that inner part is whole on both sides
@@ -149,6 +171,35 @@ void zero_imag(int device, void* data, Precision p, const ZeroImagOp& op) {
   launch(zero_imag_helper(p), device, n, args);
 }
 
+void expand_hermitian(int device, const void* src, void* dst, Precision p, const HermitianOp& op) {
+  HermitianLayout l;
+  if (op.outer.size() > kMaxRank)
+    throw ShapeError("FFT of real input supports at most 8 dimensions; reshape the array first");
+  l.rank = static_cast<int64_t>(op.outer.size());
+  for (size_t d = 0; d < op.outer.size(); ++d) {
+    l.outer[d] = op.outer[d];
+    l.mirror[d] = op.mirror[d] ? 1 : 0;
+    l.rows *= op.outer[d];
+  }
+  l.n = op.n;
+  l.half = op.n / 2 + 1;
+  l.src_extent = op.src_extent;
+  l.inner = op.inner;
+  l.write_half = src != dst || op.factor != 1.0;
+  int64_t cols = l.half * l.inner;
+  if (l.rows == 0 || cols == 0) return;
+  // x: along a line's half (coalesced), y: lines, so each line's mirror image is found once
+  // per line and not once per element. About max_blocks in all.
+  int64_t bx = std::clamp<int64_t>((cols + kBlock - 1) / kBlock, 1, max_blocks(device));
+  int64_t by = std::clamp<int64_t>(max_blocks(device) / bx, 1, std::min<int64_t>(l.rows, 65535));
+  float f32 = static_cast<float>(op.factor);
+  double f64 = op.factor;
+  void* f = p == Precision::Single ? static_cast<void*>(&f32) : static_cast<void*>(&f64);
+  void* args[] = {&src, &dst, &l, f};
+  launch(hermitian_helper(p), device, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)),
+         args);
+}
+
 void scale(int device, void* data, Precision p, int64_t count, double factor) {
   if (count == 0) return;
   float f32 = static_cast<float>(factor);
@@ -163,6 +214,7 @@ std::vector<std::string> compile_helpers(const std::string& arch) {
     Elements r{false, p}, c{true, p};
     for (auto [s, d] : {std::pair{r, r}, {c, c}, {r, c}, {c, r}}) all.push_back(pad_helper(s, d));
     all.push_back(zero_imag_helper(p));
+    all.push_back(hermitian_helper(p));
     all.push_back(scale_helper(p));
   }
   std::vector<std::string> names;

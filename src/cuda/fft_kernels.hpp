@@ -19,6 +19,8 @@ void pad_copy(int device, const void* src, Elements src_kind, const Shape& src_s
               Elements dst_kind, const Shape& dst_shape);
 // See ZeroImagOp.
 void zero_imag(int device, void* data, Precision p, const ZeroImagOp& op);
+// See HermitianOp (src may equal dst).
+void expand_hermitian(int device, const void* src, void* dst, Precision p, const HermitianOp& op);
 // Multiplies `count` reals (a complex value is two) by factor.
 void scale(int device, void* data, Precision p, int64_t count, double factor);
 

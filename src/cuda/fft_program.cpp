@@ -1,5 +1,7 @@
 #include "cuda/fft_program.hpp"
 
+#include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace kiln::gpu::fft {
@@ -34,10 +36,16 @@ Shape work_shape(const plan::FftStep& s, Shape shape) {
   return shape;
 }
 
-std::vector<Role> roles(const plan::FftStep& s, size_t ndim) {
-  std::vector<Role> r(ndim, Role::Batch);
+std::vector<Role> roles(const plan::FftStep& s, const Shape& work) {
+  std::vector<Role> r(work.size(), Role::Batch);
   for (int a : s.axes) r[a] = Role::Axis;
-  if (s.kind != FftKind::C2C) r[s.axes.back()] = Role::Real;
+  if (s.kind == FftKind::R2C || s.kind == FftKind::C2R) r[s.axes.back()] = Role::Real;
+  if (s.kind == FftKind::R2CFull)  // see the header: the innermost axis of length > 1
+    for (size_t d = work.size(); d-- > 0;)
+      if (r[d] == Role::Axis && work[d] > 1) {
+        r[d] = Role::Real;
+        break;
+      }
   return r;
 }
 
@@ -171,7 +179,7 @@ void c2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
     p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, work});
     src = BufferId::Out;
   }
-  Layout l = normalize(work, work, roles(s, work.size()));
+  Layout l = normalize(work, work, roles(s, work));
   add_c2c_passes(p, l, {l.w, l.w}, src, BufferId::Out, s.inverse);
   if (src == BufferId::In)  // every transformed axis has length 1: the DFT is a copy
     p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, work});
@@ -180,7 +188,7 @@ void c2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
 void r2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shape& work,
                  const Shape& out) {
   p.in.complex = false;
-  Layout l = normalize(work, out, roles(s, work.size()));
+  Layout l = normalize(work, out, roles(s, work));
   if (l.real < 0) {
     // Real axis of length 1: its one output entry is the input value itself (work == out).
     p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, out});
@@ -205,7 +213,7 @@ void c2r_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
   p.out.complex = false;
   p.scratch = {true, shape_size(work)};
   p.ops.push_back(PadOp{BufferId::In, BufferId::Scratch, in, work});  // C2R destroys its input
-  Layout l = normalize(work, out, roles(s, work.size()));
+  Layout l = normalize(work, out, roles(s, work));
   BufferId src = BufferId::Scratch;
   add_c2c_passes(p, l, {l.w, l.w}, src, BufferId::Scratch, true);
   if (l.real < 0) {  // real axis of length 1: the output is the real part (work == out)
@@ -219,6 +227,54 @@ void c2r_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
   ExecOp e = make_exec({l.w, l.o}, {l.real, 1}, Transform::C2R, p.precision, BufferId::Scratch,
                        BufferId::Out, true);
   stage_real_output(p, e);
+}
+
+// See the header. Returns whether the norm scale was applied (by the expansion).
+bool r2c_full_program(Program& p, const plan::FftStep& s, const Shape& in, const Shape& work) {
+  p.in.complex = false;
+  Layout l = normalize(work, work, roles(s, work));
+  if (l.real < 0) {  // every length is 1: the spectrum is the input, as complex
+    p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, work});
+    return false;
+  }
+  size_t r = static_cast<size_t>(l.real);
+  int64_t n = l.o[r];
+  HermitianOp x{BufferId::Out, BufferId::Out, {}, {}, n, n, product(l.o, r + 1, l.o.size()),
+                s.scale};
+  for (size_t d = 0; d < r; ++d) {
+    x.outer.push_back(l.o[d]);
+    x.mirror.push_back(l.role[d] != Role::Batch);
+  }
+  for (size_t d = r + 1; d < l.role.size(); ++d)  // the roles' choice of the halved axis
+    if (l.role[d] != Role::Batch) throw std::logic_error("R2CFull: a transformed axis is inner");
+
+  BufferId src = BufferId::In;
+  if (work != in) {
+    p.scratch = {false, shape_size(work)};
+    p.ops.push_back(PadOp{BufferId::In, BufferId::Scratch, in, work});
+    src = BufferId::Scratch;
+  }
+  Span sp = real_span(l);
+  bool one_pass = std::find(l.role.begin(), l.role.end(), Role::Axis) == l.role.end();
+  std::vector<int64_t> half = l.o;
+  half[r] = n / 2 + 1;
+  if (one_pass && kR2CHalfInOutput) {  // the half into the output: l.o is the R2C's onembed
+    ExecOp e = make_exec({l.w, l.o}, sp, Transform::R2C, p.precision, src, BufferId::Out, false);
+    stage_real_input(p, e);
+    p.ops.push_back(e);
+    if (half[r] == n && x.factor == 1.0) return true;  // n = 2 halves nothing
+  } else {
+    p.half = {true, product(half, 0, half.size())};
+    ExecOp e = make_exec({l.w, half}, sp, Transform::R2C, p.precision, src, BufferId::Half, false);
+    stage_real_input(p, e);
+    p.ops.push_back(e);
+    BufferId h = BufferId::Half;
+    add_c2c_passes(p, l, {half, half}, h, BufferId::Half, false);
+    x.src = BufferId::Half;
+    x.src_extent = half[r];
+  }
+  p.ops.push_back(std::move(x));
+  return true;
 }
 
 }  // namespace
@@ -238,6 +294,8 @@ const BufferInfo& Program::info(BufferId b) const {
       return out;
     case BufferId::Scratch:
       return scratch;
+    case BufferId::Half:
+      return half;
     default:
       return staging;
   }
@@ -257,15 +315,19 @@ Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
             {true, shape_size(out.shape)},
             {true, 0},
             {false, 0},
+            {true, 0},
             {}};
   Shape work = work_shape(step, in.shape);
+  bool scaled = false;
   if (step.kind == FftKind::C2C)
     c2c_program(p, step, in.shape, work);
   else if (step.kind == FftKind::R2C)
     r2c_program(p, step, in.shape, work, out.shape);
+  else if (step.kind == FftKind::R2CFull)
+    scaled = r2c_full_program(p, step, in.shape, work);
   else
     c2r_program(p, step, in.shape, work, out.shape);
-  if (step.scale != 1.0) p.ops.push_back(ScaleOp{BufferId::Out, step.scale});
+  if (step.scale != 1.0 && !scaled) p.ops.push_back(ScaleOp{BufferId::Out, step.scale});
   return p;
 }
 

@@ -25,6 +25,23 @@
 // cuFFT's C2R does not promise to ignore them, so they are zeroed first, and a multi-axis
 // C2R (whose result on non-Hermitian input is unspecified) is never used.
 //
+// Full spectra of real input (R2CFull: fft / fftn of real arrays). The halved axis is the
+// innermost transformed one of length > 1 (any would do; this one gives contiguous lines and
+// leaves only batch dimensions after it). The R2C pass is rfftn's, then a HermitianOp fills
+// entries k > n / 2 of the halved axis from X[c, k] = conj(X[-c, n - k]). Two layouts:
+//  - the R2C pass covers every transformed axis (at most three consecutive ones: fftn of
+//    1-3-D arrays, fft, fft2 over trailing axes): it writes the half spectrum straight into
+//    the output, each line keeping its full length n (a padded onembed), and the expansion
+//    runs in place. Per complex output element that is 1/2 write by cuFFT and 1/2 read + 1/2
+//    write by the expansion, with no temporary. (A compact half in a temporary would cost
+//    the same cuFFT traffic plus a read of the half and a write of all of the output.)
+//  - more passes follow: the half spectrum is compact in a temporary (BufferId::Half) so the
+//    C2C passes transform only its lines, and the expansion writes all of the output from
+//    it, applying the norm scale on the way. A padded half in the output would make those
+//    passes transform the unused lines too, about as many bytes again per pass.
+// In place, whatever cuFFT might leave in the unused entries k > n / 2 does not matter: the
+// expansion only writes them.
+//
 // Alignment. cuFFT wants the real pointers of R2C / C2R aligned like complex ones, so a real
 // pass that needs several calls batches over `inner` (calls advance by whole slabs), and when
 // a slab holds an odd number of reals its side goes through a staging copy with one spare
@@ -41,7 +58,11 @@ namespace kiln::gpu::fft {
 
 enum class Precision : uint8_t { Single, Double };
 enum class Transform : uint8_t { C2C, R2C, C2R };
-enum class BufferId : uint8_t { In, Out, Scratch, Staging };
+// Half: the compact half spectrum of a multi-pass R2CFull program (complex).
+enum class BufferId : uint8_t { In, Out, Scratch, Staging, Half };
+
+// false: one-pass R2CFull programs use the compact temporary too (to time both layouts).
+inline constexpr bool kR2CHalfInOutput = true;
 
 // cufftMakePlanMany64's arguments. Strides and distances count elements of each side's own
 // type (reals for the R2C input and the C2R output). Entries past `rank` are zero.
@@ -79,7 +100,22 @@ struct ScaleOp {
   BufferId buf;
   double factor;
 };
-using Op = std::variant<PadOp, ExecOp, ZeroImagOp, ScaleOp>;
+// R2CFull's expansion. src and dst viewed as [outer..., k, inner]: src holds entries
+// k < n / 2 + 1 of every line along the halved axis k, lines src_extent apart (n / 2 + 1 when
+// compact, n when src == dst); dst's lines have all n. For each entry of src:
+//   dst[o, k, i] = factor * src[o, k, i]         (skipped when src == dst and factor == 1)
+//   dst[-o, n - k, i] = factor * conj(src[o, k, i])   for 1 <= k < n - n / 2
+// where -o negates the index of every mirrored (transformed) outer dimension modulo its
+// extent. Each src entry is read once and each dst entry written once, and in place the
+// written entries (k > n / 2) are never read, so the kernel needs no ordering.
+struct HermitianOp {
+  BufferId src, dst;
+  std::vector<int64_t> outer;  // extents of the dimensions before the halved one
+  std::vector<bool> mirror;    // per outer dimension: transformed
+  int64_t n, src_extent, inner;
+  double factor;
+};
+using Op = std::variant<PadOp, ExecOp, ZeroImagOp, ScaleOp, HermitianOp>;
 
 struct BufferInfo {
   bool complex = true;
@@ -89,6 +125,7 @@ struct BufferInfo {
 struct Program {
   Precision precision;
   BufferInfo in, out, scratch, staging;  // scratch: complex or real; staging: real
+  BufferInfo half;                       // complex
   std::vector<Op> ops;
   const BufferInfo& info(BufferId b) const;
   size_t element_bytes(BufferId b) const;

@@ -14,6 +14,7 @@ enum class OpKind : uint8_t {
   Binary,
   Where,
   Cast,
+  User,  // kiln::elementwise: params[0] is a graph::user_code id; inputs bind its names in order
   // Views: index maps, never copies.
   Reshape,
   Permute,
@@ -62,7 +63,11 @@ enum class BinaryOp : uint8_t {
   Xor,
 };
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Mean, ArgMax, ArgMin, Any, All };
-enum class FftKind : uint8_t { C2C, R2C, C2R };
+// C2C: complex to complex. R2C / C2R: rfftn / irfftn (the last of the axes is the halved one).
+// R2CFull: a forward transform of real input with the full complex spectrum as output (fft /
+// fftn of real arrays): executors run a real transform, halving whichever transformed axis they
+// choose, and fill the rest from Hermitian symmetry, X[k] = conj(X[-k mod n]) over every axis.
+enum class FftKind : uint8_t { C2C, R2C, C2R, R2CFull };
 enum class RandomDist : uint8_t { Randint, Uniform, Normal };
 
 const char* op_name(UnaryOp op);   // "neg", "sin", ...

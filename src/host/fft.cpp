@@ -4,6 +4,11 @@
 // Plans are cached, since even FFTW_ESTIMATE planning costs more than a small transform.
 // FFTW's planner (and plan destruction) is not thread-safe, so every call into it holds one
 // mutex; executing a plan with the new-array functions is thread-safe and runs unlocked.
+//
+// R2CFull (the full spectrum of real input) is an r2c plan whose output strides are those of
+// the full output, so FFTW writes the half spectrum straight into its final places, followed
+// by a pass that fills the other half from Hermitian symmetry. No temporary, and the pass
+// touches only the missing half.
 #include "host/fft.hpp"
 
 #include <fftw3.h>
@@ -18,6 +23,7 @@
 
 #include "graph/shape.hpp"
 #include "host/memory.hpp"
+#include "host/parallel.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {
@@ -239,11 +245,59 @@ void scale_output(void* out, int64_t n, double scale) {
   for (int64_t i = 0; i < n; ++i) p[i] *= f;
 }
 
+// R2CFull: FFTW halves the last transform dimension, and any transformed axis may be the
+// halved one of a full spectrum. The innermost one of length > 1 goes last, so the expansion
+// below fills contiguous runs (a length-1 axis would halve nothing).
+FftStep with_halved_axis_last(FftStep s) {
+  size_t pick = s.axes.size() - 1;
+  for (size_t i = 0; i < s.axes.size(); ++i)
+    if (s.lengths[i] > 1 && (s.lengths[pick] == 1 || s.axes[i] > s.axes[pick])) pick = i;
+  std::rotate(s.axes.begin() + pick, s.axes.begin() + pick + 1, s.axes.end());
+  std::rotate(s.lengths.begin() + pick, s.lengths.begin() + pick + 1, s.lengths.end());
+  return s;
+}
+
+// R2CFull after FFTW: entries k <= n / 2 of the halved axis (length n, the last of s.axes)
+// hold the spectrum; the rest follow from Hermitian symmetry of a real input's DFT,
+// X[c, k] = conj(X[-c, n - k]), where -c negates every transformed index modulo its length.
+// Writes only k > n / 2 and reads only n - k < n / 2, so lines may be filled in any order.
 template <class R>
-void run(const FftStep& s, const Shape& in_shape, const void* in, const Shape& out_shape,
+void expand_hermitian(std::complex<R>* out, const Shape& shape, const FftStep& s) {
+  size_t r = static_cast<size_t>(s.axes.back());
+  int64_t n = shape[r], half = n / 2 + 1;
+  if (half >= n) return;  // n <= 2: nothing is missing
+  Strides st = graph::contiguous_strides(shape);
+  std::vector<char> mirrored(shape.size(), 0);
+  for (int a : s.axes) mirrored[a] = 1;
+  int64_t lines = shape_size(shape) / n;
+  auto fill = [&](int64_t first, int64_t last) {
+    for (int64_t line = first; line < last; ++line) {
+      int64_t rest = line, at = 0, from = 0;
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (d == r) continue;
+        int64_t c = rest % shape[d];
+        rest /= shape[d];
+        at += c * st[d];
+        from += (mirrored[d] && c != 0 ? shape[d] - c : c) * st[d];
+      }
+      for (int64_t k = half; k < n; ++k)
+        out[at + k * st[r]] = std::conj(out[from + (n - k) * st[r]]);
+    }
+  };
+  // Tasks of about 2^16 entries: a small spectrum is not worth waking the pool for.
+  int64_t per_task = std::max<int64_t>(1, (int64_t{1} << 16) / n);
+  int64_t tasks = (lines + per_task - 1) / per_task;
+  parallel_for(tasks, [&](int64_t t) { fill(t * per_task, std::min(lines, (t + 1) * per_task)); });
+}
+
+template <class R>
+void run(const FftStep& step, const Shape& in_shape, const void* in, const Shape& out_shape,
          void* out) {
+  bool full = step.kind == FftKind::R2CFull;
+  FftStep s = full ? with_halved_axis_last(step) : step;
+  FftKind lib = full ? FftKind::R2C : s.kind;  // what FFTW is asked for
   Shape work = work_shape(s, in_shape);
-  size_t item = s.kind == FftKind::R2C ? sizeof(R) : sizeof(std::complex<R>);
+  size_t item = lib == FftKind::R2C ? sizeof(R) : sizeof(std::complex<R>);
   // FFTW reads the input in place when it already has the transform's size. It then only
   // reads it (c2c and r2c preserve their input), hence the const_cast. Otherwise the
   // transform reads a padded copy: in the output itself for c2c (an in-place plan), else in
@@ -263,9 +317,10 @@ void run(const FftStep& s, const Shape& in_shape, const void* in, const Shape& o
   PlanRef plan = plan_cache().get(plan_key<R>(s, work, src, out), elements, [&] {
     Dims d = make_dims(s, work, out_shape);
     int sign = s.inverse ? FFTW_BACKWARD : FFTW_FORWARD;
-    return Fftw<R>::make(s.kind, sign, d.transform, d.batch, src, out);
+    return Fftw<R>::make(lib, sign, d.transform, d.batch, src, out);
   });
-  Fftw<R>::execute(plan->get(R{}), s.kind, src, out);
+  Fftw<R>::execute(plan->get(R{}), lib, src, out);
+  if (full) expand_hermitian(static_cast<std::complex<R>*>(out), out_shape, s);
   bool complex_out = s.kind != FftKind::C2R;
   scale_output<R>(out, shape_size(out_shape) * (complex_out ? 2 : 1), s.scale);
 }
