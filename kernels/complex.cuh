@@ -139,7 +139,11 @@ __device__ complex<T> tan(complex<T> a) {
 template <class T>
 __device__ complex<T> pow(complex<T> a, complex<T> b) {
   if (b.re == 0 && b.im == 0) return {1, 0};
-  if (a.re == 0 && a.im == 0) return {0, 0};
+  if (a.re == 0 && a.im == 0) {  // as NumPy's npy_cpow and the host: 0 ** y is 0 or NaN
+    if (b.re > 0 && b.im == 0) return {0, 0};
+    T nan = (T)__longlong_as_double(0x7ff8000000000000LL);
+    return {nan, nan};
+  }
   return exp(b * log(a));
 }
 

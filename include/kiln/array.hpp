@@ -69,7 +69,10 @@ class Array {
   // The elements in row-major order, converted to T.
   template <class T>
   std::vector<T> to_vector() const;
-  // Address of the evaluated, contiguous data (host or device memory, per device()).
+  // Address of the evaluated, contiguous (C order) data: host memory, or for a device array
+  // a device pointer, ready to read (kiln's work on the device is finished when it returns).
+  // Valid while this Array (or another handle to its node) lives; the memory is kiln's (or,
+  // for kiln::wrap, yours) and must not be written. A view is evaluated into memory of its own.
   const void* data() const;
 
   const std::shared_ptr<const graph::Node>& node() const { return node_; }

@@ -143,6 +143,9 @@ Array Array::to(Device d) const {
 
 const void* Array::data() const {
   eval();
+  // Device work runs on kiln's own non-blocking stream, which the caller's streams do not
+  // wait for: finish it, so the pointer handed out can be read at once.
+  synchronize(device());
   return node_of(*this).storage()->data();
 }
 

@@ -17,6 +17,7 @@
 #include "host/fused.hpp"
 #include "host/random.hpp"
 #include "jit/jit.hpp"
+#include "kiln/errors.hpp"
 #include "kiln/stats.hpp"
 
 namespace kiln::api {
@@ -71,6 +72,7 @@ class PlanRunner {
   }
 
   std::vector<graph::BufferRef> run() {
+    refuse_host_user_code();
     for (current_ = 0; current_ < p_.steps.size(); ++current_)
       std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
     // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
@@ -89,6 +91,24 @@ class PlanRunner {
     return bufs_[id];
   }
   void* data(int id) { return get(id)->data(); }
+
+  // A user CUDA expression on the host cannot run: say so before any step runs. With
+  // KILN_JIT_ARCH and no GPU its kernel is compiled first, as every host group is, so a
+  // machine without a GPU still reports an expression that does not compile.
+  void refuse_host_user_code() {
+    for (const auto& step : p_.steps) {
+      const auto* k = std::get_if<plan::KernelStep>(&step);
+      if (!k || k->group.user_calls.empty() || !device_of(k->group.outputs[0].buffer).is_host())
+        continue;
+      if (!compile_only_arch().empty()) gpu::compile_group(*k, compile_only_arch());
+      try {
+        cpu::check_runs_on_host(k->group);
+      } catch (const DeviceError& e) {
+        if (cuda_available()) throw;
+        throw DeviceError(std::string(e.what()) + "; this machine has no GPU");
+      }
+    }
+  }
   const Device& device_of(int id) const { return p_.buffers[id].device; }
 
   void run_step(const plan::KernelStep& s) {

@@ -25,6 +25,8 @@ std::string instr_label(const plan::Instr& ins) {
       return graph::op_name(static_cast<graph::UnaryOp>(ins.op));
     case plan::InstrKind::Binary:
       return graph::op_name(static_cast<graph::BinaryOp>(ins.op));
+    case plan::InstrKind::User:
+      return "user expression";
   }
   return "?";
 }
@@ -67,6 +69,12 @@ class Dot {
       for (int arg : {ins.a, ins.b, ins.c})
         if (arg >= 0 && ins.kind != plan::InstrKind::Load)
           os_ << "  " << id(arg) << " -> " << id(static_cast<int>(i)) << ";\n";
+      if (ins.kind == plan::InstrKind::User) {  // its operands are named, and may be many
+        const auto& call = g.user_calls[ins.arg];
+        for (size_t k = 0; k < call.operands.size(); ++k)
+          os_ << "  " << id(call.operands[k]) << " -> " << id(static_cast<int>(i)) << " [label=\""
+              << call.code->names[k] << "\"];\n";
+      }
       if (ins.kind == plan::InstrKind::Load && g.accesses[ins.arg].buffer >= 0)
         os_ << "  b" << g.accesses[ins.arg].buffer << " -> " << id(static_cast<int>(i)) << ";\n";
     }

@@ -1,5 +1,6 @@
 #include "codegen/kernel_source.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -150,6 +151,27 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
   }
 }
 
+// A user expression (kiln::elementwise) as a capture-less lambda called on its operands: the
+// parameters bind the user's names, the arguments are read in the enclosing scope, so a name
+// can never shadow a value it is initialised from (`x` bound to t5 and `t5` bound to x both
+// work), and the expression cannot reach the kernel's own variables. The text stands on lines
+// of its own, so a trailing // comment ends at its line, and an empty line follows it, so a
+// trailing backslash splices only that; double parentheses keep a top-level comma from
+// splitting the call. user_result converts to the output dtype as astype does.
+std::string user_expr(const FusedGroup& g, const Instr& ins) {
+  const plan::UserCall& call = g.user_calls[ins.arg];
+  std::string params, args;
+  for (size_t k = 0; k < call.operands.size(); ++k) {
+    const char* sep = k ? ", " : "";
+    params += sep + std::string("const ") + cuda_type(g.code[call.operands[k]].dtype) + " " +
+              call.code->names[k];
+    args += sep + std::string("t") + num(call.operands[k]);
+  }
+  return std::string("[](") + params + ") {\n        return kiln::user_result<" +
+         cuda_type(ins.dtype) + ">((\n" + call.code->expr + "\n\n        ));\n      }(" + args +
+         ")";
+}
+
 // Lines computing t0..tN for one lane. `lane` is the lane number within a vector step and
 // `vectorised` says whether dense loads were done as vectors named v<access>.
 std::string lane_program(const Context& c, const std::string& idx, bool vectorised) {
@@ -184,6 +206,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
         break;
       case InstrKind::Cast:
         e = cast_expr(c.g.code[ins.a].dtype, ins.dtype, t(ins.a));
+        break;
+      case InstrKind::User:
+        e = user_expr(c.g, ins);
         break;
     }
     os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
@@ -321,9 +346,13 @@ KernelSource generate(const FusedGroup& g) {
   k.vec = choose_vec(c);
   k.index64 = needs_index64(c);
   std::ostringstream os;
-  os << "// kiln: " << summarize(g) << "\n"
-     << "#include \"kiln/" << (g.reduction ? "reduction" : "elementwise") << ".cuh\"\n"
-     << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
+  // A backslash ending the comment would splice the next line into it.
+  std::string comment = summarize(g);
+  std::replace(comment.begin(), comment.end(), '\\', '/');
+  os << "// kiln: " << comment << "\n"
+     << "#include \"kiln/" << (g.reduction ? "reduction" : "elementwise") << ".cuh\"\n";
+  if (!g.user_calls.empty()) os << "#include \"kiln/user.cuh\"\n";
+  os << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
   if (g.reduction) os << "typedef " << op_type(c) << " Op;\n";
   os << "\n";
   if (k.form == Form::Elementwise)

@@ -5,6 +5,20 @@ namespace {
 
 constexpr size_t kMaxLength = 160;  // past this, the summary ends in "..."
 
+// A user expression may span lines; a summary is one line (it heads the source as a comment).
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    bool space = ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+    if (!space)
+      out += ch;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 std::string describe(const plan::FusedGroup& g, int i, int depth) {
   const plan::Instr& ins = g.code[i];
   if (depth > 12) return "...";
@@ -26,6 +40,14 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
     case plan::InstrKind::Binary:
       return std::string(graph::op_name(static_cast<graph::BinaryOp>(ins.op))) + "(" + sub(ins.a) +
              ", " + sub(ins.b) + ")";
+    case plan::InstrKind::User: {
+      // The expression with its bindings: user[x * y](x=in0, y=in1).
+      const auto& call = g.user_calls[ins.arg];
+      std::string s = "user[" + one_line(call.code->expr) + "](";
+      for (size_t k = 0; k < call.operands.size(); ++k)
+        s += (k ? ", " : "") + call.code->names[k] + "=" + sub(call.operands[k]);
+      return s + ")";
+    }
   }
   return "?";
 }

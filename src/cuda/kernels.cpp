@@ -246,13 +246,35 @@ struct Prepared {
   std::map<int, Loaded> loaded;  // per device
 };
 
+// NVRTC's message for a kernel with user expressions starts by naming them, with the C++ type
+// each name has, since the user's text (not kiln's) is then the likely culprit.
+std::string user_compile_error(const plan::FusedGroup& g, const std::string& nvrtc_message) {
+  std::string msg;
+  for (const auto& call : g.user_calls) {
+    msg += "kiln::elementwise: the kernel with the user expression \"" + call.code->expr + "\" (";
+    for (size_t k = 0; k < call.operands.size(); ++k)
+      msg +=
+          (k ? ", " : "") + call.code->names[k] + ": " + dtype_name(g.code[call.operands[k]].dtype);
+    msg += ") did not compile\n";
+  }
+  return msg + "(names are const C++ variables of their input's type: float32 is float, int64 " +
+         "long long, complex64 kiln::complex<float>; use CUDA's math functions, e.g. sinf)\n" +
+         nvrtc_message;
+}
+
 Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* fresh) {
   auto& slot = step.compiled->value;
   *fresh = !slot;
   if (!slot) {
     auto p = std::make_shared<Prepared>();
     p->src = codegen::generate(step.group);
-    auto r = jit::get(request(p->src, arch));
+    jit::Result r{};
+    try {
+      r = jit::get(request(p->src, arch));
+    } catch (const CompileError& e) {
+      if (step.group.user_calls.empty()) throw;
+      throw CompileError(user_compile_error(step.group, e.what()));
+    }
     p->kernel = r.kernel;
     p->origin = r.origin;
     slot = p;

@@ -65,7 +65,9 @@ int normalize_axis(int axis, int ndim, const char* what) {
   if (axis < -ndim || axis >= ndim)
     throw ShapeError(std::string(what) + ": axis " + std::to_string(axis) +
                      " is out of bounds for an array of dimension " + std::to_string(ndim) +
-                     " (valid: " + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) + ")");
+                     (ndim == 0 ? std::string(" (it has no axes)")
+                                : " (valid: " + std::to_string(-ndim) + " to " +
+                                      std::to_string(ndim - 1) + ")"));
   return axis < 0 ? axis + ndim : axis;
 }
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "host/chunk.hpp"
 #include "host/parallel.hpp"
 #include "host/reduce.hpp"
+#include "kiln/errors.hpp"
 
 namespace kiln::cpu {
 namespace {
@@ -43,9 +45,13 @@ void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& param
       for (const auto& o : g.outputs)
         dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
       ev.run(s, len, dest);
-      for (const auto& o : g.outputs)  // loads and constants are not written in place
-        if (ev.column(o.instr) != dest[o.instr])
-          std::memcpy(dest[o.instr], ev.column(o.instr), len * itemsize(g.code[o.instr].dtype));
+      // Loads and constants are not written in place, and a value that several outputs
+      // share (x and a view of x with the same shape) is written to only one of them.
+      for (const auto& o : g.outputs) {
+        int64_t isz = itemsize(g.code[o.instr].dtype);
+        char* to = static_cast<char*>(data(o.buffer)) + s * isz;
+        if (ev.column(o.instr) != to) std::memcpy(to, ev.column(o.instr), len * isz);
+      }
     }
   });
 }
@@ -95,8 +101,20 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
 
 }  // namespace
 
+void check_runs_on_host(const plan::FusedGroup& g) {
+  if (g.user_calls.empty()) return;
+  const auto& code = *g.user_calls[0].code;
+  std::string names;
+  for (const auto& n : code.names) names += (names.empty() ? "" : ", ") + n;
+  throw DeviceError("kiln::elementwise: the user CUDA expression \"" + code.expr + "\" (inputs " +
+                    names +
+                    ") runs only on a GPU, and its inputs are host arrays; copy them to the "
+                    "device first with kiln::asarray(x, kiln::cuda())");
+}
+
 void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                const std::function<void*(int)>& data) {
+  check_runs_on_host(g);
   plan::IterationSpace space = plan::iteration_space(g);
   auto bases = access_bases(g, data);
   if (g.reduction)

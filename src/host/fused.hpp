@@ -12,4 +12,9 @@ namespace kiln::cpu {
 void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                const std::function<void*(int)>& data);
 
+// DeviceError when the group holds a user CUDA expression (kiln::elementwise): the host has no
+// CUDA compiler to run it. run_group checks this itself; the plan runner calls it before any
+// step runs, so a plan that cannot finish does no work.
+void check_runs_on_host(const plan::FusedGroup& g);
+
 }  // namespace kiln::cpu

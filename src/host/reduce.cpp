@@ -147,10 +147,16 @@ void finish(ReduceOp op, DType t, const Accumulator& acc, int64_t count, void* o
     using T = decltype(z);
     T r = acc.set ? val<T>(acc) : T{};
     if (!acc.set && (op == ReduceOp::Prod || op == ReduceOp::All)) r = T(1);
-    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
-      using R = decltype(std::abs(T{}));
+    if constexpr (std::is_floating_point_v<T>) {
       if (op == ReduceOp::Mean)
-        r = count ? r / static_cast<R>(count) : T(std::numeric_limits<R>::quiet_NaN());
+        r = count ? r / static_cast<T>(count) : std::numeric_limits<T>::quiet_NaN();
+    } else if constexpr (is_complex_v<T>) {
+      // Divided by the count as a complex number (Smith's method, as NumPy and the GPU's
+      // MeanOp do): an infinite part makes the other one NaN, and an empty mean is NaN + NaNj.
+      using R = typename T::value_type;
+      const R n = static_cast<R>(count);
+      if (op == ReduceOp::Mean)
+        r = T((r.real() + r.imag() * R(0)) / n, (r.imag() - r.real() * R(0)) / n);
     }
     *static_cast<T*>(out) = r;
   });

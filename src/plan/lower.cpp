@@ -162,6 +162,10 @@ class Lowering {
         return emit({InstrKind::Where, 0, n.dtype, ops[0], ops[1], ops[2]});
       case OpKind::Cast:
         return emit({InstrKind::Cast, 0, n.dtype, ops[0]});
+      case OpKind::User:
+        g_.user_calls.push_back({&graph::user_code(n.params[0]), std::move(ops)});
+        return emit(
+            {InstrKind::User, 0, n.dtype, -1, -1, -1, static_cast<int>(g_.user_calls.size()) - 1});
       default:
         throw std::logic_error("lower: node kind cannot be fused");
     }

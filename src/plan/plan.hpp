@@ -8,6 +8,7 @@
 
 #include "graph/node.hpp"
 #include "graph/shape.hpp"
+#include "graph/user_code.hpp"
 
 namespace kiln::plan {
 
@@ -18,13 +19,20 @@ using graph::UnaryOp;
 
 // ---- fused groups -----------------------------------------------------------------------
 // An instruction of a group's SSA program; operands are earlier instruction indices.
-enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast };
+enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, User };
 struct Instr {
   InstrKind kind;
   uint8_t op = 0;              // UnaryOp / BinaryOp
   DType dtype;                 // result dtype
   int a = -1, b = -1, c = -1;  // operands (Where: cond, x, y; Iota: start, step params)
-  int arg = -1;                // Load / Iota: access index; Param: scalar index
+  int arg = -1;  // Load / Iota: access index; Param: scalar index; User: index in user_calls
+};
+
+// A user expression (kiln::elementwise) in a group. It takes any number of operands, more
+// than Instr's a, b, c, so they live here; the text itself stays in the graph's registry.
+struct UserCall {
+  const graph::UserCode* code;  // expression and input names (graph::user_code)
+  std::vector<int> operands;    // the instruction bound to each name, in order
 };
 
 // How a group reads an input at its iteration coordinates: element offset + per-axis strides
@@ -47,7 +55,8 @@ struct FusedGroup {
   Shape shape;       // iteration shape (a reduction's input shape)
   std::vector<Instr> code;
   std::vector<Access> accesses;
-  std::vector<Scalar> params;  // values of Param instructions (typed by their instruction)
+  std::vector<Scalar> params;        // values of Param instructions (typed by their instruction)
+  std::vector<UserCall> user_calls;  // operands and code of User instructions
   struct Output {
     int instr;   // which value
     int buffer;  // written densely in the group's output shape

@@ -1,0 +1,268 @@
+#include "fuzz/check.hpp"
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "fuzz/facts.hpp"
+
+namespace kiln::fuzz {
+
+const char* verdict_name(Verdict v) {
+  static constexpr const char* names[] = {"ok", "rejected", "illegal", "mismatch", "crash"};
+  return names[static_cast<int>(v)];
+}
+
+namespace {
+
+struct Path {
+  const char* name;
+  Device device;
+  Mode mode;
+  bool bitwise = false;  // compared with the reference bit for bit, noisy values included
+};
+
+struct Snapshot {
+  DType dtype;
+  Shape shape;
+  std::vector<unsigned char> bytes;
+};
+
+enum class Status { Ok, Rejected, Crash, Illegal };
+
+struct PathRun {
+  Status status = Status::Ok;
+  std::string what;        // the exception's message
+  std::string error_type;  // its kiln type, for rejections
+  std::vector<Snapshot> outputs;
+};
+
+class ModeGuard {
+ public:
+  explicit ModeGuard(Mode m) : saved_(get_mode()) { set_mode(m); }
+  ~ModeGuard() { set_mode(saved_); }
+  ModeGuard(const ModeGuard&) = delete;
+  ModeGuard& operator=(const ModeGuard&) = delete;
+
+ private:
+  Mode saved_;
+};
+
+// kiln refusing bad arguments is a rejection; failing to compile, run or allocate is not.
+bool is_rejection(const std::exception& e) {
+  if (dynamic_cast<const CompileError*>(&e) || dynamic_cast<const CudaError*>(&e) ||
+      dynamic_cast<const OutOfMemory*>(&e))
+    return false;
+  return dynamic_cast<const Error*>(&e) != nullptr;
+}
+
+std::string error_type(const std::exception& e) {
+  if (dynamic_cast<const ShapeError*>(&e)) return "ShapeError";
+  if (dynamic_cast<const DTypeError*>(&e)) return "DTypeError";
+  if (dynamic_cast<const DeviceError*>(&e)) return "DeviceError";
+  if (dynamic_cast<const CompileError*>(&e)) return "CompileError";
+  if (dynamic_cast<const CudaError*>(&e)) return "CudaError";
+  if (dynamic_cast<const OutOfMemory*>(&e)) return "OutOfMemory";
+  if (dynamic_cast<const Error*>(&e)) return "kiln::Error";
+  return "std::exception";
+}
+
+Snapshot snapshot(const Array& a) {
+  Array h = a.get();
+  h.eval();
+  Snapshot s{h.dtype(), h.shape(), {}};
+  s.bytes.resize(static_cast<size_t>(h.nbytes()));
+  if (!s.bytes.empty()) std::memcpy(s.bytes.data(), h.data(), s.bytes.size());
+  return s;
+}
+
+void fail(PathRun& r, Status status, const std::string& where, const std::exception& e) {
+  r.status = status;
+  r.error_type = error_type(e);
+  r.what = where + ": " + r.error_type + ": " + e.what();
+}
+
+// Builds every value (inferring facts along the way when asked), then evaluates the
+// outputs together, as one plan.
+PathRun run_path(const Program& p, const Path& path, std::vector<Facts>* facts) {
+  ModeGuard guard(path.mode);
+  PathRun r;
+  std::vector<Array> values;
+  size_t op = 0;
+  try {
+    for (const auto& in : p.inputs) {
+      values.push_back(make_input(in, path.device));
+      if (facts) facts->push_back(input_facts(in));
+    }
+    for (; op < p.ops.size(); ++op) {
+      values.push_back(apply_op(p.ops[op], values));
+      if (!facts) continue;
+      auto f = infer(p.ops[op], *facts, values.back().dtype(), values.back().shape());
+      if (!f) return PathRun{Status::Illegal, "", "", {}};
+      facts->push_back(*f);
+    }
+  } catch (const std::exception& e) {
+    fail(r, is_rejection(e) ? Status::Rejected : Status::Crash,
+         "building v" + std::to_string(p.inputs.size() + op), e);
+    return r;
+  }
+  try {
+    std::vector<Array> outputs;
+    for (int o : p.outputs) outputs.push_back(values.at(static_cast<size_t>(o)));
+    values.clear();  // intermediates that are not outputs need not be kept
+    kiln::eval(outputs);
+    for (const auto& a : outputs) r.outputs.push_back(snapshot(a));
+  } catch (const std::exception& e) {
+    fail(r, Status::Crash, "evaluating", e);
+  }
+  return r;
+}
+
+// ---- comparing one element -------------------------------------------------------------
+
+double smallest_normal(DType t) {
+  return real_dtype(t) == DType::Float32 ? std::numeric_limits<float>::min()
+                                         : std::numeric_limits<double>::min();
+}
+
+// One real component of two paths' results; `size` is the element's largest finite
+// component on either path, for the relative part of a noisy value's tolerance.
+template <class R>
+bool agree(R x, R y, const Facts& f, double size, bool bitwise) {
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  if (bitwise) return std::memcmp(&x, &y, sizeof(R)) == 0;
+  if (x == y) return true;
+  if (!f.noisy || std::isinf(x) || std::isinf(y)) return false;
+  // Both results may be off by the bound, in opposite directions; subnormals may differ in
+  // absolute terms only.
+  double tolerance = 2 * (f.abs_err + f.rel_err * size * std::sqrt(2.0)) +
+                     64 * smallest_normal(f.dtype);
+  return std::abs(x - y) <= tolerance;
+}
+
+double finite_size(std::initializer_list<double> parts) {
+  double m = 0;
+  for (double v : parts)
+    if (std::isfinite(v)) m = std::max(m, std::abs(v));
+  return m;
+}
+
+template <class T>
+T element(const Snapshot& s, size_t i) {
+  T v;
+  std::memcpy(&v, s.bytes.data() + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+template <class T>
+std::string show(T v) {
+  std::ostringstream os;
+  os.precision(17);
+  if constexpr (std::is_same_v<T, bool>)
+    os << (v ? "true" : "false");
+  else
+    os << v;
+  return os.str();
+}
+
+std::string where(const Shape& shape, size_t flat) {
+  std::string out = "]";
+  for (size_t k = shape.size(); k-- > 0;) {
+    auto d = static_cast<size_t>(shape[k]);
+    out = (k ? ", " : "") + std::to_string(flat % d) + out;
+    flat /= d;
+  }
+  return "[" + out;
+}
+
+// The index of the first element on which a and b disagree, and both values, or "".
+template <class T>
+std::string first_difference(const Snapshot& a, const Snapshot& b, const Facts& f, bool bitwise) {
+  size_t n = a.bytes.size() / sizeof(T);
+  for (size_t i = 0; i < n; ++i) {
+    T x = element<T>(a, i), y = element<T>(b, i);
+    bool same;
+    if constexpr (std::is_floating_point_v<T>) {
+      same = agree(x, y, f, finite_size({x, y}), bitwise);
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      double size = finite_size({x.real(), x.imag(), y.real(), y.imag()});
+      same = agree(x.real(), y.real(), f, size, bitwise) &&
+             agree(x.imag(), y.imag(), f, size, bitwise);
+    } else {
+      same = x == y;
+    }
+    if (!same) return "at " + where(a.shape, i) + ": " + show(x) + " vs " + show(y);
+  }
+  return "";
+}
+
+std::string compare_output(const Snapshot& a, const Snapshot& b, const Facts& f, bool bitwise) {
+  if (a.dtype != b.dtype) return std::string("dtype ") + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype);
+  if (a.shape != b.shape) return "shape " + shape_str(a.shape) + " vs " + shape_str(b.shape);
+  if (a.dtype != f.dtype || a.shape != f.shape)
+    return "the generator expected " + std::string(dtype_name(f.dtype)) + " " + shape_str(f.shape);
+  std::string d = visit_dtype(
+      a.dtype, [&](auto z) { return first_difference<decltype(z)>(a, b, f, bitwise); });
+  if (d.empty() || !f.noisy) return d;
+  if (bitwise) return d + " (bit for bit)";
+  std::ostringstream os;
+  os << d << " (noisy: tolerance " << f.abs_err << " + " << f.rel_err << " * |x|)";
+  return os.str();
+}
+
+// "" when `got` agrees with the reference run; else what differs.
+std::string compare_runs(const Program& p, const std::vector<Facts>& facts, const PathRun& ref,
+                         const Path& ref_path, const PathRun& got, const Path& got_path) {
+  std::string pair = std::string(ref_path.name) + " vs " + got_path.name + ": ";
+  if (ref.status == Status::Rejected || got.status == Status::Rejected) {
+    if (ref.status == got.status && ref.error_type == got.error_type) return "";
+    return pair + (ref.status == Status::Rejected ? ref.what : std::string("no error")) + " vs " +
+           (got.status == Status::Rejected ? got.what : std::string("no error"));
+  }
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    int v = p.outputs[i];
+    std::string d = compare_output(ref.outputs.at(i), got.outputs.at(i),
+                                   facts.at(static_cast<size_t>(v)), got_path.bitwise);
+    if (!d.empty()) return pair + "output v" + std::to_string(v) + " differs " + d;
+  }
+  return "";
+}
+
+std::vector<Path> other_paths(const CheckOptions& o) {
+  std::vector<Path> paths = {{"host eager", host(), Mode::Eager, o.host_bitwise}};
+  if (o.gpu && cuda_available()) {
+    paths.push_back({"gpu lazy", cuda(), Mode::Lazy});
+    paths.push_back({"gpu eager", cuda(), Mode::Eager});
+  }
+  return paths;
+}
+
+CheckResult check_paths(const Program& p, const CheckOptions& o) {
+  const Path reference{"host lazy", host(), Mode::Lazy};
+  std::vector<Facts> facts;
+  PathRun ref = run_path(p, reference, &facts);
+  if (ref.status == Status::Illegal) return {Verdict::Illegal, ""};
+  if (ref.status == Status::Crash) return {Verdict::Crash, std::string("host lazy: ") + ref.what};
+  for (const Path& path : other_paths(o)) {
+    PathRun got = run_path(p, path, nullptr);
+    if (got.status == Status::Crash) return {Verdict::Crash, std::string(path.name) + ": " + got.what};
+    std::string d = compare_runs(p, facts, ref, reference, got, path);
+    if (!d.empty()) return {Verdict::Mismatch, d};
+  }
+  return {ref.status == Status::Rejected ? Verdict::Rejected : Verdict::Ok, ""};
+}
+
+}  // namespace
+
+CheckResult check(const Program& p, const CheckOptions& options) {
+  try {
+    return check_paths(p, options);
+  } catch (const std::exception& e) {  // outside any path: reading results, a bad program
+    return {Verdict::Crash, std::string("checking: ") + e.what()};
+  }
+}
+
+}  // namespace kiln::fuzz

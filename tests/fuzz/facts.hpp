@@ -1,0 +1,52 @@
+// What the fuzzer knows about a value without computing it, and so how two paths' results
+// for it may differ.
+//
+// Two paths (host lazy / eager, GPU lazy / eager) run the same IEEE operations on the same
+// inputs. Most operations round correctly (+ - * / sqrt, casts, comparisons, min/max,
+// integer arithmetic that wraps), so their results are identical on every path: such values
+// are "exact" and compared bit for bit (NaN equal to NaN). Others legitimately differ in the
+// last bits: transcendental functions (the host's libm / Eigen against CUDA's), FFTs, complex
+// division and pow (different algorithms), and float sums and products whose rounding
+// depends on the order of the terms. Those values are "noisy", and carry a bound on their
+// distance from the exact result: abs_err + rel_err * |value| per component.
+//
+// A sum is exact when every partial sum is representable: the inputs lie on a grid of
+// multiples of 2^-grid with |value| <= bound, and the count times the largest numerator fits
+// the mantissa. Discontinuous operations (comparisons, floor, casts to integers, argmax,
+// where's condition, log / sqrt / pow / division of a value near a pole or a branch cut)
+// would turn a last-bit difference into a different answer, so they only take exact values:
+// infer() refuses them on noisy ones, and the generator then picks another operation.
+//
+// The sign of a zero is unspecified for sums (NumPy's pairwise sum starts from +0, the host
+// from the first term) and for min / max of -0 and +0 (SIMD and tree orders pick either), so
+// such zeros may only reach operations that do not look at their sign: not a divisor, the
+// base of a pow, nor the argument of a complex log or sqrt (branch cuts).
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "fuzz/program.hpp"
+
+namespace kiln::fuzz {
+
+struct Facts {
+  DType dtype = DType::Float64;
+  Shape shape;
+  double bound = 0;      // |re| and |im| of every finite element are at most this (inf: unknown)
+  int grid = 0;          // finite elements are multiples of 2^-grid (-1: not on such a grid)
+  bool special = false;  // may hold NaN or an infinity
+  bool noisy = false;    // may differ between paths, by up to abs_err + rel_err * |value|
+  bool zero_sign = false;  // a zero element may be -0 on one path and +0 on another
+  double abs_err = 0, rel_err = 0;
+};
+
+Facts input_facts(const InputSpec& s);
+// The facts of op's result (whose dtype and shape kiln decided), or nullopt when op would
+// make a value whose paths may legitimately disagree beyond any tolerance.
+std::optional<Facts> infer(const Op& op, const std::vector<Facts>& values, DType dtype,
+                           const Shape& shape);
+
+// The unit roundoff of a dtype's real part (0 for integers and bool).
+double unit_roundoff(DType t);
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,524 @@
+#include "fuzz/generate.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "fuzz/facts.hpp"
+
+namespace kiln::fuzz {
+namespace {
+
+using Rng = std::mt19937_64;
+
+// Values in creation order: inputs may be added at any time, and are numbered first only
+// when the program is finished.
+struct Node {
+  bool is_input = false;
+  InputSpec input;
+  Op op;
+};
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const Limits& limits) : rng_(seed), limits_(limits) {}
+  Program run();
+
+ private:
+  // ---- random helpers
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  int weighted(const std::vector<int>& weights) {
+    return std::discrete_distribution<int>(weights.begin(), weights.end())(rng_);
+  }
+  int count() const { return static_cast<int>(nodes_.size()); }
+  const Shape& shape_of(int v) const { return values_.at(static_cast<size_t>(v)).shape(); }
+  int ndim_of(int v) const { return static_cast<int>(shape_of(v).size()); }
+
+  // ---- shapes, inputs, scalars
+  int64_t random_dim();
+  Shape base_shape();
+  Shape shape_like(const Shape& s);
+  Shape fit(Shape s) const;
+  DType random_dtype();
+  DataKind kind_for(DType t);
+  int add_input(Shape s, DType t);
+  Scalar random_scalar();
+
+  // ---- operands
+  int pick_value();
+  Operand partner_for(int a);
+  std::vector<int> broadcast_partners(int a) const;
+
+  // ---- one op of each kind
+  Op propose();
+  Op unary_op();
+  Op binary_op();
+  Op where_op();
+  Op clip_op();
+  Op astype_op();
+  Op transpose_op();
+  Op index_op();
+  Op reshape_op();
+  Op broadcast_op();
+  Op reduce_op();
+  Op fft_op();
+  std::vector<int> random_axes(int ndim, int min_count, int max_count);
+  Shape random_shape_of_size(int64_t n);
+
+  bool try_add(const Op& op);
+  void add_rejected_op();
+  Program finish();
+
+  Rng rng_;
+  Limits limits_;
+  Shape base_;
+  bool zero_dims_ = false;
+  std::vector<Node> nodes_;
+  std::vector<Array> values_;  // lazy host arrays: only their dtypes and shapes are used
+  std::vector<Facts> facts_;
+  size_t rollback_ = 0;  // nodes before the op being tried (its new inputs follow)
+};
+
+// ---- shapes, inputs, scalars ------------------------------------------------------------
+
+int64_t Generator::random_dim() {
+  if (zero_dims_ && chance(0.04)) return 0;
+  if (chance(0.3)) return 1;
+  return chance(0.85) ? uniform(2, 5) : uniform(6, 9);
+}
+
+// Shrinks the largest dimensions until the shape fits the element budget.
+Shape Generator::fit(Shape s) const {
+  while (shape_size(s) > limits_.max_elems) {
+    auto it = std::max_element(s.begin(), s.end());
+    *it = (*it + 1) / 2;
+  }
+  return s;
+}
+
+Shape Generator::base_shape() {
+  static const std::vector<int> rank_weights = {2, 5, 6, 5, 3, 2, 1, 1, 1};
+  int rank = std::min(weighted(rank_weights), limits_.max_rank);
+  Shape s;
+  for (int i = 0; i < rank; ++i) s.push_back(random_dim());
+  return fit(s);
+}
+
+// A shape that broadcasts against s: some leading axes dropped, some extents set to 1.
+Shape Generator::shape_like(const Shape& s) {
+  size_t drop = chance(0.6) ? 0 : static_cast<size_t>(uniform(0, static_cast<int64_t>(s.size())));
+  Shape out(s.begin() + static_cast<std::ptrdiff_t>(drop), s.end());
+  for (auto& d : out)
+    if (chance(0.25)) d = 1;
+  if (static_cast<int>(out.size()) < limits_.max_rank && chance(0.05)) out.insert(out.begin(), 1);
+  return out;
+}
+
+DType Generator::random_dtype() {
+  static const std::vector<int> weights = {2, 2, 2, 3, 3, 2, 2};
+  return kAllDTypes[weighted(weights)];
+}
+
+DataKind Generator::kind_for(DType t) {
+  using K = DataKind;
+  if (t == DType::Bool) return K::Small;
+  if (is_integer(t)) {
+    static const K ints[] = {K::Small, K::Wide, K::Random, K::Arange, K::Full};
+    return ints[weighted({10, 3, 3, 3, 1})];
+  }
+  if (is_floating(t)) {
+    static const K reals[] = {K::Small,  K::Quarters, K::Tiny,   K::General, K::Specials,
+                              K::Random, K::Arange,   K::Linspace, K::Full};
+    return reals[weighted({4, 5, 1, 4, 3, 1, 1, 1, 1})];
+  }
+  static const K complexes[] = {K::Small, K::Quarters, K::Tiny, K::General, K::Specials, K::Full};
+  return complexes[weighted({4, 5, 3, 4, 3, 1})];
+}
+
+int Generator::add_input(Shape s, DType t) {
+  Node n;
+  n.is_input = true;
+  n.input = {t, fit(std::move(s)), kind_for(t), rng_()};
+  values_.push_back(make_input(n.input, host()));
+  facts_.push_back(input_facts(n.input));
+  nodes_.push_back(n);
+  return count() - 1;
+}
+
+Scalar Generator::random_scalar() {
+  switch (weighted({1, 4, 1, 4, 1, 1})) {
+    case 0:
+      return chance(0.5);
+    case 1:
+      return uniform(-3, 4);
+    case 2:  // beyond int32: kiln must reject it for int32 arrays
+      return chance(0.5) ? int64_t{1} << 33 : -(int64_t{1} << 31) - 1;
+    case 3:
+      return chance(0.7) ? static_cast<double>(uniform(-16, 16)) / 4 : 1.0 / 3;
+    case 4: {
+      const double specials[] = {NAN, INFINITY, -INFINITY, -0.0};
+      return specials[uniform(0, 3)];
+    }
+    default:
+      return std::complex<double>(static_cast<double>(uniform(-8, 8)) / 4,
+                                  static_cast<double>(uniform(-8, 8)) / 4);
+  }
+}
+
+// ---- operands -------------------------------------------------------------------------------
+
+// Mostly the newest value (chains), often a recent or older one (shared subexpressions),
+// sometimes a fresh input.
+int Generator::pick_value() {
+  int n = count();
+  switch (weighted({10, 5, 4, 2})) {
+    case 0:
+      return n - 1;
+    case 1:
+      return static_cast<int>(uniform(std::max(0, n - 4), n - 1));
+    case 2:
+      return static_cast<int>(uniform(0, n - 1));
+    default:
+      return add_input(chance(0.7) ? shape_like(base_) : base_shape(), random_dtype());
+  }
+}
+
+std::vector<int> Generator::broadcast_partners(int a) const {
+  std::vector<int> out;
+  for (int v = 0; v < count(); ++v) {
+    const Shape &x = shape_of(a), &y = shape_of(v);
+    size_t n = std::max(x.size(), y.size());
+    Shape both(n);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; ++i) {
+      int64_t dx = i < n - x.size() ? 1 : x[i - (n - x.size())];
+      int64_t dy = i < n - y.size() ? 1 : y[i - (n - y.size())];
+      ok = dx == dy || dx == 1 || dy == 1;
+      both[i] = dx == 1 ? dy : dx;
+    }
+    if (ok && shape_size(both) <= limits_.max_elems) out.push_back(v);
+  }
+  return out;
+}
+
+Operand Generator::partner_for(int a) {
+  Operand o;
+  int how = weighted({3, 4, 3});
+  if (how == 0) {
+    o.scalar = random_scalar();
+    return o;
+  }
+  std::vector<int> partners = broadcast_partners(a);
+  if (how == 1 && !partners.empty())
+    o.value = partners[static_cast<size_t>(uniform(0, static_cast<int64_t>(partners.size()) - 1))];
+  else
+    o.value = add_input(shape_like(shape_of(a)), random_dtype());
+  return o;
+}
+
+// ---- ops -------------------------------------------------------------------------------------
+
+Op Generator::unary_op() {
+  Op op;
+  op.kind = OpKind::Unary;
+  op.fn = static_cast<uint8_t>(uniform(0, kUnaryCount - 1));
+  op.args = {{pick_value(), {}}};
+  return op;
+}
+
+Op Generator::binary_op() {
+  Op op;
+  op.kind = OpKind::Binary;
+  op.fn = static_cast<uint8_t>(uniform(0, kBinaryCount - 1));
+  int a = pick_value();
+  op.args = {{a, {}}, partner_for(a)};
+  if (chance(0.3)) std::swap(op.args[0], op.args[1]);
+  return op;
+}
+
+Op Generator::where_op() {
+  Op op;
+  op.kind = OpKind::Where;
+  std::vector<int> bools;
+  for (int v = 0; v < count(); ++v)
+    if (values_[static_cast<size_t>(v)].dtype() == DType::Bool) bools.push_back(v);
+  int c = !bools.empty() && chance(0.7)
+              ? bools[static_cast<size_t>(uniform(0, static_cast<int64_t>(bools.size()) - 1))]
+              : pick_value();
+  op.args = {{c, {}}, partner_for(c), partner_for(c)};
+  return op;
+}
+
+Op Generator::clip_op() {
+  Op op;
+  op.kind = OpKind::Clip;
+  int a = pick_value();
+  op.args = {{a, {}}, partner_for(a), partner_for(a)};
+  return op;
+}
+
+Op Generator::astype_op() {
+  Op op;
+  op.kind = OpKind::AsType;
+  op.args = {{pick_value(), {}}};
+  op.dtype = random_dtype();
+  return op;
+}
+
+// Distinct axes of an ndim array in random order, some written as negative numbers.
+std::vector<int> Generator::random_axes(int ndim, int min_count, int max_count) {
+  std::vector<int> all(static_cast<size_t>(ndim));
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), rng_);
+  int k = static_cast<int>(uniform(std::min(min_count, ndim), std::min(max_count, ndim)));
+  all.resize(static_cast<size_t>(k));
+  for (int& a : all)
+    if (chance(0.3)) a -= ndim;
+  return all;
+}
+
+Op Generator::transpose_op() {
+  Op op;
+  op.kind = OpKind::Transpose;
+  int a = pick_value();
+  op.args = {{a, {}}};
+  op.has_axes = chance(0.75);
+  if (op.has_axes) op.axes = random_axes(ndim_of(a), ndim_of(a), ndim_of(a));
+  return op;
+}
+
+Op Generator::index_op() {
+  Op op;
+  op.kind = OpKind::Index;
+  int a = pick_value();
+  op.args = {{a, {}}};
+  const Shape& s = shape_of(a);
+  int k = static_cast<int>(uniform(0, static_cast<int64_t>(s.size())));
+  for (int i = 0; i < k; ++i) {
+    int64_t d = s[static_cast<size_t>(i)];
+    if (d > 0 && chance(0.2)) {
+      op.index.emplace_back(uniform(-d, d - 1));
+      continue;
+    }
+    auto bound = [&]() -> std::optional<int64_t> {
+      if (chance(0.4)) return std::nullopt;
+      return uniform(-d - 2, d + 2);
+    };
+    static const int64_t steps[] = {1, 1, 2, 3, -1, -1, -2, -3};
+    auto start = bound();
+    auto stop = bound();
+    op.index.emplace_back(Slice(start, stop, steps[uniform(0, 7)]));
+  }
+  return op;
+}
+
+// A random shape with n elements, up to rank 8 (n = 0: some extent 0).
+Shape Generator::random_shape_of_size(int64_t n) {
+  int rank = static_cast<int>(uniform(n > 1 ? 1 : 0, std::min(limits_.max_rank, 6)));
+  Shape s(static_cast<size_t>(rank), 1);
+  if (n == 0) {
+    for (auto& d : s) d = uniform(0, 3);
+    if (!s.empty()) s[static_cast<size_t>(uniform(0, rank - 1))] = 0;
+    return s;
+  }
+  for (int64_t m = n, p = 2; m > 1;) {  // scatter the prime factors over the axes
+    while (m % p != 0) ++p;
+    m /= p;
+    s[static_cast<size_t>(uniform(0, rank - 1))] *= p;
+  }
+  if (chance(0.3) && rank > 0) s[static_cast<size_t>(uniform(0, rank - 1))] = -1;
+  return s;
+}
+
+Op Generator::reshape_op() {
+  Op op;
+  op.kind = OpKind::Reshape;
+  int a = pick_value();
+  op.args = {{a, {}}};
+  op.shape = random_shape_of_size(shape_size(shape_of(a)));
+  return op;
+}
+
+Op Generator::broadcast_op() {
+  Op op;
+  op.kind = OpKind::BroadcastTo;
+  int a = pick_value();
+  op.args = {{a, {}}};
+  Shape s = shape_of(a);
+  for (auto& d : s)
+    if (d == 1 && chance(0.5)) d = uniform(0, 4);
+  for (int lead = static_cast<int>(uniform(0, 2)); lead > 0; --lead)
+    if (static_cast<int>(s.size()) < limits_.max_rank) s.insert(s.begin(), uniform(1, 3));
+  op.shape = s;
+  return op;
+}
+
+Op Generator::reduce_op() {
+  Op op;
+  op.kind = OpKind::Reduce;
+  op.fn = static_cast<uint8_t>(uniform(0, kReduceCount - 1));
+  int a = pick_value();
+  op.args = {{a, {}}};
+  int nd = ndim_of(a);
+  auto fn = static_cast<ReduceFn>(op.fn);
+  if (fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin)
+    op.axes = chance(0.3) ? std::vector<int>{} : random_axes(nd, 1, 1);
+  else
+    op.axes = chance(0.25) ? std::vector<int>{} : random_axes(nd, 1, nd);
+  op.keepdims = chance(0.5);
+  return op;
+}
+
+Op Generator::fft_op() {
+  Op op;
+  op.kind = OpKind::Fft;
+  op.fn = static_cast<uint8_t>(uniform(0, kFftCount - 1));
+  int a = pick_value();
+  op.args = {{a, {}}};
+  op.norm = static_cast<uint8_t>(uniform(0, 2));
+  int nd = ndim_of(a);
+  auto fn = static_cast<FftFn>(op.fn);
+  bool single = fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft;
+  bool two = fn == FftFn::Fft2 || fn == FftFn::Ifft2;
+  op.has_axes = chance(single ? 0.7 : 0.5);
+  if (op.has_axes) op.axes = single ? random_axes(nd, 1, 1) : random_axes(nd, two ? 2 : 1, two ? 2 : 3);
+  op.has_lengths = chance(0.3);
+  if (op.has_lengths) {
+    size_t k = single ? 1 : op.has_axes ? op.axes.size() : two ? 2 : static_cast<size_t>(uniform(1, 3));
+    for (size_t i = 0; i < k; ++i) op.shape.push_back(uniform(1, 8));
+  }
+  return op;
+}
+
+Op Generator::propose() {
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 2};
+  switch (weighted(weights)) {
+    case 0:
+      return unary_op();
+    case 1:
+      return binary_op();
+    case 2:
+      return where_op();
+    case 3:
+      return clip_op();
+    case 4:
+      return astype_op();
+    case 5:
+      return transpose_op();
+    case 6:
+      return index_op();
+    case 7:
+      return reshape_op();
+    case 8:
+      return broadcast_op();
+    case 9:
+      return reduce_op();
+    case 10:
+      return fft_op();
+    default: {
+      Op op;
+      op.kind = OpKind::Eval;
+      op.args = {{pick_value(), {}}};
+      return op;
+    }
+  }
+}
+
+// Builds op lazily on the host (nothing runs) and keeps it when kiln accepts it, its result
+// fits the budget and its paths are comparable. Otherwise the inputs made for it go too.
+bool Generator::try_add(const Op& op) {
+  auto undo = [this] {
+    nodes_.resize(rollback_);
+    values_.resize(rollback_);
+    facts_.resize(rollback_);
+    return false;
+  };
+  Array result;
+  try {
+    // Eval would evaluate now; generating needs only the value's dtype and shape.
+    result = op.kind == OpKind::Eval ? values_.at(static_cast<size_t>(op.args[0].value))
+                                     : apply_op(op, values_);
+  } catch (const Error&) {
+    return undo();
+  }
+  if (result.size() > limits_.max_elems) return undo();
+  auto f = infer(op, facts_, result.dtype(), result.shape());
+  if (!f) return undo();
+  nodes_.push_back({false, {}, op});
+  values_.push_back(result);
+  facts_.push_back(*f);
+  return true;
+}
+
+// Ends the program with an op that kiln rejects, when one turns up.
+void Generator::add_rejected_op() {
+  for (int tries = 0; tries < 50; ++tries) {
+    rollback_ = nodes_.size();
+    Op op = propose();
+    if (op.kind == OpKind::Eval) continue;
+    try {
+      apply_op(op, values_);
+    } catch (const Error&) {
+      nodes_.push_back({false, {}, op});
+      return;
+    }
+    nodes_.resize(rollback_);
+    values_.resize(rollback_);
+    facts_.resize(rollback_);
+  }
+}
+
+// Numbers inputs first, as Program wants, and picks the outputs.
+Program Generator::finish() {
+  Program p;
+  std::vector<int> number(nodes_.size());
+  int next = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].is_input) number[i] = next++, p.inputs.push_back(nodes_[i].input);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].is_input) continue;
+    number[i] = next++;
+    Op op = nodes_[i].op;
+    for (auto& a : op.args)
+      if (!a.is_scalar()) a.value = number[static_cast<size_t>(a.value)];
+    p.ops.push_back(op);
+  }
+  // The last value and the other ops that nothing reads (so that every op is evaluated by
+  // the lazy paths too), and now and then an intermediate: one plan with several results.
+  std::vector<bool> read(nodes_.size(), false);
+  for (const auto& n : nodes_)
+    for (const auto& a : n.op.args)
+      if (!n.is_input && !a.is_scalar()) read[static_cast<size_t>(a.value)] = true;
+  p.outputs = {number.back()};
+  for (size_t i = nodes_.size(); i-- > 0 && p.outputs.size() < 4;)
+    if (!nodes_[i].is_input && !read[i] && number[i] != p.outputs[0]) p.outputs.push_back(number[i]);
+  int v = number[static_cast<size_t>(uniform(0, count() - 1))];
+  if (chance(0.15) && std::find(p.outputs.begin(), p.outputs.end(), v) == p.outputs.end())
+    p.outputs.push_back(v);
+  return p;
+}
+
+Program Generator::run() {
+  zero_dims_ = chance(0.15);
+  base_ = base_shape();
+  for (int i = static_cast<int>(uniform(1, 3)); i > 0; --i)
+    add_input(i == 1 ? base_ : shape_like(base_), random_dtype());
+  int ops = static_cast<int>(uniform(1, limits_.max_ops));
+  for (int i = 0; i < ops; ++i) {
+    for (int tries = 0; tries < 30; ++tries) {
+      rollback_ = nodes_.size();
+      if (try_add(propose())) break;
+    }
+  }
+  if (chance(0.03)) add_rejected_op();
+  return finish();
+}
+
+}  // namespace
+
+Program generate(uint64_t seed, const Limits& limits) { return Generator(seed, limits).run(); }
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,102 @@
+// A fuzz program: inputs plus a list of kiln calls, each reading earlier values by number.
+// Plain data, so that it can be generated from a seed, rebuilt on any device and in any mode,
+// shrunk by editing, and printed as C++.
+#pragma once
+#include <cstdint>
+#include <kiln/kiln.hpp>
+#include <string>
+#include <vector>
+
+namespace kiln::fuzz {
+
+// How an input's values are made. Each kind has known facts (bounds, grid, specials) that
+// decide which operations may follow it without legitimately differing between paths.
+enum class DataKind : uint8_t {
+  Small,     // integers in [-4, 4]
+  Quarters,  // multiples of 1/4 in [-8, 8]
+  Tiny,      // multiples of 1/4 in [-0.75, 0.75]
+  General,   // uniform reals in [-3, 3] (not on any grid)
+  Specials,  // quarters with NaN, +-Inf and -0 sprinkled in
+  Wide,      // integers over the whole range of the dtype, extremes included
+  Random,    // kiln::random::Generator(seed, device): randint or uniform, made on the device
+  Arange,    // kiln::arange on the device, reshaped
+  Linspace,  // kiln::linspace on the device, reshaped
+  Full,      // kiln::full on the device
+};
+const char* kind_name(DataKind k);
+
+struct InputSpec {
+  DType dtype = DType::Float64;
+  Shape shape;
+  DataKind kind = DataKind::Small;
+  uint64_t seed = 0;
+};
+
+enum class OpKind : uint8_t {
+  Unary,
+  Binary,
+  Where,
+  Clip,
+  AsType,
+  Transpose,
+  Index,
+  Reshape,
+  BroadcastTo,
+  Reduce,
+  Fft,
+  Eval,  // evaluates an intermediate value in the middle of the program
+};
+enum class UnaryFn : uint8_t {
+  Neg, Not, Abs, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Real, Imag, Conj,
+};
+enum class BinaryFn : uint8_t {
+  Add, Sub, Mul, Div, Pow, Minimum, Maximum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
+};
+enum class ReduceFn : uint8_t { Sum, Prod, Max, Min, Mean, Any, All, ArgMax, ArgMin };
+enum class FftFn : uint8_t { Fft, Ifft, Fft2, Ifft2, Fftn, Ifftn, Rfft, Irfft, Rfftn, Irfftn };
+inline constexpr int kUnaryCount = 15, kBinaryCount = 16, kReduceCount = 9, kFftCount = 10;
+
+// An operand: an earlier value (value >= 0) or a C++ scalar (weak in NumPy's promotion).
+struct Operand {
+  int value = -1;
+  Scalar scalar;
+  bool is_scalar() const { return value < 0; }
+};
+
+struct Op {
+  OpKind kind = OpKind::Unary;
+  uint8_t fn = 0;  // UnaryFn, BinaryFn, ReduceFn or FftFn, by kind
+  std::vector<Operand> args;
+  DType dtype = DType::Float64;  // AsType
+  // Reshape and BroadcastTo: the target shape. Fft: the lengths n / s (when has_lengths).
+  std::vector<int64_t> shape;
+  bool has_lengths = false;
+  // Transpose: the permutation (none: .T()). Reduce: the axes (argmax: at most one; none:
+  // every axis, or the flattened array). Fft: the axes (when has_axes).
+  std::vector<int> axes;
+  bool has_axes = false;
+  bool keepdims = false;
+  std::vector<Index> index;  // Index
+  uint8_t norm = 0;          // Fft: backward, ortho, forward
+};
+
+// Values are numbered inputs first, then one per op.
+struct Program {
+  std::vector<InputSpec> inputs;
+  std::vector<Op> ops;
+  std::vector<int> outputs;
+  int value_count() const { return static_cast<int>(inputs.size() + ops.size()); }
+};
+
+// The input's values on device d (the same numbers on every device).
+Array make_input(const InputSpec& spec, Device d);
+// Applies op to the values built so far (throws what kiln throws).
+Array apply_op(const Op& op, const std::vector<Array>& values);
+// Every value of the program: inputs made on d, then each op applied in the current mode.
+std::vector<Array> build(const Program& p, Device d);
+
+// The program as C++ statements (values v0, v1, ...) ending in kiln::eval of the outputs.
+std::string to_cpp(const Program& p);
+std::string op_to_cpp(const Op& op);
+
+}  // namespace kiln::fuzz

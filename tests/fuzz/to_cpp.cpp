@@ -1,0 +1,241 @@
+// Programs as C++ a developer can paste into a regression test.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "fuzz/program.hpp"
+
+namespace kiln::fuzz {
+namespace {
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";  // a double literal, -0.0 kept
+  return s;
+}
+
+std::string integer(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max())
+    return std::to_string(v);
+  return "int64_t{" + std::to_string(v) + "}";
+}
+
+std::string scalar(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool:
+      return s.as_bool() ? "true" : "false";
+    case Scalar::Kind::Int:
+      return integer(s.as_int());
+    case Scalar::Kind::Float:
+      return number(s.as_double());
+    default:
+      return "std::complex<double>(" + number(s.as_complex().real()) + ", " +
+             number(s.as_complex().imag()) + ")";
+  }
+}
+
+std::string name(int value) {
+  std::string s = "v";  // not "v" + ...: GCC 12 warns falsely about that (bug 105329)
+  return s += std::to_string(value);
+}
+
+std::string operand(const Operand& o) { return o.is_scalar() ? scalar(o.scalar) : name(o.value); }
+
+template <class T>
+std::string list(const std::vector<T>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "}";
+}
+
+std::string dtype(DType t) {
+  static constexpr const char* names[] = {"Bool",    "Int32",     "Int64",     "Float32",
+                                          "Float64", "Complex64", "Complex128"};
+  return std::string("kiln::DType::") + names[static_cast<int>(t)];
+}
+
+std::string slice_bound(const std::optional<int64_t>& b) {
+  return b ? integer(*b) : std::string("std::nullopt");
+}
+
+std::string index(const std::vector<Index>& idx) {
+  std::string out = "{";
+  for (size_t i = 0; i < idx.size(); ++i) {
+    out += i ? ", " : "";
+    if (auto* k = std::get_if<int64_t>(&idx[i])) {
+      out += "int64_t{" + std::to_string(*k) + "}";
+    } else {
+      const Slice& s = std::get<Slice>(idx[i]);
+      out += "kiln::Slice(" + slice_bound(s.start) + ", " + slice_bound(s.stop) + ", " +
+             std::to_string(s.step) + ")";
+    }
+  }
+  return out + "}";
+}
+
+const char* unary_call(UnaryFn fn) {
+  static constexpr const char* names[] = {"-",         "~",         "kiln::abs",  "kiln::sqrt",
+                                          "kiln::exp", "kiln::log", "kiln::sin",  "kiln::cos",
+                                          "kiln::tan", "kiln::tanh", "kiln::floor", "kiln::ceil",
+                                          "kiln::real", "kiln::imag", "kiln::conj"};
+  return names[static_cast<int>(fn)];
+}
+
+std::string binary(const Op& op) {
+  static constexpr const char* symbols[] = {"+",  "-",  "*",  "/",  "",  "",  "",  "==",
+                                            "!=", "<", "<=", ">", ">=", "&", "|", "^"};
+  auto fn = static_cast<BinaryFn>(op.fn);
+  std::string a = operand(op.args.at(0)), b = operand(op.args.at(1));
+  if (fn == BinaryFn::Pow) return "kiln::pow(" + a + ", " + b + ")";
+  if (fn == BinaryFn::Minimum) return "kiln::minimum(" + a + ", " + b + ")";
+  if (fn == BinaryFn::Maximum) return "kiln::maximum(" + a + ", " + b + ")";
+  return a + " " + symbols[op.fn] + " " + b;
+}
+
+std::string reduce(const Op& op) {
+  static constexpr const char* names[] = {"sum", "prod", "max",    "min",   "mean",
+                                          "any", "all",  "argmax", "argmin"};
+  std::string call = std::string("kiln::") + names[op.fn] + "(" + operand(op.args.at(0)) + ", ";
+  std::string keep = op.keepdims ? "true" : "false";
+  auto fn = static_cast<ReduceFn>(op.fn);
+  if (fn != ReduceFn::ArgMax && fn != ReduceFn::ArgMin) return call + list(op.axes) + ", " + keep + ")";
+  std::string axis = op.axes.empty() ? "std::nullopt" : std::to_string(op.axes[0]);
+  return call + axis + ", " + keep + ")";
+}
+
+std::string fft(const Op& op) {
+  static constexpr const char* names[] = {"fft",  "ifft",  "fft2", "ifft2", "fftn",
+                                          "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
+  static constexpr const char* norms[] = {"\"backward\"", "\"ortho\"", "\"forward\""};
+  auto fn = static_cast<FftFn>(op.fn);
+  std::string call = std::string("kiln::fft::") + names[op.fn] + "(" + operand(op.args.at(0));
+  std::string norm = norms[op.norm % 3];
+  if (fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft) {
+    std::string n = op.has_lengths ? "int64_t{" + std::to_string(op.shape.at(0)) + "}"
+                                   : std::string("std::nullopt");
+    std::string axis = op.has_axes ? std::to_string(op.axes.at(0)) : "-1";
+    return call + ", " + n + ", " + axis + ", " + norm + ")";
+  }
+  std::string s = op.has_lengths ? "std::vector<int64_t>" + list(op.shape) : "std::nullopt";
+  std::string axes;
+  if (fn == FftFn::Fft2 || fn == FftFn::Ifft2)
+    axes = op.has_axes ? "std::vector<int>" + list(op.axes) : "std::vector<int>{-2, -1}";
+  else
+    axes = op.has_axes ? "std::vector<int>" + list(op.axes) : "std::nullopt";
+  return call + ", " + s + ", " + axes + ", " + norm + ")";
+}
+
+// The literal values of a drawn input: NumPy-free and exact.
+template <class T>
+std::string literal_values(const Array& a) {
+  std::ostringstream os;
+  auto v = a.to_vector<T>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    os << (i ? ", " : "");
+    if constexpr (std::is_same_v<T, bool>)
+      os << (v[i] ? 1 : 0);
+    else if constexpr (std::is_integral_v<T>)
+      os << integer(v[i]);
+    else if constexpr (std::is_floating_point_v<T>)
+      os << number(v[i]);
+    else
+      os << "{" << number(v[i].real()) << ", " << number(v[i].imag()) << "}";
+  }
+  return os.str();
+}
+
+std::string literal_input(const InputSpec& s) {
+  Array a = make_input(s, host());
+  std::string shape = "kiln::Shape" + list(s.shape);
+  return visit_dtype(s.dtype, [&](auto z) -> std::string {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>)
+      return "kiln::asarray(std::vector<int32_t>{" + literal_values<T>(a) + "}, " + shape +
+             ", dev).astype(kiln::DType::Bool)";
+    std::string type = std::is_same_v<T, int32_t>                ? "int32_t"
+                       : std::is_same_v<T, int64_t>              ? "int64_t"
+                       : std::is_same_v<T, float>                ? "float"
+                       : std::is_same_v<T, double>               ? "double"
+                       : std::is_same_v<T, std::complex<float>> ? "std::complex<float>"
+                                                                  : "std::complex<double>";
+    return "kiln::asarray(std::vector<" + type + ">{" + literal_values<T>(a) + "}, " + shape +
+           ", dev)";
+  });
+}
+
+std::string input(const InputSpec& s) {
+  std::string shape = list(s.shape), t = dtype(s.dtype);
+  std::string n = std::to_string(shape_size(s.shape));
+  switch (s.kind) {
+    case DataKind::Random:
+      return "kiln::random::Generator(" + std::to_string(s.seed) + "u, dev)." +
+             (is_integer(s.dtype) ? "randint(-50, 50, " : "uniform(-2, 2, ") + shape + ", " + t +
+             ")";
+    case DataKind::Arange:
+    case DataKind::Linspace:
+    case DataKind::Full:
+      return "kiln::fuzz::make_input({" + t + ", " + shape + ", kiln::fuzz::DataKind::" +
+             kind_name(s.kind) + ", " + std::to_string(s.seed) + "u}, dev)";
+    default:
+      break;
+  }
+  if (shape_size(s.shape) <= 256) return literal_input(s);
+  return "kiln::fuzz::make_input({" + t + ", " + shape + ", kiln::fuzz::DataKind::" +
+         kind_name(s.kind) + ", " + std::to_string(s.seed) + "u}, dev)";
+}
+
+}  // namespace
+
+std::string op_to_cpp(const Op& op) {
+  std::string a = op.args.empty() ? "" : operand(op.args[0]);
+  switch (op.kind) {
+    case OpKind::Unary:
+      return unary_call(static_cast<UnaryFn>(op.fn)) + std::string(op.fn <= 1 ? "" : "(") + a +
+             (op.fn <= 1 ? "" : ")");
+    case OpKind::Binary:
+      return binary(op);
+    case OpKind::Where:
+    case OpKind::Clip:
+      return std::string(op.kind == OpKind::Where ? "kiln::where(" : "kiln::clip(") + a + ", " +
+             operand(op.args.at(1)) + ", " + operand(op.args.at(2)) + ")";
+    case OpKind::AsType:
+      return a + ".astype(" + dtype(op.dtype) + ")";
+    case OpKind::Transpose:
+      return op.has_axes ? a + ".transpose(" + list(op.axes) + ")" : a + ".T()";
+    case OpKind::Index:
+      return a + ".index(" + index(op.index) + ")";
+    case OpKind::Reshape:
+      return a + ".reshape(" + list(op.shape) + ")";
+    case OpKind::BroadcastTo:
+      return a + ".broadcast_to(" + list(op.shape) + ")";
+    case OpKind::Reduce:
+      return reduce(op);
+    case OpKind::Fft:
+      return fft(op);
+    case OpKind::Eval:
+      return a + ".eval()";
+  }
+  return "?";
+}
+
+std::string to_cpp(const Program& p) {
+  std::ostringstream os;
+  os << "kiln::Device dev = kiln::host();  // kiln::cuda() for the GPU paths; a kiln::EagerScope "
+        "for eager\n";
+  int v = 0;
+  for (const auto& in : p.inputs) os << "kiln::Array " << name(v++) << " = " << input(in) << ";\n";
+  for (const auto& op : p.ops) os << "kiln::Array " << name(v++) << " = " << op_to_cpp(op) << ";\n";
+  os << "kiln::eval({";
+  for (size_t i = 0; i < p.outputs.size(); ++i) os << (i ? ", " : "") << name(p.outputs[i]);
+  os << "});\n";
+  return os.str();
+}
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,519 @@
+// Bad input to every public function: a kiln exception of the documented type whose message
+// names what was wrong, and an engine that still works afterwards (each check evaluates a
+// fresh expression, lazily and eagerly, after the error). Also empty and zero-size arrays, and
+// NaN and infinities, which must propagate as IEEE 754 says in fused and eager evaluation alike.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <kiln/kiln.hpp>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+using kiln::Slice;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A fresh computation, checked in both modes: the engine survived the error before it.
+bool engine_works() {
+  auto run = [] {
+    Array x = kiln::arange(0, 10, 1, DType::Float64);
+    Array y = kiln::sin(x) * kiln::sin(x) + kiln::cos(x) * kiln::cos(x) + x;  // 1 + x
+    return kiln::sum(y).item<double>();
+  };
+  double lazy = run();
+  double eager;
+  {
+    kiln::EagerScope scope;
+    eager = run();
+  }
+  return std::abs(lazy - 55.0) < 1e-9 && lazy == eager;
+}
+
+// Runs f, which must throw exactly E (not a subclass, not another kiln error) with a message
+// containing `needle`; then checks the engine still works.
+template <class E>
+void expect_error(const std::function<void()>& f, const std::string& needle, const char* expr,
+                  int line) {
+  INFO(std::string(expr) << " (line " << line << ")");
+  try {
+    f();
+    FAIL_CHECK("no exception; expected " << std::string(typeid(E).name()) << " with \"" << needle << "\"");
+  } catch (const kiln::Error& e) {
+    CHECK_MESSAGE(typeid(e) == typeid(E),
+                  "threw " << std::string(typeid(e).name()) << " instead of " << std::string(typeid(E).name()) << ": "
+                           << std::string(e.what()));
+    CHECK_MESSAGE(std::string(e.what()).find(needle) != std::string::npos,
+                  "message \"" << std::string(e.what()) << "\" lacks \"" << needle << "\"");
+  } catch (const std::exception& e) {
+    FAIL_CHECK("threw a non-kiln exception " << std::string(typeid(e).name()) << ": " << std::string(e.what()));
+  }
+  CHECK(engine_works());
+}
+
+#define EXPECT_ERROR(E, needle, ...) \
+  expect_error<E>([&] { (void)(__VA_ARGS__); }, needle, #__VA_ARGS__, __LINE__)
+
+Array f64(std::vector<double> v) { return kiln::asarray(v); }
+
+}  // namespace
+
+TEST_CASE("empty Array handles: every use says the handle is empty") {
+  Array e;
+  Array x = kiln::ones({3});
+  const char* what = "kiln::Array is empty";
+  EXPECT_ERROR(kiln::Error, what, e.dtype());
+  EXPECT_ERROR(kiln::Error, what, e.shape());
+  EXPECT_ERROR(kiln::Error, what, e.ndim());
+  EXPECT_ERROR(kiln::Error, what, e.size());
+  EXPECT_ERROR(kiln::Error, what, e.nbytes());
+  EXPECT_ERROR(kiln::Error, what, e.device());
+  EXPECT_ERROR(kiln::Error, what, e.astype(DType::Int32));
+  EXPECT_ERROR(kiln::Error, what, e.reshape({-1}));
+  EXPECT_ERROR(kiln::Error, what, e.transpose());
+  EXPECT_ERROR(kiln::Error, what, e.T());
+  EXPECT_ERROR(kiln::Error, what, e.broadcast_to({3}));
+  EXPECT_ERROR(kiln::Error, what, e(0));
+  EXPECT_ERROR(kiln::Error, what, e.eval());
+  EXPECT_ERROR(kiln::Error, what, e.get());
+  EXPECT_ERROR(kiln::Error, what, e.to(kiln::host()));
+  EXPECT_ERROR(kiln::Error, what, e.item<double>());
+  EXPECT_ERROR(kiln::Error, what, e.to_vector<int64_t>());
+  EXPECT_ERROR(kiln::Error, what, e.data());
+  EXPECT_ERROR(kiln::Error, what, kiln::eval({x, e}));
+  EXPECT_ERROR(kiln::Error, what, kiln::asarray(e));
+  EXPECT_ERROR(kiln::Error, what, e + x);
+  EXPECT_ERROR(kiln::Error, what, x * e);
+  EXPECT_ERROR(kiln::Error, what, e - 1);
+  EXPECT_ERROR(kiln::Error, what, 2.0 / e);
+  EXPECT_ERROR(kiln::Error, what, e == x);
+  EXPECT_ERROR(kiln::Error, what, -e);
+  EXPECT_ERROR(kiln::Error, what, ~e);
+  EXPECT_ERROR(kiln::Error, what, kiln::sqrt(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::abs(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::floor(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::real(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::imag(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::conj(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::pow(e, 2));
+  EXPECT_ERROR(kiln::Error, what, kiln::maximum(x, e));
+  EXPECT_ERROR(kiln::Error, what, kiln::where(e, 1, 2));
+  EXPECT_ERROR(kiln::Error, what, kiln::where(x > 0, e, 2));
+  EXPECT_ERROR(kiln::Error, what, kiln::clip(e, 0, 1));
+  EXPECT_ERROR(kiln::Error, what, kiln::sum(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::mean(e, {0}));
+  EXPECT_ERROR(kiln::Error, what, kiln::argmax(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::allclose(e, x));
+  EXPECT_ERROR(kiln::Error, what, kiln::array_equal(x, e));
+  EXPECT_ERROR(kiln::Error, what, kiln::repr(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::fft::fft(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::fft::irfftn(e));
+  EXPECT_ERROR(kiln::Error, what, kiln::explain({x, e}));
+  EXPECT_ERROR(kiln::Error, what, kiln::to_dot({e}));
+  EXPECT_ERROR(kiln::Error, what, kiln::save_npy("/tmp/kiln_never_written.npy", e));
+  std::ostringstream os;
+  EXPECT_ERROR(kiln::Error, what, os << e);
+  CHECK_FALSE(e.valid());
+}
+
+TEST_CASE("creation: null data, negative dimensions, rank over 8, bad values") {
+  double v[4] = {1, 2, 3, 4};
+  EXPECT_ERROR(kiln::Error, "data is null", kiln::asarray(nullptr, DType::Float64, {2, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::asarray(v, DType::Float64, {-4}));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::asarray(v, DType::Float64, {2, -2}));
+  Shape nine(9, 1);
+  EXPECT_ERROR(kiln::ShapeError, "rank 9", kiln::asarray(v, DType::Float64, nine));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::zeros({3, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::ones({-5}, DType::Int32));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::empty({-1}));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::full({-2}, 1.5));
+  EXPECT_ERROR(kiln::ShapeError, "rank 9", kiln::zeros(nine));
+  EXPECT_ERROR(kiln::ShapeError, "rank 10", kiln::full(Shape(10, 2), 3));
+  EXPECT_ERROR(kiln::DTypeError, "out of bounds for int32",
+               kiln::full({2}, int64_t{1} << 40, DType::Int32));
+  EXPECT_ERROR(kiln::Error, "step must not be zero", kiln::arange(0, 10, 0));
+  EXPECT_ERROR(kiln::Error, "step must not be zero", kiln::arange(0.0, 1.0, 0.0));
+  EXPECT_ERROR(kiln::DTypeError, "complex", kiln::arange(0, std::complex<double>(3, 1)));
+  EXPECT_ERROR(kiln::ShapeError, "num must be >= 0", kiln::linspace(0, 1, -1));
+
+  // Null data is fine when there is nothing to copy; zero-size creations are fine too.
+  Array none = kiln::asarray(nullptr, DType::Int64, {0, 3});
+  CHECK(none.shape() == Shape{0, 3});
+  CHECK(none.to_vector<int64_t>().empty());
+  CHECK(kiln::zeros({4, 0}).size() == 0);
+  CHECK(kiln::arange(5, 2).size() == 0);  // an empty range, as NumPy
+  CHECK(kiln::linspace(0, 1, 0).size() == 0);
+}
+
+TEST_CASE("elementwise: shapes that do not broadcast, dtypes an operation refuses") {
+  Array a = kiln::ones({2, 3});
+  Array b = kiln::ones({4});
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast together with shapes (2, 3) (4,)", a + b);
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", b * a);
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", a < kiln::ones({3, 1, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", kiln::maximum(a, b));
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", kiln::pow(a, kiln::ones({2})));
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", kiln::where(kiln::ones({5}) > 0, a, 0));
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", kiln::clip(a, 0, b));
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", kiln::zeros({0}) + kiln::ones({2}));
+
+  Array f = kiln::ones({3});
+  Array i = kiln::ones({3}, DType::Int32);
+  Array t = kiln::ones({3}, DType::Bool);
+  Array c = kiln::ones({3}, DType::Complex64);
+  EXPECT_ERROR(kiln::DTypeError, "bitwise", f & f);
+  EXPECT_ERROR(kiln::DTypeError, "float64", i | f);
+  EXPECT_ERROR(kiln::DTypeError, "bitwise", c ^ t);
+  EXPECT_ERROR(kiln::DTypeError, "bitwise", i & 1.5);
+  EXPECT_ERROR(kiln::DTypeError, "~ needs a bool or integer array, got float64", ~f);
+  EXPECT_ERROR(kiln::DTypeError, "complex64", ~c);
+  EXPECT_ERROR(kiln::DTypeError, "negative (-) is not supported for bool", -t);
+  EXPECT_ERROR(kiln::DTypeError, "subtract (-) is not supported for bool", t - t);
+  EXPECT_ERROR(kiln::DTypeError, "subtract", t - true);
+  EXPECT_ERROR(kiln::DTypeError, "floor is not defined for complex", kiln::floor(c));
+  EXPECT_ERROR(kiln::DTypeError, "ceil", kiln::ceil(c));
+  EXPECT_ERROR(kiln::DTypeError, "negative integer powers", kiln::pow(i, -2));
+  EXPECT_ERROR(kiln::DTypeError, "out of bounds for int32", i + (int64_t{1} << 33));
+  EXPECT_ERROR(kiln::DTypeError, "out of bounds for int32", kiln::where(t, i, int64_t{-1} << 40));
+  // What stays legal next to those: the results are right.
+  CHECK((t ^ true).to_vector<bool>() == std::vector<bool>{false, false, false});
+  CHECK((~i).to_vector<int32_t>() == std::vector<int32_t>{-2, -2, -2});
+  CHECK(kiln::pow(f, -2).to_vector<double>() == std::vector<double>{1, 1, 1});
+}
+
+TEST_CASE("reductions: bad and repeated axes, zero-size arrays") {
+  Array a = kiln::arange(6).reshape({2, 3});
+  EXPECT_ERROR(kiln::ShapeError, "axis 2 is out of bounds for an array of dimension 2",
+               kiln::sum(a, {2}));
+  EXPECT_ERROR(kiln::ShapeError, "axis -3 is out of bounds", kiln::prod(a, {-3}));
+  EXPECT_ERROR(kiln::ShapeError, "repeated", kiln::max(a, {0, 0}));
+  EXPECT_ERROR(kiln::ShapeError, "repeated", kiln::min(a, {1, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "out of bounds", kiln::mean(a, {0, 1, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "out of bounds", kiln::any(kiln::asarray({1.0}).reshape({}), {0}));
+  EXPECT_ERROR(kiln::ShapeError, "axis 5 is out of bounds", kiln::argmax(a, 5));
+  EXPECT_ERROR(kiln::ShapeError, "axis -3", kiln::argmin(a, -3, true));
+
+  Array e = kiln::zeros({0, 3});
+  EXPECT_ERROR(kiln::ShapeError, "zero-size array along axis 0 has no identity", kiln::max(e));
+  EXPECT_ERROR(kiln::ShapeError, "zero-size", kiln::min(e, {0}));
+  EXPECT_ERROR(kiln::ShapeError, "zero-size", kiln::argmax(e));
+  EXPECT_ERROR(kiln::ShapeError, "zero-size", kiln::argmin(e, 0));
+  EXPECT_ERROR(kiln::ShapeError, "zero-size", kiln::argmin(kiln::zeros({0})));
+  // Over the non-empty axis, or with an identity, the empty axis is fine (as NumPy).
+  CHECK(kiln::max(e, {1}).shape() == Shape{0});
+  CHECK(kiln::max(e, {1}).to_vector<double>().empty());
+  CHECK(kiln::argmax(e, 1).shape() == Shape{0});
+  CHECK(kiln::sum(e).item<double>() == 0);
+  CHECK(kiln::sum(e, {0}).to_vector<double>() == std::vector<double>{0, 0, 0});
+  CHECK(kiln::prod(e, {0}, true).to_vector<double>() == std::vector<double>{1, 1, 1});
+  CHECK(kiln::any(e).item<bool>() == false);
+  CHECK(kiln::all(e).item<bool>() == true);
+  CHECK(std::isnan(kiln::mean(e).item<double>()));  // 0 / 0, as NumPy (with its warning)
+  CHECK(kiln::sum(kiln::zeros({0}, DType::Int32)).dtype() == DType::Int64);
+}
+
+TEST_CASE("views: reshape, transpose, slices and indices that do not fit") {
+  Array a = kiln::arange(6).reshape({2, 3});
+  EXPECT_ERROR(kiln::ShapeError, "cannot reshape array of size 6 into shape (4,)", a.reshape({4}));
+  EXPECT_ERROR(kiln::ShapeError, "cannot reshape array of size 6", a.reshape({4, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "only specify one unknown dimension", a.reshape({-1, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "dimension -2 is negative", a.reshape({-2, -3}));
+  EXPECT_ERROR(kiln::ShapeError, "rank 9", a.reshape({6, 1, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_ERROR(kiln::ShapeError, "cannot reshape array of size 0",
+               kiln::zeros({0, 3}).reshape({-1, 0}));
+  EXPECT_ERROR(kiln::ShapeError, "axes has 1 entries but the array has 2", a.transpose({0}));
+  EXPECT_ERROR(kiln::ShapeError, "repeat an axis", a.transpose({1, 1}));
+  EXPECT_ERROR(kiln::ShapeError, "axis 2 is out of bounds", a.transpose({0, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "axis -3", a.transpose({-3, 0}));
+  EXPECT_ERROR(kiln::ShapeError, "slice step cannot be zero (axis 1)", a(0, Slice(0, 2, 0)));
+  EXPECT_ERROR(kiln::ShapeError, "too many indices: the array has 2 dimensions but 3", a(0, 0, 0));
+  EXPECT_ERROR(kiln::ShapeError, "too many indices", kiln::zeros({})(0));
+  EXPECT_ERROR(kiln::ShapeError, "index 2 is out of bounds for axis 0 with size 2", a(2));
+  EXPECT_ERROR(kiln::ShapeError, "index -4 is out of bounds for axis 1 with size 3", a(0, -4));
+  EXPECT_ERROR(kiln::ShapeError, "index 0 is out of bounds for axis 0 with size 0",
+               kiln::zeros({0})(0));
+  EXPECT_ERROR(kiln::ShapeError, "(2, 3) (3, 2)", a.broadcast_to({3, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "cannot broadcast", a.broadcast_to({3}));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", a.broadcast_to({-1, 3}));
+  EXPECT_ERROR(kiln::ShapeError, "rank 9", a.broadcast_to({1, 1, 1, 1, 1, 1, 1, 2, 3}));
+
+  // Slices past the ends clamp and may be empty, as in NumPy; negative steps walk backwards.
+  CHECK(a(Slice(5, 9)).shape() == Shape{0, 3});
+  CHECK(a(Slice(1, 0)).to_vector<int64_t>().empty());
+  CHECK(a(1, Slice(std::nullopt, std::nullopt, -2)).to_vector<int64_t>() ==
+        std::vector<int64_t>{5, 3});
+  CHECK(a(-1, -1).item<int64_t>() == 5);
+  CHECK(kiln::zeros({0, 3}).reshape({-1, 3}).shape() == Shape{0, 3});
+  EXPECT_ERROR(kiln::ShapeError, "cannot reshape array of size 0",
+               kiln::zeros({0, 3}).reshape({3, 0, -1}));  // -1 is ambiguous next to a 0, as NumPy
+}
+
+TEST_CASE("astype, item and to_vector") {
+  Array a = kiln::arange(4);
+  EXPECT_ERROR(kiln::ShapeError, "item(): the array has 4 elements (shape (4,))", a.item<double>());
+  EXPECT_ERROR(kiln::ShapeError, "the array has 0 elements", kiln::zeros({0}).item<bool>());
+  EXPECT_ERROR(kiln::ShapeError, "only one-element arrays",
+               kiln::ones({1, 2}, DType::Complex64).item<std::complex<float>>());
+  CHECK(kiln::ones({1, 1, 1}).item<int32_t>() == 1);  // any one-element shape converts
+  for (DType from : kiln::kAllDTypes)
+    for (DType to : kiln::kAllDTypes) {
+      Array z = kiln::zeros({0, 2}, from).astype(to);  // every cast of an empty array
+      CHECK(z.dtype() == to);
+      CHECK(z.to_vector<double>().empty());
+    }
+  CHECK(kiln::asarray({-1.5, 2.5}).astype(DType::Int32).to_vector<int32_t>() ==
+        std::vector<int32_t>{-1, 2});
+  CHECK(kiln::asarray({0.0, -0.0, 2.0}).astype(DType::Bool).to_vector<bool>() ==
+        std::vector<bool>{false, false, true});
+}
+
+TEST_CASE("fft: norms, axes and lengths that do not exist") {
+  Array a = kiln::ones({4, 6});
+  Array c = kiln::ones({4}, DType::Complex128);
+  EXPECT_ERROR(kiln::Error, "unknown norm \"Ortho\"", kiln::fft::fft(a, std::nullopt, -1, "Ortho"));
+  EXPECT_ERROR(kiln::Error, "ifftn: unknown norm \"\"",
+               kiln::fft::ifftn(a, std::nullopt, std::nullopt, ""));
+  EXPECT_ERROR(kiln::Error, "rfft: unknown norm", kiln::fft::rfft(a, 4, -1, "none"));
+  EXPECT_ERROR(kiln::ShapeError, "fft: axis 2 is out of bounds", kiln::fft::fft(a, std::nullopt, 2));
+  EXPECT_ERROR(kiln::ShapeError, "axis -3", kiln::fft::irfft(a, std::nullopt, -3));
+  EXPECT_ERROR(kiln::ShapeError, "axis 1 is given twice", kiln::fft::fft2(a, std::nullopt, {1, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "given twice",
+               kiln::fft::rfftn(a, std::nullopt, std::vector<int>{0, 0}));
+  EXPECT_ERROR(kiln::ShapeError, "transform length 0 for axis 1 is not positive",
+               kiln::fft::fft(a, 0));
+  EXPECT_ERROR(kiln::ShapeError, "transform length -4", kiln::fft::ifft(a, -4, 0));
+  EXPECT_ERROR(kiln::ShapeError, "not positive",
+               kiln::fft::fftn(a, std::vector<int64_t>{3, 0}));
+  EXPECT_ERROR(kiln::ShapeError, "s has 3 lengths but the array has only 2 dimensions",
+               kiln::fft::fftn(a, std::vector<int64_t>{2, 2, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "s has 1 lengths but there are 2 axes",
+               kiln::fft::fft2(a, std::vector<int64_t>{2}));
+  EXPECT_ERROR(kiln::ShapeError, "transform length of 0", kiln::fft::fft(kiln::zeros({3, 0})));
+  EXPECT_ERROR(kiln::ShapeError, "irfft: axis 0 of shape (1,) gives a transform length of 0",
+               kiln::fft::irfft(kiln::ones({1})));
+  EXPECT_ERROR(kiln::ShapeError, "needs at least one axis", kiln::fft::rfftn(kiln::ones({})));
+  EXPECT_ERROR(kiln::ShapeError, "axis -1 is out of bounds for an array of dimension 0 (it has no",
+               kiln::fft::fft(kiln::ones({})));
+  EXPECT_ERROR(kiln::DTypeError, "rfft: the input is complex128", kiln::fft::rfft(c));
+  EXPECT_ERROR(kiln::DTypeError, "real transform needs real input", kiln::fft::rfftn(c));
+  // fftn over no axes is the identity (as NumPy); a zero-size batch axis is fine.
+  CHECK(kiln::fft::fftn(kiln::ones({})).item<std::complex<double>>() == 1.0);
+  CHECK(kiln::fft::fft(kiln::zeros({0, 4})).shape() == Shape{0, 4});
+  CHECK(kiln::fft::fft(kiln::zeros({0, 4})).to_vector<std::complex<double>>().empty());
+}
+
+TEST_CASE("random: bounds, dtypes and shapes; a failed call leaves the stream alone") {
+  kiln::random::Generator g(7);
+  EXPECT_ERROR(kiln::Error, "high (3) must be greater than low (3)", g.randint(3, 3, {2}));
+  EXPECT_ERROR(kiln::Error, "must be greater than low", kiln::random::randint(5, -5, {2}));
+  EXPECT_ERROR(kiln::DTypeError, "randint: dtype float64 is not an integer type",
+               g.randint(0, 5, {2}, DType::Float64));
+  EXPECT_ERROR(kiln::DTypeError, "randint: dtype bool", kiln::random::randint(0, 2, {2}, DType::Bool));
+  EXPECT_ERROR(kiln::DTypeError, "does not fit int32",
+               g.randint(0, int64_t{1} << 40, {2}, DType::Int32));
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", g.randint(0, 5, {2, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "rank 9", kiln::random::uniform(0, 1, Shape(9, 1)));
+  EXPECT_ERROR(kiln::DTypeError, "uniform: dtype int64 is not a float type",
+               g.uniform(0, 1, {2}, DType::Int64));
+  EXPECT_ERROR(kiln::DTypeError, "normal: dtype complex64",
+               kiln::random::normal(0, 1, {2}, DType::Complex64));
+  EXPECT_ERROR(kiln::Error, "high (0) must be greater than low (1)", g.uniform(1, 0, {2}));
+  EXPECT_ERROR(kiln::Error, "must be greater than low", g.uniform(1, 1 + 1e-12, {2}, DType::Float32));
+  EXPECT_ERROR(kiln::Error, "must be finite", g.uniform(0, kInf, {2}));
+  EXPECT_ERROR(kiln::Error, "must be finite", kiln::random::uniform(kNaN, 1, {2}));
+  EXPECT_ERROR(kiln::Error, "must be finite", g.uniform(-1e300, 1e300, {2}, DType::Float32));
+  EXPECT_ERROR(kiln::Error, "std (-1) finite and >= 0", g.normal(0, -1, {2}));
+  EXPECT_ERROR(kiln::Error, "mean (nan) must be finite", g.normal(kNaN, 1, {2}));
+  CHECK(g.offset() == 0);  // nothing above consumed a word
+  CHECK(g.randint(0, 10, {0}).size() == 0);
+  CHECK(g.offset() == 0);
+  Array r = g.randint(-3, 3, {100});
+  CHECK(kiln::min(r).item<int64_t>() >= -3);
+  CHECK(kiln::max(r).item<int64_t>() < 3);
+  CHECK(g.offset() == 100);
+}
+
+TEST_CASE("devices: kiln::cuda() and cuda arrays without a GPU") {
+  if (kiln::cuda_available()) {
+    int n = kiln::cuda_device_count();
+    EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(n));
+    EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(-1));
+    return;
+  }
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device is available", kiln::cuda());
+  EXPECT_ERROR(kiln::DeviceError, "kiln::cuda(1): no CUDA device", kiln::cuda(1));
+  // A cuda Device built by hand (bypassing kiln::cuda()) is refused wherever it is used.
+  kiln::Device gpu{kiln::Device::Kind::Cuda, 0};
+  double v[2] = {1, 2};
+  Array x = kiln::asarray(v, DType::Float64, {2});
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", kiln::asarray(v, DType::Float64, {2}, gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", kiln::asarray(x, gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", x.to(gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", kiln::zeros({2}, DType::Float32, gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", kiln::arange(0, 4, 1, std::nullopt, gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device",
+               kiln::linspace(0, 1, 5, true, DType::Float64, gpu));
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device",
+               kiln::random::randint(0, 4, {2}, DType::Int64, gpu));
+  kiln::random::Generator g(1, gpu);
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", g.normal(0, 1, {2}));
+  CHECK(g.offset() == 0);
+  EXPECT_ERROR(kiln::DeviceError, "no CUDA device", kiln::load_npy("/nonexistent.npy", gpu));
+  kiln::synchronize(kiln::host());  // the host needs no waiting
+}
+
+TEST_CASE("files: load_npy and save_npy on missing or broken files") {
+  EXPECT_ERROR(kiln::Error, "load_npy: cannot open /nonexistent/kiln/a.npy",
+               kiln::load_npy("/nonexistent/kiln/a.npy"));
+  EXPECT_ERROR(kiln::Error, "save_npy: cannot create /nonexistent/kiln/a.npy",
+               kiln::save_npy("/nonexistent/kiln/a.npy", kiln::ones({2})));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("kiln_bad_input_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string junk = (dir / "junk.npy").string();
+  std::ofstream(junk, std::ios::binary) << "this is not a numpy file at all, not even close";
+  EXPECT_ERROR(kiln::Error, junk, kiln::load_npy(junk));
+  std::string empty_file = (dir / "empty.npy").string();
+  std::ofstream(empty_file, std::ios::binary).close();
+  EXPECT_ERROR(kiln::Error, empty_file, kiln::load_npy(empty_file));
+  // A good file cut short.
+  std::string good = (dir / "good.npy").string();
+  kiln::save_npy(good, kiln::arange(100));
+  auto size = std::filesystem::file_size(good);
+  std::filesystem::resize_file(good, size - 8);
+  EXPECT_ERROR(kiln::Error, good, kiln::load_npy(good));
+  // Zero-size arrays go through files intact.
+  std::string zero = (dir / "zero.npy").string();
+  kiln::save_npy(zero, kiln::zeros({0, 5}, DType::Int32));
+  Array z = kiln::load_npy(zero);
+  CHECK(z.shape() == Shape{0, 5});
+  CHECK(z.dtype() == DType::Int32);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("timeit: bad options") {
+  auto noop = [] {};
+  kiln::TimeitOptions o;
+  o.print = false;
+  o.repeats = 0;
+  EXPECT_ERROR(kiln::Error, "repeats must be at least 1, got 0", kiln::timeit(noop, o));
+  o.repeats = 1;
+  o.loops = -1;
+  EXPECT_ERROR(kiln::Error, "loops must be >= 0", kiln::timeit(noop, o));
+  o.loops = 1;
+  o.precision = 0;
+  EXPECT_ERROR(kiln::Error, "precision must be 1 to 17", kiln::timeit(noop, o));
+  o.precision = 3;
+  // An exception inside the timed function reaches the caller unchanged.
+  EXPECT_ERROR(kiln::ShapeError, "cannot reshape",
+               kiln::timeit([] { kiln::ones({3}).reshape({2}); }, o));
+  CHECK(kiln::timeit(noop, o).loops == 1);
+}
+
+TEST_CASE("errors inside a larger graph leave the graph usable") {
+  // A failed operation adds nothing: what was built before still evaluates, lazily and in one
+  // plan with other outputs.
+  Array x = kiln::linspace(0, 1, 11);
+  Array y = kiln::exp(x) * 2;
+  EXPECT_ERROR(kiln::ShapeError, "could not be broadcast", y + kiln::ones({3}));
+  EXPECT_ERROR(kiln::ShapeError, "repeated", kiln::sum(y, {0, 0}));
+  Array s = kiln::sum(y);
+  kiln::eval({s, y});
+  double want = 0;
+  for (int i = 0; i <= 10; ++i) want += 2 * std::exp(i / 10.0);
+  CHECK(s.item<double>() == doctest::Approx(want).epsilon(1e-12));
+  {
+    kiln::EagerScope eager;
+    EXPECT_ERROR(kiln::DTypeError, "bitwise", y & y);
+    CHECK(kiln::max(y).item<double>() == doctest::Approx(2 * std::exp(1.0)));
+  }
+}
+
+TEST_CASE("NaN and infinities propagate as IEEE 754 says, fused and eager alike") {
+  auto check_both = [](const std::function<Array()>& build, const std::vector<double>& want) {
+    std::vector<double> lazy = build().to_vector<double>();
+    std::vector<double> eager;
+    {
+      kiln::EagerScope scope;
+      eager = build().to_vector<double>();
+    }
+    REQUIRE(lazy.size() == want.size());
+    REQUIRE(eager.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO("element " << i << ": want " << want[i] << ", lazy " << lazy[i] << ", eager "
+                      << eager[i]);
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(lazy[i]));
+        CHECK(std::isnan(eager[i]));
+      } else if (std::isinf(want[i]) || want[i] == 0) {
+        CHECK(lazy[i] == want[i]);
+        CHECK(eager[i] == want[i]);
+        CHECK(std::signbit(lazy[i]) == std::signbit(want[i]));
+      } else {  // finite: float32 rounds, and the host's vectorised exp may differ in an ulp
+        CHECK(lazy[i] == doctest::Approx(want[i]).epsilon(1e-6));
+      }
+      CHECK(std::memcmp(&lazy[i], &eager[i], sizeof(double)) == 0);  // fused == eager, bitwise
+    }
+  };
+  for (DType t : {DType::Float64, DType::Float32}) {
+    INFO(kiln::dtype_name(t));
+    Array inf = f64({kInf, -kInf, kInf, 0.0, kNaN, 1.0}).astype(t);
+    Array other = f64({kInf, -kInf, -kInf, kInf, 1.0, 0.0}).astype(t);
+    check_both([&] { return inf - other; }, {kNaN, kNaN, kInf, -kInf, kNaN, 1});
+    check_both([&] { return inf * other; }, {kInf, kInf, -kInf, kNaN, kNaN, 0});
+    check_both([&] { return inf / other; }, {kNaN, kNaN, kNaN, 0, kNaN, kInf});
+    check_both([&] { return (inf + 1) * 0 - other; }, {kNaN, kNaN, kNaN, -kInf, kNaN, 0});
+    check_both([&] { return kiln::maximum(inf, other); }, {kInf, -kInf, kInf, kInf, kNaN, 1});
+    check_both([&] { return kiln::minimum(other, inf); }, {kInf, -kInf, -kInf, 0, kNaN, 0});
+    check_both([&] { return kiln::clip(inf, -1, 1); }, {1, -1, 1, 0, kNaN, 1});
+    check_both([&] { return kiln::sqrt(inf); }, {kInf, kNaN, kInf, 0, kNaN, 1});
+    check_both([&] { return kiln::log(other); }, {kInf, kNaN, kNaN, kInf, 0, -kInf});
+    check_both([&] { return kiln::exp(-inf); }, {0, kInf, 0, 1, kNaN, std::exp(-1.0)});
+    check_both([&] { return kiln::tanh(inf); }, {1, -1, 1, 0, kNaN, std::tanh(1.0)});
+    check_both([&] { return kiln::abs(inf * -1); }, {kInf, kInf, kInf, 0, kNaN, 1});
+    check_both([&] { return kiln::where(inf != inf, -7, inf); }, {kInf, -kInf, kInf, 0, -7, 1});
+    // Comparisons with NaN are false, except !=; infinities compare equal to themselves.
+    auto as_f = [](const Array& b) { return b.astype(DType::Float64); };
+    check_both([&] { return as_f(inf == other); }, {1, 1, 0, 0, 0, 0});
+    check_both([&] { return as_f(inf != inf); }, {0, 0, 0, 0, 1, 0});
+    check_both([&] { return as_f(inf < other); }, {0, 0, 0, 1, 0, 0});
+    check_both([&] { return as_f(inf >= inf); }, {1, 1, 1, 1, 0, 1});
+    check_both([&] { return as_f(inf > kNaN); }, {0, 0, 0, 0, 0, 0});
+    // Reductions: NaN wins max and min, inf - inf inside a sum is NaN.
+    check_both([&] { return kiln::max(inf).astype(DType::Float64).reshape({1}); }, {kNaN});
+    check_both([&] { return kiln::min(other).astype(DType::Float64).reshape({1}); }, {-kInf});
+    check_both([&] { return kiln::min(inf, {0}, true).astype(DType::Float64); }, {kNaN});
+    check_both([&] { return kiln::sum(other).astype(DType::Float64).reshape({1}); }, {kNaN});
+    check_both([&] { return kiln::sum(other(Slice(0, 1))).astype(DType::Float64).reshape({1}); },
+               {kInf});
+    check_both([&] { return kiln::prod(other(Slice(3, 6))).astype(DType::Float64).reshape({1}); },
+               {kNaN});
+    check_both([&] { return kiln::mean(inf(Slice(0, 1))).astype(DType::Float64).reshape({1}); },
+               {kInf});
+    check_both([&] { return kiln::argmax(inf).astype(DType::Float64).reshape({1}); }, {4});
+    check_both([&] { return kiln::argmin(inf).astype(DType::Float64).reshape({1}); }, {4});
+    CHECK_FALSE(kiln::allclose(inf, inf));
+    CHECK(kiln::allclose(inf, inf, 1e-5, 1e-8, true));
+    CHECK_FALSE(kiln::array_equal(inf, inf));
+    CHECK(kiln::array_equal(inf, inf, true));
+    CHECK(kiln::any(inf != inf).item<bool>());
+  }
+  // Integer division by zero is float division, as NumPy's true_divide.
+  check_both([] { return kiln::asarray({1, 0, -1}) / kiln::asarray({0, 0, 0}); },
+             {kInf, kNaN, -kInf});
+}

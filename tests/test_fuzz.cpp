@@ -1,0 +1,181 @@
+// The differential fuzzer (tests/fuzz/) in CI: a fixed budget of random programs must agree
+// on every path (host lazy and eager; GPU lazy and eager as well where there is a GPU), the
+// seeds and programs that once disagreed must agree, and shrinking must reduce a failure to
+// the op that causes it. build/bin/kiln_fuzz runs the same fuzzer at any size.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <kiln/kiln.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz.hpp"
+#include "fuzz/shrink.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using namespace kiln::fuzz;
+
+// Sized for CI: with KILN_JIT_ARCH set (and no GPU) every new kernel is also compiled by
+// NVRTC, and that compile, not the arithmetic, is what a case costs.
+constexpr int64_t kCases = 300;
+Limits ci_limits() {
+  Limits l;
+  l.max_ops = 8;
+  l.max_elems = 1024;
+  return l;
+}
+
+CheckOptions every_path() {
+  CheckOptions o;
+  o.gpu = true;  // skipped without a GPU
+  return o;
+}
+
+TEST_CASE("fuzz: random programs agree on every path") {
+  if (!kiln::cuda_available()) MESSAGE("no GPU found: the GPU paths are skipped");
+  RunOptions o;
+  o.seed = 1;
+  o.cases = kCases;
+  o.limits = ci_limits();
+  o.check = every_path();
+  std::ostringstream reports;
+  o.out = &reports;
+  RunStats s = run_cases(o);
+  MESSAGE(summary(s));
+  INFO(reports.str());
+  CHECK(s.mismatches == 0);
+  CHECK(s.crashes == 0);
+  CHECK(s.ok + s.rejected == s.cases);
+  CHECK(s.rejected < s.cases / 10);  // almost every program is valid and compared
+}
+
+// Seeds that once failed (generated with these limits), and what was wrong.
+struct SeedCase {
+  uint64_t seed;
+  Limits limits;
+  const char* what;
+};
+const std::vector<SeedCase> kFailedSeeds = {
+    {135697, {12, 4096},
+     "kiln::eval({full(...).transpose(), full(...)}): one fused group, two outputs of one "
+     "constant; the host wrote only the last one's buffer (src/host/fused.cpp)"},
+};
+
+TEST_CASE("fuzz: seeds that once failed") {
+  for (const SeedCase& c : kFailedSeeds) {
+    Program p = generate(c.seed, c.limits);
+    CheckResult r = check(p, every_path());
+    INFO("seed " << c.seed << ": " << c.what << "\n" << r.message << "\n" << to_cpp(p));
+    CHECK_FALSE(is_failure(r.verdict));
+  }
+}
+
+// ---- disagreements found while building the fuzzer, as direct checks ---------------------
+
+// The parts of every element, NaN compared equal to NaN, part by part.
+std::vector<double> parts(const Array& a) {
+  std::vector<double> out;
+  for (auto z : a.get().to_vector<std::complex<double>>()) out.insert(out.end(), {z.real(), z.imag()});
+  return out;
+}
+bool same_parts(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+// f on the host, and on the GPU where there is one: the same parts.
+std::vector<double> on_every_device(const std::function<Array(kiln::Device)>& f) {
+  std::vector<double> host = parts(f(kiln::host()));
+  if (kiln::cuda_available()) CHECK(same_parts(host, parts(f(kiln::cuda()))));
+  return host;
+}
+
+TEST_CASE("fuzz findings: outputs that share one value are all written") {
+  // Seed 135697 shrunk: x and a same-shaped view of x, evaluated together, are one group
+  // whose two outputs are one instruction; the host wrote only the last output's buffer, so
+  // the other held whatever memory it was given.
+  for (kiln::Shape s : {kiln::Shape{1, 1}, kiln::Shape{3, 3}}) {
+    Array x = kiln::full(s, 2.5, DType::Float64);
+    Array t = x.T();
+    kiln::eval({t, x});
+    for (double v : x.to_vector<double>()) CHECK(v == 2.5);
+    for (double v : t.to_vector<double>()) CHECK(v == 2.5);
+  }
+}
+
+TEST_CASE("fuzz findings: complex mean divides by the count as a complex number") {
+  using C = std::complex<double>;
+  // NumPy (and the GPU's MeanOp) divide by complex(n, 0) with Smith's method, so inf * 0 makes
+  // the real part NaN; the host used to divide each part by n and kept it finite.
+  auto m = on_every_device([](kiln::Device d) {
+    return kiln::mean(kiln::asarray(std::vector<C>{{1, INFINITY}, {2, 0}}, {1, 2}, d), {1});
+  });
+  CHECK(std::isnan(m[0]));
+  CHECK(m[1] == INFINITY);
+  // An empty mean is NaN + NaNj (the host gave NaN + 0j).
+  auto e = on_every_device(
+      [](kiln::Device d) { return kiln::mean(kiln::zeros({0, 2}, DType::Complex64, d), {0}); });
+  REQUIRE(e.size() == 4);
+  for (double v : e) CHECK(std::isnan(v));
+}
+
+TEST_CASE("fuzz findings: complex 0 ** y is 0 for real positive y and NaN otherwise") {
+  using C = std::complex<double>;
+  // NumPy's npy_cpow and the host; the GPU returned 0 for every y.
+  auto r = on_every_device([](kiln::Device d) {
+    Array zero = kiln::zeros({3}, DType::Complex128, d);
+    Array y = kiln::asarray(std::vector<C>{{2, 0}, {-1, 0}, {1, 1}}, {3}, d);
+    return kiln::pow(zero, y);
+  });
+  REQUIRE(r.size() == 6);
+  CHECK(r[0] == 0);
+  CHECK(r[1] == 0);
+  for (int i = 2; i < 6; ++i) CHECK(std::isnan(r[i]));
+}
+
+// ---- the fuzzer's own machinery --------------------------------------------------------------
+
+bool sums_a_float(const Program& p) {
+  for (const Op& op : p.ops)
+    if (op.kind == OpKind::Reduce && op.fn == static_cast<uint8_t>(ReduceFn::Sum)) return true;
+  return false;
+}
+
+TEST_CASE("fuzz: shrinking reduces a failure to the op that causes it") {
+  // A stand-in for a bug: "every program with a sum fails". The first generated program with
+  // a sum among other ops shrinks to that one sum of one input.
+  Program p;
+  uint64_t seed = 1;
+  for (; seed < 1000; ++seed) {
+    p = generate(seed, ci_limits());
+    if (sums_a_float(p) && p.ops.size() >= 4) break;
+  }
+  REQUIRE(sums_a_float(p));
+  int tries = 0;
+  Program small = shrink(p, [&](const Program& q) {
+    ++tries;
+    return check(q, {}).verdict != Verdict::Illegal && sums_a_float(q);
+  });
+  INFO("seed " << seed << ", " << tries << " tries:\n" << to_cpp(small));
+  CHECK(small.ops.size() == 1);
+  CHECK(small.inputs.size() == 1);
+  CHECK(to_cpp(small).find("kiln::sum(v0") != std::string::npos);
+}
+
+TEST_CASE("fuzz: the same seed gives the same program, printed as C++") {
+  Program a = generate(42, ci_limits()), b = generate(42, ci_limits());
+  std::string text = to_cpp(a);
+  CHECK(text == to_cpp(b));
+  CHECK(text.find("kiln::Array v0 = ") != std::string::npos);
+  CHECK(text.find("kiln::eval({") != std::string::npos);
+  CHECK(text != to_cpp(generate(43, ci_limits())));
+}
+
+}  // namespace
