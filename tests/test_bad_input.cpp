@@ -517,3 +517,24 @@ TEST_CASE("NaN and infinities propagate as IEEE 754 says, fused and eager alike"
   check_both([] { return kiln::asarray({1, 0, -1}) / kiln::asarray({0, 0, 0}); },
              {kInf, kNaN, -kInf});
 }
+
+TEST_CASE("shapes too large to count or to allocate") {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_ERROR(kiln::ShapeError, "more elements than an int64 can count", kiln::zeros({big, big}));
+  EXPECT_ERROR(kiln::ShapeError, "too many elements to address", kiln::ones({big, 1 << 20}));
+  double v = 1;
+  EXPECT_ERROR(kiln::ShapeError, "int64", kiln::asarray(&v, DType::Float64, {big, big, big}));
+  EXPECT_ERROR(kiln::ShapeError, "int64", kiln::random::uniform(0, 1, {big, big}));
+  EXPECT_ERROR(kiln::ShapeError, "int64", kiln::zeros({1}).broadcast_to({big, big, 2}));
+  EXPECT_ERROR(kiln::ShapeError, "int64", kiln::zeros({big}).reshape({big, big, -1}));
+  EXPECT_ERROR(kiln::ShapeError, "int64", kiln::fft::fft(kiln::zeros({big, 2}), big));
+  // A zero dimension makes any shape empty, as in NumPy.
+  Array e = kiln::zeros({big, big, 0});
+  CHECK(e.size() == 0);
+  CHECK(kiln::sum(e, {0, 1}).to_vector<double>().empty());
+  CHECK(e.reshape({0, big, 3}).shape() == Shape{0, big, 3});
+  // Countable but more than the machine holds: OutOfMemory, and nothing is left behind.
+  EXPECT_ERROR(kiln::OutOfMemory, "allocation of", kiln::zeros({int64_t{1} << 56}).eval());
+  EXPECT_ERROR(kiln::OutOfMemory, "allocation of",
+               kiln::sum(kiln::ones({int64_t{1} << 55, 4}) * 2, {1}).eval());
+}

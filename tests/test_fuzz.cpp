@@ -62,7 +62,8 @@ struct SeedCase {
   const char* what;
 };
 const std::vector<SeedCase> kFailedSeeds = {
-    {135697, {12, 4096},
+    {135697,
+     {12, 4096},
      "kiln::eval({full(...).transpose(), full(...)}): one fused group, two outputs of one "
      "constant; the host wrote only the last one's buffer (src/host/fused.cpp)"},
 };
@@ -81,7 +82,8 @@ TEST_CASE("fuzz: seeds that once failed") {
 // The parts of every element, NaN compared equal to NaN, part by part.
 std::vector<double> parts(const Array& a) {
   std::vector<double> out;
-  for (auto z : a.get().to_vector<std::complex<double>>()) out.insert(out.end(), {z.real(), z.imag()});
+  for (auto z : a.get().to_vector<std::complex<double>>())
+    out.insert(out.end(), {z.real(), z.imag()});
   return out;
 }
 bool same_parts(const std::vector<double>& a, const std::vector<double>& b) {
@@ -120,8 +122,9 @@ TEST_CASE("fuzz findings: complex mean divides by the count as a complex number"
   CHECK(std::isnan(m[0]));
   CHECK(m[1] == INFINITY);
   // An empty mean is NaN + NaNj (the host gave NaN + 0j).
-  auto e = on_every_device(
-      [](kiln::Device d) { return kiln::mean(kiln::zeros({0, 2}, DType::Complex64, d), {0}); });
+  auto e = on_every_device([](kiln::Device d) {
+    return kiln::mean(kiln::zeros({0, 2}, DType::Complex64, d), {0});
+  });
   REQUIRE(e.size() == 4);
   for (double v : e) CHECK(std::isnan(v));
 }

@@ -235,3 +235,33 @@ TEST_CASE("arrays made on one thread and dropped on another") {
   });
   failures.check();
 }
+
+TEST_CASE("explain and to_dot while other threads evaluate the same graphs") {
+  // Evaluating a node drops its inputs (they may be freed); a plan described at the same time
+  // must see the graph before or after that, never half of it.
+  for (int round = 0; round < 4; ++round) {
+    Array x = kiln::arange(0, 256, 1, DType::Float64);
+    std::vector<Array> chains;
+    for (int c = 0; c < 16; ++c) {
+      Array y = x + c;
+      for (int i = 0; i < 100; ++i) y = kiln::sin(y) * 0.5 + (i % 7);  // each link its own node
+      chains.push_back(y);
+    }
+    std::barrier sync(kThreads);
+    Failures failures;
+    run_threads(failures, [&](int t) {
+      sync.arrive_and_wait();
+      for (int c = 0; c < 16; ++c) {
+        const Array& y = chains[(c + t) % 16];
+        if (t % 2) {
+          y.eval();
+        } else {
+          std::string plan = kiln::explain({y});
+          std::string dot = kiln::to_dot({kiln::sum(y)});
+          if (dot.find("digraph") == std::string::npos) failures.add(t, "to_dot");
+        }
+      }
+    });
+    failures.check();
+  }
+}

@@ -275,7 +275,8 @@ TEST_CASE("on a GPU the results match kiln's own operations") {
   Array a = ramp(10000, 0.01, 0.5), b = ramp(10000, 0.02, -1);
   Array x = kiln::asarray(a, gpu), y = kiln::asarray(b, gpu);
   Array f = kiln::elementwise("x * y + sinf(x)", {{"x", x}, {"y", y}}, DType::Float32);
-  CHECK(kiln::allclose(f.get(), a * b + kiln::sin(a)));
+  // sinf in float32 against sin in float64: absolute differences near the zeros ~1e-7.
+  CHECK(kiln::allclose(f.get(), a * b + kiln::sin(a), 1e-5, 1e-6));
   // Fused with kiln's operations before and after, and into a reduction.
   Array g = kiln::sum(
       kiln::exp(-kiln::elementwise("x * alpha", {{"x", x * 2}, {"alpha", 0.25}}, DType::Float64)));

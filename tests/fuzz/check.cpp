@@ -25,6 +25,7 @@ struct Path {
 };
 
 struct Snapshot {
+  Device device;  // where the output was (its bytes are a host copy)
   DType dtype;
   Shape shape;
   std::vector<unsigned char> bytes;
@@ -72,7 +73,7 @@ std::string error_type(const std::exception& e) {
 Snapshot snapshot(const Array& a) {
   Array h = a.get();
   h.eval();
-  Snapshot s{h.dtype(), h.shape(), {}};
+  Snapshot s{a.device(), h.dtype(), h.shape(), {}};
   s.bytes.resize(static_cast<size_t>(h.nbytes()));
   if (!s.bytes.empty()) std::memcpy(s.bytes.data(), h.data(), s.bytes.size());
   return s;
@@ -137,8 +138,8 @@ bool agree(R x, R y, const Facts& f, double size, bool bitwise) {
   if (!f.noisy || std::isinf(x) || std::isinf(y)) return false;
   // Both results may be off by the bound, in opposite directions; subnormals may differ in
   // absolute terms only.
-  double tolerance = 2 * (f.abs_err + f.rel_err * size * std::sqrt(2.0)) +
-                     64 * smallest_normal(f.dtype);
+  double tolerance =
+      2 * (f.abs_err + f.rel_err * size * std::sqrt(2.0)) + 64 * smallest_normal(f.dtype);
   return std::abs(x - y) <= tolerance;
 }
 
@@ -200,12 +201,13 @@ std::string first_difference(const Snapshot& a, const Snapshot& b, const Facts& 
 }
 
 std::string compare_output(const Snapshot& a, const Snapshot& b, const Facts& f, bool bitwise) {
-  if (a.dtype != b.dtype) return std::string("dtype ") + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype);
+  if (a.dtype != b.dtype)
+    return std::string("dtype ") + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype);
   if (a.shape != b.shape) return "shape " + shape_str(a.shape) + " vs " + shape_str(b.shape);
   if (a.dtype != f.dtype || a.shape != f.shape)
     return "the generator expected " + std::string(dtype_name(f.dtype)) + " " + shape_str(f.shape);
-  std::string d = visit_dtype(
-      a.dtype, [&](auto z) { return first_difference<decltype(z)>(a, b, f, bitwise); });
+  std::string d =
+      visit_dtype(a.dtype, [&](auto z) { return first_difference<decltype(z)>(a, b, f, bitwise); });
   if (d.empty() || !f.noisy) return d;
   if (bitwise) return d + " (bit for bit)";
   std::ostringstream os;
@@ -224,6 +226,8 @@ std::string compare_runs(const Program& p, const std::vector<Facts>& facts, cons
   }
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int v = p.outputs[i];
+    if (!(got.outputs.at(i).device == got_path.device))
+      return pair + "output v" + std::to_string(v) + " is on " + got.outputs[i].device.str();
     std::string d = compare_output(ref.outputs.at(i), got.outputs.at(i),
                                    facts.at(static_cast<size_t>(v)), got_path.bitwise);
     if (!d.empty()) return pair + "output v" + std::to_string(v) + " differs " + d;
@@ -248,7 +252,8 @@ CheckResult check_paths(const Program& p, const CheckOptions& o) {
   if (ref.status == Status::Crash) return {Verdict::Crash, std::string("host lazy: ") + ref.what};
   for (const Path& path : other_paths(o)) {
     PathRun got = run_path(p, path, nullptr);
-    if (got.status == Status::Crash) return {Verdict::Crash, std::string(path.name) + ": " + got.what};
+    if (got.status == Status::Crash)
+      return {Verdict::Crash, std::string(path.name) + ": " + got.what};
     std::string d = compare_runs(p, facts, ref, reference, got, path);
     if (!d.empty()) return {Verdict::Mismatch, d};
   }
@@ -262,6 +267,8 @@ CheckResult check(const Program& p, const CheckOptions& options) {
     return check_paths(p, options);
   } catch (const std::exception& e) {  // outside any path: reading results, a bad program
     return {Verdict::Crash, std::string("checking: ") + e.what()};
+  } catch (...) {
+    return {Verdict::Crash, "checking: an exception that is not a std::exception"};
   }
 }
 

@@ -11,18 +11,19 @@ namespace {
 using Counts = std::map<std::string, int64_t>;
 
 const char* op_kind_name(OpKind k) {
-  static constexpr const char* names[] = {"unary",   "binary",      "where",  "clip",
-                                          "astype",  "transpose",   "index",  "reshape",
-                                          "broadcast_to", "reduce", "fft",    "eval"};
+  static constexpr const char* names[] = {"unary",        "binary",    "where", "clip",
+                                          "astype",       "transpose", "index", "reshape",
+                                          "broadcast_to", "reduce",    "fft",   "eval"};
   return names[static_cast<int>(k)];
 }
 
 std::string fn_name(const Op& op) {
-  static constexpr const char* unary[] = {"neg", "not", "abs",   "sqrt", "exp",  "log", "sin", "cos",
-                                          "tan", "tanh", "floor", "ceil", "real", "imag", "conj"};
-  static constexpr const char* binary[] = {"add", "sub", "mul", "div", "pow", "minimum",
-                                           "maximum", "eq", "ne", "lt", "le", "gt", "ge",
-                                           "and", "or", "xor"};
+  static constexpr const char* unary[] = {"neg",   "not",  "abs",  "sqrt", "exp",
+                                          "log",   "sin",  "cos",  "tan",  "tanh",
+                                          "floor", "ceil", "real", "imag", "conj"};
+  static constexpr const char* binary[] = {"add",     "sub", "mul", "div", "pow", "minimum",
+                                           "maximum", "eq",  "ne",  "lt",  "le",  "gt",
+                                           "ge",      "and", "or",  "xor"};
   static constexpr const char* reduce[] = {"sum", "prod", "max",    "min",   "mean",
                                            "any", "all",  "argmax", "argmin"};
   static constexpr const char* fft[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
@@ -41,6 +42,11 @@ std::string fn_name(const Op& op) {
   }
 }
 
+const char* scalar_kind(const Scalar& s) {
+  static constexpr const char* names[] = {"bool", "int", "float", "complex"};
+  return names[static_cast<int>(s.kind())];
+}
+
 bool is_view(OpKind k) {
   return k == OpKind::Transpose || k == OpKind::Index || k == OpKind::BroadcastTo ||
          k == OpKind::Reshape;
@@ -52,7 +58,7 @@ void count_op(const Op& op, const std::vector<Array>& v, const Program& p, Count
   auto shape = [&](const Operand& o) { return v.at(static_cast<size_t>(o.value)).shape(); };
   auto dtype = [&](const Operand& o) { return v.at(static_cast<size_t>(o.value)).dtype(); };
   for (const auto& a : op.args)
-    if (a.is_scalar()) c[std::string("scalar operand ") + (a.scalar.kind() == Scalar::Kind::Bool ? "bool" : a.scalar.kind() == Scalar::Kind::Int ? "int" : a.scalar.kind() == Scalar::Kind::Float ? "float" : "complex")]++;
+    if (a.is_scalar()) c[std::string("scalar operand ") + scalar_kind(a.scalar)]++;
   if (op.args.size() >= 2 && !op.args[0].is_scalar() && !op.args[1].is_scalar()) {
     if (shape(op.args[0]) != shape(op.args[1])) c["feature broadcasting operands"]++;
     if (dtype(op.args[0]) != dtype(op.args[1])) c["feature mixed-dtype operands"]++;
@@ -66,8 +72,10 @@ void count_op(const Op& op, const std::vector<Array>& v, const Program& p, Count
   if (op.kind == OpKind::Reduce && op.keepdims) c["feature reduce keepdims"]++;
   if (op.kind == OpKind::Reduce && op.axes.empty()) c["feature reduce over everything"]++;
   for (const auto& ix : op.index) {
-    if (std::holds_alternative<int64_t>(ix)) c["feature integer index"]++;
-    else if (std::get<Slice>(ix).step < 0) c["feature negative slice step"]++;
+    if (std::holds_alternative<int64_t>(ix))
+      c["feature integer index"]++;
+    else if (std::get<Slice>(ix).step < 0)
+      c["feature negative slice step"]++;
   }
 }
 
@@ -108,7 +116,8 @@ void count_program(const Program& p, Counts& c) {
 
 std::string coverage_report(uint64_t seed, int64_t cases, const Limits& limits) {
   Counts c;
-  for (int64_t i = 0; i < cases; ++i) count_program(generate(seed + static_cast<uint64_t>(i), limits), c);
+  for (int64_t i = 0; i < cases; ++i)
+    count_program(generate(seed + static_cast<uint64_t>(i), limits), c);
   std::ostringstream os;
   for (const auto& [what, n] : c) os << what << ": " << n << "\n";
   return os.str();

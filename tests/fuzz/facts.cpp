@@ -43,8 +43,8 @@ double times(double x, double y) { return x == 0 || y == 0 ? 0 : x * y; }
 
 void fit_grid(Facts& f) {
   if (!floaty(f.dtype)) f.grid = 0;
-  if (f.grid > 60 || (f.grid >= 0 && !(std::ldexp(f.bound, f.grid) <=
-                                       std::ldexp(1.0, mantissa(f.dtype)))))
+  if (f.grid > 60 ||
+      (f.grid >= 0 && !(std::ldexp(f.bound, f.grid) <= std::ldexp(1.0, mantissa(f.dtype)))))
     f.grid = -1;
 }
 
@@ -103,8 +103,8 @@ Facts scalar_facts(const Scalar& s) {
   Facts f;
   std::complex<double> v = s.as_complex();
   if (s.kind() == Scalar::Kind::Int) v = static_cast<double>(s.as_int());
-  f.dtype = s.kind() == Scalar::Kind::Bool  ? DType::Bool
-            : s.kind() == Scalar::Kind::Int ? DType::Int64
+  f.dtype = s.kind() == Scalar::Kind::Bool    ? DType::Bool
+            : s.kind() == Scalar::Kind::Int   ? DType::Int64
             : s.kind() == Scalar::Kind::Float ? DType::Float64
                                               : DType::Complex128;
   f.special = !std::isfinite(v.real()) || !std::isfinite(v.imag());
@@ -172,7 +172,7 @@ std::optional<Facts> multiply(const Facts& a, const Facts& b, DType t) {
 
 std::optional<Facts> divide(const Facts& a, const Facts& b, DType t) {
   if (a.noisy || b.noisy) return std::nullopt;  // a noisy divisor near 0 has no useful bound
-  if (b.zero_sign) return std::nullopt;          // 1 / -0 is -inf
+  if (b.zero_sign) return std::nullopt;         // 1 / -0 is -inf
   Facts r = choice({a, b});
   r.special = true;  // x / 0
   r.grid = -1;
@@ -290,35 +290,40 @@ double log_bound(const Facts& x) {
   return std::max(std::abs(std::log(std::max(modulus(x), 1e-300))), smallest);
 }
 
+std::optional<Facts> real_exp(const Facts& x, DType t) {
+  // Kept clear of overflow; the input's error becomes a relative one.
+  if (!(x.bound <= (t == DType::Float32 ? 80 : 700)) || total_err(x) > 1) return std::nullopt;
+  Facts r = lipschitz(x, std::exp(x.bound), 0, t);
+  r.rel_err = std::expm1(total_err(x)) + kReal * unit_roundoff(t);
+  return r;
+}
+
+// sin, cos, tanh: bounded by 1 and 1-Lipschitz.
+std::optional<Facts> real_bounded(UnaryFn fn, const Facts& x, DType t) {
+  // Argument reduction of huge inputs is where libraries differ most.
+  if (!(x.bound <= 1e5) || total_err(x) > 1) return std::nullopt;
+  Facts r = lipschitz(x, 1, 1, t);
+  // Near a zero of sin or cos only the reduced argument's last bits (relative to |x|) are left.
+  if (fn != UnaryFn::Tanh) r.abs_err += 2 * unit_roundoff(t) * x.bound;
+  return r;
+}
+
 std::optional<Facts> real_transcendental(UnaryFn fn, const Facts& x, DType t) {
-  double u = unit_roundoff(t);
-  switch (fn) {
-    case UnaryFn::Exp: {
-      // Keep clear of overflow; the input's error becomes a relative one.
-      if (!(x.bound <= (t == DType::Float32 ? 80 : 700)) || total_err(x) > 1) return std::nullopt;
-      Facts r = lipschitz(x, std::exp(x.bound), 0, t);
-      r.rel_err = std::expm1(total_err(x)) + kReal * u;
-      return r;
-    }
-    case UnaryFn::Sin:
-    case UnaryFn::Cos:
-    case UnaryFn::Tanh:
-      // Argument reduction of huge inputs is where libraries differ most.
-      if (!(x.bound <= 1e5) || total_err(x) > 1) return std::nullopt;
-      return lipschitz(x, 1, 1, t);
-    default:  // sqrt, log, tan: not Lipschitz near 0, a pole or a branch cut
-      if (x.noisy) return std::nullopt;
-      if (fn == UnaryFn::Sqrt) {
-        Facts r = x;  // correctly rounded everywhere: exact
-        r.bound = std::sqrt(x.bound);
-        r.grid = -1;
-        r.special = true;  // of a negative number
-        return r;
-      }
-      Facts r = lipschitz(x, fn == UnaryFn::Log ? log_bound(x) : kInf, 0, t);
-      r.special |= fn == UnaryFn::Log;
-      return r;
+  if (fn == UnaryFn::Exp) return real_exp(x, t);
+  if (fn == UnaryFn::Sin || fn == UnaryFn::Cos || fn == UnaryFn::Tanh)
+    return real_bounded(fn, x, t);
+  // sqrt, log, tan: not Lipschitz near 0 or a pole, so only of exact values.
+  if (x.noisy) return std::nullopt;
+  if (fn == UnaryFn::Sqrt) {
+    Facts r = x;  // correctly rounded everywhere: exact
+    r.bound = std::sqrt(x.bound);
+    r.grid = -1;
+    r.special = true;  // of a negative number
+    return r;
   }
+  Facts r = lipschitz(x, fn == UnaryFn::Log ? log_bound(x) : kInf, 0, t);
+  r.special |= fn == UnaryFn::Log;
+  return r;
 }
 
 std::optional<Facts> complex_transcendental(UnaryFn fn, const Facts& x, DType t) {
@@ -341,7 +346,7 @@ std::optional<Facts> complex_transcendental(UnaryFn fn, const Facts& x, DType t)
     case UnaryFn::Sin:
     case UnaryFn::Cos:
       if (!(x.bound <= 20) || total_err(x) > 1) return std::nullopt;
-      return complex_fn(x, std::cosh(x.bound), std::cosh(x.bound), t);
+      return complex_fn(x, std::cosh(x.bound) * (1 + x.bound), std::cosh(x.bound), t);
     default:  // tan, tanh: poles at odd multiples of i pi / 2, far outside |z| <= 0.75 * sqrt 2
       if (!(x.bound <= 0.75)) return std::nullopt;
       return complex_fn(x, 2, 2, t);
@@ -405,8 +410,8 @@ std::optional<Facts> sum(Facts a, int64_t n, DType t, bool mean) {
   r.bound = times(dn, a.bound);
   if (!floaty(t)) return r;
   r.zero_sign = true;
-  bool exact = !a.noisy && a.grid >= 0 &&
-               dn * std::ldexp(a.bound, a.grid) <= std::ldexp(1.0, mantissa(t));
+  bool exact =
+      !a.noisy && a.grid >= 0 && dn * std::ldexp(a.bound, a.grid) <= std::ldexp(1.0, mantissa(t));
   if (!exact) {
     if (!(r.bound <= noisy_limit(t))) return std::nullopt;
     // Any order: each of n partial sums rounds by at most u * n * bound.
@@ -432,8 +437,8 @@ std::optional<Facts> product(Facts a, int64_t n, DType t) {
   // of underflowing factors may be 0 on one path and not on another (then inf * it).
   if (a.special && (is_complex(t) || a.grid < 0)) return std::nullopt;
   double numerator = std::ldexp(a.bound, std::max(a.grid, 0));
-  bool exact = !a.noisy && a.grid >= 0 &&
-               (numerator <= 1 || dn * std::log2(numerator) <= mantissa(t));
+  bool exact =
+      !a.noisy && a.grid >= 0 && (numerator <= 1 || dn * std::log2(numerator) <= mantissa(t));
   r.grid = exact ? a.grid * static_cast<int>(std::min<int64_t>(n, 61)) : -1;
   if (exact) return r;
   if (!(r.bound <= noisy_limit(t))) return std::nullopt;
@@ -586,6 +591,9 @@ Facts input_facts(const InputSpec& s) {
       break;
     case DataKind::Arange:
       f.bound = is_integer(s.dtype) ? n / 2 + 1 : n / 4 + 1, f.grid = 1;
+      break;
+    case DataKind::Steps:
+      f.bound = 1.4 + n * 0.2, f.grid = -1;
       break;
     case DataKind::Linspace:
       f.bound = 1, f.grid = -1;

@@ -32,10 +32,10 @@ namespace kiln::fuzz {
 struct Facts {
   DType dtype = DType::Float64;
   Shape shape;
-  double bound = 0;      // |re| and |im| of every finite element are at most this (inf: unknown)
-  int grid = 0;          // finite elements are multiples of 2^-grid (-1: not on such a grid)
-  bool special = false;  // may hold NaN or an infinity
-  bool noisy = false;    // may differ between paths, by up to abs_err + rel_err * |value|
+  double bound = 0;        // |re| and |im| of every finite element are at most this (inf: unknown)
+  int grid = 0;            // finite elements are multiples of 2^-grid (-1: not on such a grid)
+  bool special = false;    // may hold NaN or an infinity
+  bool noisy = false;      // may differ between paths, by up to abs_err + rel_err * |value|
   bool zero_sign = false;  // a zero element may be -0 on one path and +0 on another
   double abs_err = 0, rel_err = 0;
 };

@@ -26,8 +26,8 @@ std::string failure_report(uint64_t seed, const Program& p, const CheckResult& f
       last = r;
       return true;
     });
-    os << "reduced from " << p.ops.size() << " ops to " << reduced.ops.size() << " ops ("
-       << checks << " checks); it fails with\n"
+    os << "reduced from " << p.ops.size() << " ops to " << reduced.ops.size() << " ops (" << checks
+       << " checks); it fails with\n"
        << last.message << "\n";
   }
   os << "--- C++\n" << to_cpp(reduced) << "---\n";
@@ -61,7 +61,8 @@ RunStats run_cases(const RunOptions& o) {
 
 std::string summary(const RunStats& s) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "fuzz: %lld cases, %lld rejected, %lld mismatches, %lld crashes, %.1f s",
+  std::snprintf(buf, sizeof buf,
+                "fuzz: %lld cases, %lld rejected, %lld mismatches, %lld crashes, %.1f s",
                 static_cast<long long>(s.cases), static_cast<long long>(s.rejected),
                 static_cast<long long>(s.mismatches), static_cast<long long>(s.crashes), s.seconds);
   return buf;

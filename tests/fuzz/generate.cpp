@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
-#include <random>
 
 #include "fuzz/facts.hpp"
+#include "fuzz/random.hpp"
 
 namespace kiln::fuzz {
 namespace {
-
-using Rng = std::mt19937_64;
 
 // Values in creation order: inputs may be added at any time, and are numbered first only
 // when the program is finished.
@@ -26,13 +24,9 @@ class Generator {
 
  private:
   // ---- random helpers
-  int64_t uniform(int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
-  }
-  bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-  int weighted(const std::vector<int>& weights) {
-    return std::discrete_distribution<int>(weights.begin(), weights.end())(rng_);
-  }
+  int64_t uniform(int64_t lo, int64_t hi) { return rng_.uniform(lo, hi); }
+  bool chance(double p) { return rng_.chance(p); }
+  int weighted(const std::vector<int>& weights) { return rng_.weighted(weights); }
   int count() const { return static_cast<int>(nodes_.size()); }
   const Shape& shape_of(int v) const { return values_.at(static_cast<size_t>(v)).shape(); }
   int ndim_of(int v) const { return static_cast<int>(shape_of(v).size()); }
@@ -72,7 +66,7 @@ class Generator {
   void add_rejected_op();
   Program finish();
 
-  Rng rng_;
+  Random rng_;
   Limits limits_;
   Shape base_;
   bool zero_dims_ = false;
@@ -130,9 +124,9 @@ DataKind Generator::kind_for(DType t) {
     return ints[weighted({10, 3, 3, 3, 1})];
   }
   if (is_floating(t)) {
-    static const K reals[] = {K::Small,  K::Quarters, K::Tiny,   K::General, K::Specials,
-                              K::Random, K::Arange,   K::Linspace, K::Full};
-    return reals[weighted({4, 5, 1, 4, 3, 1, 1, 1, 1})];
+    static const K reals[] = {K::Small,  K::Quarters, K::Tiny,  K::General,  K::Specials,
+                              K::Random, K::Arange,   K::Steps, K::Linspace, K::Full};
+    return reals[weighted({4, 5, 1, 4, 3, 1, 1, 1, 1, 1})];
   }
   static const K complexes[] = {K::Small, K::Quarters, K::Tiny, K::General, K::Specials, K::Full};
   return complexes[weighted({4, 5, 3, 4, 3, 1})];
@@ -141,7 +135,7 @@ DataKind Generator::kind_for(DType t) {
 int Generator::add_input(Shape s, DType t) {
   Node n;
   n.is_input = true;
-  n.input = {t, fit(std::move(s)), kind_for(t), rng_()};
+  n.input = {t, fit(std::move(s)), kind_for(t), rng_.next()};
   values_.push_back(make_input(n.input, host()));
   facts_.push_back(input_facts(n.input));
   nodes_.push_back(n);
@@ -272,7 +266,7 @@ Op Generator::astype_op() {
 std::vector<int> Generator::random_axes(int ndim, int min_count, int max_count) {
   std::vector<int> all(static_cast<size_t>(ndim));
   std::iota(all.begin(), all.end(), 0);
-  std::shuffle(all.begin(), all.end(), rng_);
+  rng_.shuffle(all.begin(), all.end());
   int k = static_cast<int>(uniform(std::min(min_count, ndim), std::min(max_count, ndim)));
   all.resize(static_cast<size_t>(k));
   for (int& a : all)
@@ -384,10 +378,14 @@ Op Generator::fft_op() {
   bool single = fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft;
   bool two = fn == FftFn::Fft2 || fn == FftFn::Ifft2;
   op.has_axes = chance(single ? 0.7 : 0.5);
-  if (op.has_axes) op.axes = single ? random_axes(nd, 1, 1) : random_axes(nd, two ? 2 : 1, two ? 2 : 3);
+  if (op.has_axes)
+    op.axes = single ? random_axes(nd, 1, 1) : random_axes(nd, two ? 2 : 1, two ? 2 : 3);
   op.has_lengths = chance(0.3);
   if (op.has_lengths) {
-    size_t k = single ? 1 : op.has_axes ? op.axes.size() : two ? 2 : static_cast<size_t>(uniform(1, 3));
+    size_t k = single        ? 1
+               : op.has_axes ? op.axes.size()
+               : two         ? 2
+                             : static_cast<size_t>(uniform(1, 3));
     for (size_t i = 0; i < k; ++i) op.shape.push_back(uniform(1, 8));
   }
   return op;
@@ -494,7 +492,8 @@ Program Generator::finish() {
       if (!n.is_input && !a.is_scalar()) read[static_cast<size_t>(a.value)] = true;
   p.outputs = {number.back()};
   for (size_t i = nodes_.size(); i-- > 0 && p.outputs.size() < 4;)
-    if (!nodes_[i].is_input && !read[i] && number[i] != p.outputs[0]) p.outputs.push_back(number[i]);
+    if (!nodes_[i].is_input && !read[i] && number[i] != p.outputs[0])
+      p.outputs.push_back(number[i]);
   int v = number[static_cast<size_t>(uniform(0, count() - 1))];
   if (chance(0.15) && std::find(p.outputs.begin(), p.outputs.end(), v) == p.outputs.end())
     p.outputs.push_back(v);

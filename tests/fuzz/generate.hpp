@@ -7,8 +7,8 @@
 namespace kiln::fuzz {
 
 struct Limits {
-  int max_ops = 12;           // operations per program (each case draws 1..max_ops)
-  int64_t max_elems = 4096;   // elements of any value
+  int max_ops = 12;          // operations per program (each case draws 1..max_ops)
+  int64_t max_elems = 4096;  // elements of any value
   int max_rank = kMaxRank;
   bool fft = true;
 };

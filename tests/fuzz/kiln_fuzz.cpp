@@ -65,17 +65,28 @@ Args parse(int argc, char** argv) {
   a.run.out = &std::cout;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--cases") a.run.cases = static_cast<int64_t>(number(i, argc, argv));
-    else if (s == "--seed") a.run.seed = number(i, argc, argv);
-    else if (s == "--gpu") a.run.check.gpu = true;
-    else if (s == "--max-ops") a.run.limits.max_ops = static_cast<int>(number(i, argc, argv));
-    else if (s == "--max-elems") a.run.limits.max_elems = static_cast<int64_t>(number(i, argc, argv));
-    else if (s == "--no-fft") a.run.limits.fft = false;
-    else if (s == "--no-shrink") a.run.shrink = false;
-    else if (s == "--verbose") a.run.verbose = true;
-    else if (s == "--print") a.print = true;
-    else if (s == "--coverage") a.coverage = true;
-    else usage(("unknown argument " + s).c_str());
+    if (s == "--cases")
+      a.run.cases = static_cast<int64_t>(number(i, argc, argv));
+    else if (s == "--seed")
+      a.run.seed = number(i, argc, argv);
+    else if (s == "--gpu")
+      a.run.check.gpu = true;
+    else if (s == "--max-ops")
+      a.run.limits.max_ops = static_cast<int>(number(i, argc, argv));
+    else if (s == "--max-elems")
+      a.run.limits.max_elems = static_cast<int64_t>(number(i, argc, argv));
+    else if (s == "--no-fft")
+      a.run.limits.fft = false;
+    else if (s == "--no-shrink")
+      a.run.shrink = false;
+    else if (s == "--verbose")
+      a.run.verbose = true;
+    else if (s == "--print")
+      a.print = true;
+    else if (s == "--coverage")
+      a.coverage = true;
+    else
+      usage(("unknown argument " + s).c_str());
   }
   return a;
 }
@@ -108,5 +119,10 @@ int main(int argc, char** argv) {
   kiln::fuzz::RunStats s = kiln::fuzz::run_cases(a.run);
   g_in_case = 0;
   std::cout << kiln::fuzz::summary(s) << std::endl;
+  if (!s.failed_seeds.empty()) {
+    std::cout << "failed seeds:";
+    for (uint64_t seed : s.failed_seeds) std::cout << " " << seed;
+    std::cout << std::endl;
+  }
   return s.mismatches + s.crashes == 0 ? 0 : 1;
 }

@@ -4,27 +4,25 @@
 #include <complex>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <stdexcept>
+
+#include "fuzz/random.hpp"
 
 namespace kiln::fuzz {
 
 const char* kind_name(DataKind k) {
-  static constexpr const char* names[] = {"Small",    "Quarters", "Tiny",   "General",  "Specials",
-                                          "Wide",     "Random",   "Arange", "Linspace", "Full"};
+  static constexpr const char* names[] = {"Small",    "Quarters", "Tiny",   "General",
+                                          "Specials", "Wide",     "Random", "Arange",
+                                          "Steps",    "Linspace", "Full"};
   return names[static_cast<int>(k)];
 }
 
 namespace {
 
-using Rng = std::mt19937_64;
+using Rng = Random;
 
-double uniform(Rng& rng, double lo, double hi) {
-  return std::uniform_real_distribution<double>(lo, hi)(rng);
-}
-int64_t integer(Rng& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
+double uniform(Rng& rng, double lo, double hi) { return rng.uniform_real(lo, hi); }
+int64_t integer(Rng& rng, int64_t lo, int64_t hi) { return rng.uniform(lo, hi); }
 
 // One real number of a float kind (Full uses a quarter).
 double real_value(DataKind k, Rng& rng) {
@@ -48,10 +46,10 @@ double real_value(DataKind k, Rng& rng) {
 
 int64_t int_value(DataKind k, DType t, Rng& rng) {
   if (k != DataKind::Wide) return integer(rng, -4, 4);
-  int64_t lo = t == DType::Int32 ? std::numeric_limits<int32_t>::min()
-                                 : std::numeric_limits<int64_t>::min();
-  int64_t hi = t == DType::Int32 ? std::numeric_limits<int32_t>::max()
-                                 : std::numeric_limits<int64_t>::max();
+  int64_t lo =
+      t == DType::Int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+  int64_t hi =
+      t == DType::Int32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
   int64_t pick = integer(rng, 0, 9);  // extremes and their neighbours are the interesting ones
   if (pick == 0) return lo;
   if (pick == 1) return hi;
@@ -108,6 +106,12 @@ Array generated_input(const InputSpec& s, Device d) {
       return arange(-0.5 * static_cast<double>(n / 2), 0.5 * static_cast<double>(n - n / 2), 0.5,
                     s.dtype, d)
           .reshape(s.shape);
+    case DataKind::Steps: {
+      double start = -1.1 - 0.07 * static_cast<double>(s.seed % 5);
+      double step = 0.1 + 0.013 * static_cast<double>(s.seed % 7);
+      double stop = start + (static_cast<double>(n) - 0.5) * step;  // n values
+      return arange(start, stop, step, s.dtype, d).reshape(s.shape);
+    }
     case DataKind::Linspace:
       return linspace(-1, 1, n, s.seed % 2 == 0, s.dtype, d).reshape(s.shape);
     default:
@@ -116,8 +120,8 @@ Array generated_input(const InputSpec& s, Device d) {
 }
 
 bool is_generated(DataKind k) {
-  return k == DataKind::Random || k == DataKind::Arange || k == DataKind::Linspace ||
-         k == DataKind::Full;
+  return k == DataKind::Random || k == DataKind::Arange || k == DataKind::Steps ||
+         k == DataKind::Linspace || k == DataKind::Full;
 }
 
 kiln::Operand operand(const Operand& o, const std::vector<Array>& values) {

@@ -20,6 +20,7 @@ enum class DataKind : uint8_t {
   Wide,      // integers over the whole range of the dtype, extremes included
   Random,    // kiln::random::Generator(seed, device): randint or uniform, made on the device
   Arange,    // kiln::arange on the device, reshaped
+  Steps,     // kiln::arange with a step that is not a power of 2 (start + i * step rounds)
   Linspace,  // kiln::linspace on the device, reshaped
   Full,      // kiln::full on the device
 };
@@ -47,10 +48,39 @@ enum class OpKind : uint8_t {
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 enum class UnaryFn : uint8_t {
-  Neg, Not, Abs, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Real, Imag, Conj,
+  Neg,
+  Not,
+  Abs,
+  Sqrt,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Floor,
+  Ceil,
+  Real,
+  Imag,
+  Conj,
 };
 enum class BinaryFn : uint8_t {
-  Add, Sub, Mul, Div, Pow, Minimum, Maximum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Minimum,
+  Maximum,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  Xor,
 };
 enum class ReduceFn : uint8_t { Sum, Prod, Max, Min, Mean, Any, All, ArgMax, ArgMin };
 enum class FftFn : uint8_t { Fft, Ifft, Fft2, Ifft2, Fftn, Ifftn, Rfft, Irfft, Rfftn, Irfftn };

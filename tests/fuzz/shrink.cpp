@@ -71,7 +71,8 @@ void argument_variants(const Program& p, std::vector<Program>& out) {
         if (s.start || s.stop || s.step != 1) edit([i](Op& o) { o.index[i] = Slice(); });
       }
     if (op.has_lengths) edit([](Op& o) { o.has_lengths = false, o.shape.clear(); });
-    if (op.kind == OpKind::Fft && op.has_axes) edit([](Op& o) { o.has_axes = false, o.axes.clear(); });
+    if (op.kind == OpKind::Fft && op.has_axes)
+      edit([](Op& o) { o.has_axes = false, o.axes.clear(); });
     if (op.norm != 0) edit([](Op& o) { o.norm = 0; });
   }
 }
@@ -132,8 +133,8 @@ Program compact(const Program& p) {
 }
 
 int64_t program_weight(const Program& p) {
-  int64_t w = static_cast<int64_t>(p.ops.size()) * 1000 +
-              static_cast<int64_t>(p.outputs.size()) * 100;
+  int64_t w =
+      static_cast<int64_t>(p.ops.size()) * 1000 + static_cast<int64_t>(p.outputs.size()) * 100;
   for (const auto& in : p.inputs)
     w += 50 + 2 * shape_size(in.shape) + static_cast<int64_t>(in.shape.size()) +
          (in.kind != DataKind::Small ? 5 : 0);
@@ -142,7 +143,8 @@ int64_t program_weight(const Program& p) {
     w += static_cast<int64_t>(op.axes.size() + op.index.size() + op.shape.size()) + op.keepdims +
          op.has_lengths + op.has_axes + (op.norm != 0);
     for (const auto& ix : op.index)
-      if (auto* s = std::get_if<Slice>(&ix)) w += s->start.has_value() + s->stop.has_value() + (s->step != 1);
+      if (auto* s = std::get_if<Slice>(&ix))
+        w += s->start.has_value() + s->stop.has_value() + (s->step != 1);
   }
   return w;
 }

@@ -81,16 +81,16 @@ std::string index(const std::vector<Index>& idx) {
 }
 
 const char* unary_call(UnaryFn fn) {
-  static constexpr const char* names[] = {"-",         "~",         "kiln::abs",  "kiln::sqrt",
-                                          "kiln::exp", "kiln::log", "kiln::sin",  "kiln::cos",
-                                          "kiln::tan", "kiln::tanh", "kiln::floor", "kiln::ceil",
+  static constexpr const char* names[] = {"-",          "~",          "kiln::abs",   "kiln::sqrt",
+                                          "kiln::exp",  "kiln::log",  "kiln::sin",   "kiln::cos",
+                                          "kiln::tan",  "kiln::tanh", "kiln::floor", "kiln::ceil",
                                           "kiln::real", "kiln::imag", "kiln::conj"};
   return names[static_cast<int>(fn)];
 }
 
 std::string binary(const Op& op) {
-  static constexpr const char* symbols[] = {"+",  "-",  "*",  "/",  "",  "",  "",  "==",
-                                            "!=", "<", "<=", ">", ">=", "&", "|", "^"};
+  static constexpr const char* symbols[] = {
+      "+", "-", "*", "/", "", "", "", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^"};
   auto fn = static_cast<BinaryFn>(op.fn);
   std::string a = operand(op.args.at(0)), b = operand(op.args.at(1));
   if (fn == BinaryFn::Pow) return "kiln::pow(" + a + ", " + b + ")";
@@ -105,13 +105,14 @@ std::string reduce(const Op& op) {
   std::string call = std::string("kiln::") + names[op.fn] + "(" + operand(op.args.at(0)) + ", ";
   std::string keep = op.keepdims ? "true" : "false";
   auto fn = static_cast<ReduceFn>(op.fn);
-  if (fn != ReduceFn::ArgMax && fn != ReduceFn::ArgMin) return call + list(op.axes) + ", " + keep + ")";
+  if (fn != ReduceFn::ArgMax && fn != ReduceFn::ArgMin)
+    return call + list(op.axes) + ", " + keep + ")";
   std::string axis = op.axes.empty() ? "std::nullopt" : std::to_string(op.axes[0]);
   return call + axis + ", " + keep + ")";
 }
 
 std::string fft(const Op& op) {
-  static constexpr const char* names[] = {"fft",  "ifft",  "fft2", "ifft2", "fftn",
+  static constexpr const char* names[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                           "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
   static constexpr const char* norms[] = {"\"backward\"", "\"ortho\"", "\"forward\""};
   auto fn = static_cast<FftFn>(op.fn);
@@ -159,12 +160,12 @@ std::string literal_input(const InputSpec& s) {
     if constexpr (std::is_same_v<T, bool>)
       return "kiln::asarray(std::vector<int32_t>{" + literal_values<T>(a) + "}, " + shape +
              ", dev).astype(kiln::DType::Bool)";
-    std::string type = std::is_same_v<T, int32_t>                ? "int32_t"
-                       : std::is_same_v<T, int64_t>              ? "int64_t"
-                       : std::is_same_v<T, float>                ? "float"
-                       : std::is_same_v<T, double>               ? "double"
+    std::string type = std::is_same_v<T, int32_t>               ? "int32_t"
+                       : std::is_same_v<T, int64_t>             ? "int64_t"
+                       : std::is_same_v<T, float>               ? "float"
+                       : std::is_same_v<T, double>              ? "double"
                        : std::is_same_v<T, std::complex<float>> ? "std::complex<float>"
-                                                                  : "std::complex<double>";
+                                                                : "std::complex<double>";
     return "kiln::asarray(std::vector<" + type + ">{" + literal_values<T>(a) + "}, " + shape +
            ", dev)";
   });
@@ -179,16 +180,19 @@ std::string input(const InputSpec& s) {
              (is_integer(s.dtype) ? "randint(-50, 50, " : "uniform(-2, 2, ") + shape + ", " + t +
              ")";
     case DataKind::Arange:
+    case DataKind::Steps:
     case DataKind::Linspace:
     case DataKind::Full:
-      return "kiln::fuzz::make_input({" + t + ", " + shape + ", kiln::fuzz::DataKind::" +
-             kind_name(s.kind) + ", " + std::to_string(s.seed) + "u}, dev)";
+      return "kiln::fuzz::make_input({" + t + ", " + shape +
+             ", kiln::fuzz::DataKind::" + kind_name(s.kind) + ", " + std::to_string(s.seed) +
+             "u}, dev)";
     default:
       break;
   }
   if (shape_size(s.shape) <= 256) return literal_input(s);
-  return "kiln::fuzz::make_input({" + t + ", " + shape + ", kiln::fuzz::DataKind::" +
-         kind_name(s.kind) + ", " + std::to_string(s.seed) + "u}, dev)";
+  return "kiln::fuzz::make_input({" + t + ", " + shape +
+         ", kiln::fuzz::DataKind::" + kind_name(s.kind) + ", " + std::to_string(s.seed) +
+         "u}, dev)";
 }
 
 }  // namespace
