@@ -1,6 +1,7 @@
 // kiln::explain describes the plan: one line per kernel, library call and copy.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <kiln/kiln.hpp>
 #include <string>
 
@@ -44,4 +45,19 @@ TEST_CASE("to_dot: one cluster per fused group, buffers as boxes") {
   CHECK(dot.find("(sum)") != std::string::npos);
   CHECK(count(dot, "shape=box") >= 3);  // x, t, sum(t)
   CHECK(dot.find("label=\"sin\"") != std::string::npos);
+}
+
+TEST_CASE("explain: says whether a kernel is compiled yet, without compiling it") {
+  auto x = kiln::arange(0, 64, 1, kiln::DType::Float64).eval();
+  auto y = kiln::tanh(x * 0.03125) * 5 - 1;
+  kiln::Device d = kiln::cuda_available() ? kiln::cuda() : kiln::host();
+  if (d.is_host() && !std::getenv("KILN_JIT_ARCH")) {
+    CHECK(kiln::explain({y}).find("(host executor)") != std::string::npos);
+    return;
+  }
+  auto xd = kiln::asarray(x, d).eval();
+  auto yd = kiln::tanh(xd * 0.03125) * 5 - 1;
+  yd.eval();                                     // compiles (or finds) the kernel
+  auto again = kiln::tanh(xd * 0.0625) * 7 - 1;  // same structure: same kernel
+  CHECK(kiln::explain({again}).find("(cached in memory)") != std::string::npos);
 }

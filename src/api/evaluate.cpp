@@ -89,6 +89,8 @@ class PlanCache {
 
 }  // namespace
 
+std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
+
 void realize(const std::vector<graph::NodeRef>& nodes) {
   std::lock_guard lock(eval_mutex());
   std::vector<graph::NodeRef> todo;

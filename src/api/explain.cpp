@@ -4,7 +4,10 @@
 #include <sstream>
 
 #include "api/build.hpp"
+#include "api/evaluate.hpp"
 #include "codegen/kernel_source.hpp"
+#include "cuda/kernels.hpp"
+#include "jit/jit.hpp"
 #include "plan/planner.hpp"
 
 namespace kiln {
@@ -24,6 +27,15 @@ std::string buffer(const plan::Plan& p, int id) {
          " on " + b.device.str();
 }
 
+// Whether the first evaluation will compile the kernel, or find it in memory or on disk.
+std::string cache_state(const codegen::KernelSource& src, const Device& d) {
+  std::string arch = d.is_cuda() ? gpu::device_arch(d.index) : jit::target_arch();
+  if (d.is_host() && (cuda_available() || arch.empty())) return "host executor";
+  std::string where =
+      jit::cached_where(gpu::kernel_request(src.name, src.source, src.summary, arch));
+  return where.empty() ? "not compiled yet" : "cached in " + where;
+}
+
 struct Describe {
   const plan::Plan& p;
   std::ostringstream& os;
@@ -35,9 +47,10 @@ struct Describe {
     for (const auto& a : g.accesses)
       if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
     for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
-    os << "kernel " << src.name << " on " << p.buffers[g.outputs[0].buffer].device.str() << ": "
-       << src.summary << "\n    " << g.code.size() << " instructions over " << shape_str(g.shape)
-       << ", moves " << mb(bytes) << "\n";
+    const Device& d = p.buffers[g.outputs[0].buffer].device;
+    os << "kernel " << src.name << " on " << d.str() << " (" << cache_state(src, d)
+       << "): " << src.summary << "\n    " << g.code.size() << " instructions over "
+       << shape_str(g.shape) << ", moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::FftStep& s) const {
     os << "fft (" << (s.inverse ? "inverse" : "forward") << ") " << buffer(p, s.in) << " -> "
@@ -63,6 +76,7 @@ struct Describe {
 }  // namespace
 
 std::string explain(const std::vector<Array>& outputs) {
+  auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
   std::vector<graph::NodeRef> nodes;
   for (const auto& a : outputs)
     if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());

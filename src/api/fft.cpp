@@ -167,10 +167,12 @@ Array transform(const Array& a, const Lengths& s, const FftAxes& axes_in, std::s
   std::vector<int64_t> lengths = resolve_lengths(node.shape, axes, s, kind, r.what);
   double total = 1;
   for (int64_t n : lengths) total *= static_cast<double>(n);
+  Shape out = output_shape(node.shape, axes, lengths, kind);
+  graph::check_rank(out, r.what);  // lengths so long that the output cannot be counted
   graph::NodeSpec spec{graph::OpKind::Fft,
                        static_cast<uint8_t>(kind),
                        dt.out,
-                       output_shape(node.shape, axes, lengths, kind),
+                       std::move(out),
                        node.device,
                        {api::cast(a.node(), dt.in)},
                        node_params(axes, lengths, r.inverse),

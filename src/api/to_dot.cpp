@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "api/build.hpp"
+#include "api/evaluate.hpp"
 #include "codegen/summary.hpp"
 #include "kiln/explain.hpp"
 #include "plan/planner.hpp"
@@ -104,6 +105,7 @@ class Dot {
 }  // namespace
 
 std::string to_dot(const std::vector<Array>& outputs) {
+  auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
   std::vector<graph::NodeRef> nodes;
   for (const auto& a : outputs)
     if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());

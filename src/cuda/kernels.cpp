@@ -42,7 +42,7 @@ Loaded load(const jit::Kernel& k, int device) {
 // No FMA contraction: every operation rounds on its own, as in NumPy and the host executor,
 // so fused and eager kernels give the same bits (the cost is nil for memory-bound kernels).
 jit::Request request(const codegen::KernelSource& src, const std::string& arch) {
-  return {src.name, src.source, src.summary, arch, {"--fmad=false"}};
+  return kernel_request(src.name, src.source, src.summary, arch);
 }
 
 // Kernel arguments in 16-byte slots of one buffer (a layout takes several); the runtime
@@ -282,12 +282,17 @@ Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* 
   return *static_cast<Prepared*>(slot.get());
 }
 
+}  // namespace
+
 std::string device_arch(int device) {
   const auto& info = gpu::device(device);
   return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
 }
 
-}  // namespace
+jit::Request kernel_request(const std::string& name, const std::string& source,
+                            const std::string& summary, const std::string& arch) {
+  return {name, source, summary, arch, {"--fmad=false"}};
+}
 
 LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch) {
   auto t0 = std::chrono::steady_clock::now();

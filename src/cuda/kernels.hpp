@@ -17,6 +17,12 @@ struct LaunchRecord {
   const std::string* source = nullptr;  // the generated source, when it was generated now
 };
 
+// The JIT request for a generated kernel (the options every kiln kernel is compiled with).
+jit::Request kernel_request(const std::string& name, const std::string& source,
+                            const std::string& summary, const std::string& arch);
+// The arch of a device, "sm_90".
+std::string device_arch(int device);
+
 // Launches the step's group on `device`'s stream. `data(id)` is the device address of plan
 // buffer id. The generated source and loaded kernel are kept in step.compiled.
 LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,

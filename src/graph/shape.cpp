@@ -1,14 +1,20 @@
 #include "graph/shape.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "kiln/errors.hpp"
 
 namespace kiln {
 
 int64_t shape_size(const Shape& s) {
+  for (int64_t d : s)
+    if (d == 0) return 0;  // whatever the other dimensions are, as NumPy
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw ShapeError("shape " + shape_str(s) +
+                       " has more elements than an int64 can count; use smaller dimensions");
   return n;
 }
 
@@ -34,6 +40,10 @@ void check_rank(const Shape& s, const char* what) {
     if (d < 0)
       throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
                        " has a negative dimension; dimensions must be >= 0");
+  // Byte counts (elements times itemsize, up to 16) must fit in int64 too.
+  if (shape_size(s) > std::numeric_limits<int64_t>::max() / 16)
+    throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
+                     " has too many elements to address; use smaller dimensions");
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
@@ -85,19 +95,19 @@ std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const ch
 }
 
 Shape resolve_reshape(const Shape& from, Shape to) {
-  int64_t known = 1;
+  Shape given = to;  // the -1 as 1: known is the product of the given dimensions
   int unknown = -1;
   for (size_t i = 0; i < to.size(); ++i) {
     if (to[i] == -1) {
       if (unknown >= 0) throw ShapeError("reshape: can only specify one unknown dimension (-1)");
       unknown = static_cast<int>(i);
+      given[i] = 1;
     } else if (to[i] < 0) {
       throw ShapeError("reshape: dimension " + std::to_string(to[i]) +
                        " is negative; use -1 for one inferred dimension");
-    } else {
-      known *= to[i];
     }
   }
+  int64_t known = shape_size(given);
   int64_t n = shape_size(from);
   if (unknown >= 0 && known != 0 && n % known == 0) to[unknown] = n / known;
   if ((unknown >= 0 && (known == 0 || n % known != 0)) || shape_size(to) != n)

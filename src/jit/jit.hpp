@@ -35,6 +35,10 @@ struct Result {
 // and kiln::DeviceError when the arch is empty and target_arch() finds none.
 Result get(const Request& r);
 
+// Where r's kernel is now, without compiling or counting a use: "memory", "disk", or "" when
+// a first evaluation would compile it (what kiln::explain reports).
+std::string cached_where(const Request& r);
+
 // The embedded kernels/*.cuh headers (name, text), given to NVRTC as include files.
 struct Header {
   const char* name;

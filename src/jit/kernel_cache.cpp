@@ -10,6 +10,8 @@
 #include "jit/cache_key.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/jit.hpp"
+
+#include <sys/stat.h>
 #include "jit/nvrtc_compile.hpp"
 #include "jit/usage_log.hpp"
 #include "kiln/cache.hpp"
@@ -132,6 +134,26 @@ Result get_resolved(const Request& r) {
 }
 
 }  // namespace
+
+std::string cached_where(const Request& req) {
+  Request r = req;
+  if (r.arch.empty()) r.arch = target_arch();
+  if (r.arch.empty()) return "";
+  std::string key = cache_key(r, compile_options(r.arch, r.options));
+  Cache& c = the_cache();
+  std::shared_ptr<DiskCache> disk;
+  {
+    std::lock_guard lock(c.mutex);
+    disk = c.disk;
+    auto it = c.slots.find(key);
+    if (it != c.slots.end()) {
+      std::lock_guard slot_lock(it->second->mutex);
+      if (it->second->kernel) return "memory";
+    }
+  }
+  struct stat st;
+  return disk && ::stat(disk->path_for(key).c_str(), &st) == 0 ? "disk" : "";
+}
 
 Result get(const Request& r) {
   if (!r.arch.empty()) return get_resolved(r);
