@@ -17,18 +17,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Best wall time of `repeats` calls, in ms, the device synchronised after each.
-double best_ms(const std::function<void()>& f, int repeats, kiln::Device d) {
-  double best = 1e300;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    f();
-    kiln::synchronize(d);
-    best = std::min(best, ms_since(t0));
-  }
-  return best;
-}
-
 void step(const char* title) { std::printf("\n== %s\n", title); }
 
 void host_steps(kiln::Array& arr_cpu) {
@@ -44,12 +32,12 @@ void host_steps(kiln::Array& arr_cpu) {
 }
 
 void copy_steps(const kiln::Array& arr_cpu) {
-  step("arr_gpu = asarray(arr_cpu, cuda())");
+  step("%%timeit arr_gpu = asarray(arr_cpu, cuda())   (2000 x 2000, then 4000 x 4000)");
   auto big = kiln::random::randint(0, 255, {4000, 4000}).eval();
   for (const kiln::Array* a : {&arr_cpu, static_cast<const kiln::Array*>(&big)}) {
-    double ms = best_ms([&] { kiln::asarray(*a, kiln::cuda()).eval(); }, 5, kiln::cuda());
-    std::printf("%s: %.0f MB host -> device, best of 5: %.3f ms (%.1f GB/s)\n",
-                kiln::shape_str(a->shape()).c_str(), a->nbytes() / 1e6, ms, a->nbytes() / ms / 1e6);
+    auto r = kiln::timeit([&] { kiln::asarray(*a, kiln::cuda()).eval(); });
+    std::printf("  %s: %.0f MB at %.1f GB/s\n", kiln::shape_str(a->shape()).c_str(),
+                a->nbytes() / 1e6, a->nbytes() / r.best / 1e9);
   }
   std::printf(
       "It costs what moving the bytes over PCIe costs: kiln's host arrays are pinned, so\n"
@@ -64,9 +52,12 @@ kiln::Array fft_steps(const kiln::Array& a, kiln::Device d) {
   kiln::synchronize(d);
   double first = ms_since(t0);
   auto after = kiln::cache::stats();
-  double warm = best_ms([&] { kiln::fft::fftn(a).eval(); }, 5, d);
-  std::printf("%s: first call %.1f ms, warm calls best of 5: %.3f ms (%.0fx)\n", d.str().c_str(),
-              first, warm, first / warm);
+  kiln::TimeitOptions quiet;
+  quiet.print = false;
+  quiet.device = d;
+  double warm = kiln::timeit([&] { kiln::fft::fftn(a).eval(); }, quiet).best * 1e3;
+  std::printf("%s: first call %.1f ms, warm calls (timeit best of 5): %.3f ms (%.0fx)\n",
+              d.str().c_str(), first, warm, first / warm);
   std::printf(
       "  why the first call is slow: %lld kernels compiled by NVRTC (%.1f ms), %lld found "
       "in the disk cache, %lld in memory; plus FFT plan creation\n",
