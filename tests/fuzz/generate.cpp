@@ -311,7 +311,7 @@ Op Generator::index_op() {
 
 // A random shape with n elements, up to rank 8 (n = 0: some extent 0).
 Shape Generator::random_shape_of_size(int64_t n) {
-  int rank = static_cast<int>(uniform(n > 1 ? 1 : 0, std::min(limits_.max_rank, 6)));
+  int rank = static_cast<int>(uniform(n > 1 ? 1 : 0, limits_.max_rank));
   Shape s(static_cast<size_t>(rank), 1);
   if (n == 0) {
     for (auto& d : s) d = uniform(0, 3);

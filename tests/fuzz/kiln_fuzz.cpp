@@ -21,20 +21,30 @@ namespace {
 volatile std::sig_atomic_t g_in_case = 0;
 volatile uint64_t g_seed = 0;
 
+void write_text(const char* s) {
+  ssize_t ignored = write(STDERR_FILENO, s, std::strlen(s));
+  (void)ignored;
+}
+
+void write_number(uint64_t v) {
+  char digits[24];
+  int k = 0;
+  do digits[k++] = static_cast<char>('0' + v % 10), v /= 10;
+  while (v && k < 24);
+  char text[25];
+  for (int i = 0; i < k; ++i) text[i] = digits[k - 1 - i];
+  text[k] = 0;
+  write_text(text);
+}
+
 // A crash that kills the process still names its case (async-signal-safe: write(2) only).
 void on_fatal_signal(int sig) {
   if (g_in_case) {
-    char buf[64] = "\nkiln_fuzz: fatal signal in the case with seed ";
-    size_t n = std::strlen(buf);
-    char digits[24];
-    int k = 0;
-    uint64_t s = g_seed;
-    do digits[k++] = static_cast<char>('0' + s % 10), s /= 10;
-    while (s && k < 24);
-    ssize_t ignored = write(STDERR_FILENO, buf, n);
-    while (k > 0) ignored = write(STDERR_FILENO, &digits[--k], 1);
-    ignored = write(STDERR_FILENO, "\n", 1);
-    (void)ignored;
+    write_text("\nkiln_fuzz: fatal signal in the case with seed ");
+    write_number(g_seed);
+    write_text("; kiln_fuzz --print --seed ");
+    write_number(g_seed);
+    write_text(" --cases 1 shows its program\n");
   }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
