@@ -81,8 +81,11 @@ std::pair<int64_t, int64_t> slice_range(const Slice& s, int64_t dim, int axis) {
   };
   int64_t start = clamp(s.start, step > 0 ? 0 : dim - 1);
   int64_t stop = clamp(s.stop, step > 0 ? dim : -1);
-  int64_t len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step;
-  return {start, std::max<int64_t>(len, 0)};
+  // Written so that no step overflows (|step| may be up to 2^63): start and stop lie in
+  // [-1, dim], so their differences are small.
+  int64_t len = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
+                         : (start > stop ? (stop - start + 1) / step + 1 : 0);
+  return {start, len};
 }
 
 }  // namespace
@@ -106,7 +109,9 @@ Array Array::index(std::vector<Index> idx) const {
       sliced.push_back(1);
     } else {
       auto [start, len] = slice_range(std::get<Slice>(ix), dim, static_cast<int>(i));
-      params.insert(params.end(), {start, std::get<Slice>(ix).step});
+      // With at most one element the step does not matter; 1 keeps the planner's strides
+      // (step times stride) from overflowing for a huge one.
+      params.insert(params.end(), {start, len > 1 ? std::get<Slice>(ix).step : 1});
       sliced.push_back(len);
       kept.push_back(len);
     }

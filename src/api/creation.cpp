@@ -53,11 +53,17 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
   DType dt = t.value_or(ints ? DType::Int64 : DType::Float64);
   if (step.as_double() == 0) throw Error("arange: step must not be zero");
   double len = std::ceil((stop.as_double() - start.as_double()) / step.as_double());
-  if (ints) {
-    int64_t a = start.as_int(), b = stop.as_int(), c = step.as_int();
+  if (ints) {  // exactly, in 128 bits: the bounds and the step may be anywhere in int64
+    __int128 a = start.as_int(), b = stop.as_int(), c = step.as_int();
     len = static_cast<double>(c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c);
   }
-  int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
+  if (std::isnan(len))
+    throw Error("arange: cannot compute the length of a range with start " +
+                std::to_string(start.as_double()) + ", stop " + std::to_string(stop.as_double()) +
+                " and step " + std::to_string(step.as_double()) + "; use finite numbers");
+  // Clamped below 2^63 so the conversion is defined; check_rank refuses what is too long.
+  int64_t n = len > 0 ? static_cast<int64_t>(std::min(len, 0x1p62)) : 0;
+  graph::check_rank({n}, "arange");
   DType it = is_complex(dt) || dt == DType::Bool ? DType::Float64 : dt;
   graph::NodeSpec spec{
       graph::OpKind::Iota, 0, it, {n}, d, {api::scalar(start, it, d), api::scalar(step, it, d)}};
@@ -66,6 +72,7 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
 
 Array linspace(double start, double stop, int64_t num, bool endpoint, DType t, Device d) {
   if (num < 0) throw ShapeError("linspace: num must be >= 0, got " + std::to_string(num));
+  graph::check_rank({num}, "linspace");
   int64_t div = endpoint ? num - 1 : num;
   double step = div > 0 ? (stop - start) / static_cast<double>(div) : 0.0;
   Array i = arange(0, num, 1, DType::Float64, d);

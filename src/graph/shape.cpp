@@ -7,15 +7,22 @@
 
 namespace kiln {
 
-int64_t shape_size(const Shape& s) {
-  for (int64_t d : s)
-    if (d == 0) return 0;  // whatever the other dimensions are, as NumPy
+namespace {
+// The product of the non-zero dimensions. As in NumPy, it must be countable even when a zero
+// dimension makes the array empty, so strides never overflow either.
+int64_t nonzero_product(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s)
-    if (__builtin_mul_overflow(n, d, &n))
+    if (d != 0 && __builtin_mul_overflow(n, d, &n))
       throw ShapeError("shape " + shape_str(s) +
                        " has more elements than an int64 can count; use smaller dimensions");
   return n;
+}
+}  // namespace
+
+int64_t shape_size(const Shape& s) {
+  int64_t n = nonzero_product(s);
+  return std::find(s.begin(), s.end(), 0) != s.end() ? 0 : n;
 }
 
 std::string shape_str(const Shape& s) {
@@ -41,7 +48,7 @@ void check_rank(const Shape& s, const char* what) {
       throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
                        " has a negative dimension; dimensions must be >= 0");
   // Byte counts (elements times itemsize, up to 16) must fit in int64 too.
-  if (shape_size(s) > std::numeric_limits<int64_t>::max() / 16)
+  if (nonzero_product(s) > std::numeric_limits<int64_t>::max() / 16)
     throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
                      " has too many elements to address; use smaller dimensions");
 }
