@@ -128,7 +128,8 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
                            "extern \"C\" __global__ void k_empty(float* p) {}",
                            "empty",
                            kiln::jit::target_arch(),
-                           {}});
+                           {},
+                           ""});
   cudaLibrary_t lib;
   cudaKernel_t kern;
   cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -238,7 +239,8 @@ void bench_fft_first() {
   double first = ms_since(t0);
   auto after = kiln::cache::stats();
   double warm = time_ms([&] { kiln::fft::fftn(a).eval(); }, 5, 5);
-  print("fft_first", {{"first_ms", first}, {"warm_ms", warm},
+  print("fft_first", {{"first_ms", first},
+                      {"warm_ms", warm},
                       {"compiles", double(after.compiles - before.compiles)},
                       {"disk_hits", double(after.disk_hits - before.disk_hits)}});
 }
@@ -278,7 +280,9 @@ int main(int argc, char** argv) {
   else if (w == "randint")
     bench_randint();
   else {
-    std::fprintf(stderr, "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n");
+    std::fprintf(
+        stderr,
+        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n");
     return 2;
   }
   return 0;

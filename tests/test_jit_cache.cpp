@@ -81,6 +81,7 @@ extern "C" __global__ void NAME(const float* x, float* y, long long n) {
   jit::Request r;
   r.name = "k_test_axpb_" + std::to_string(variant);
   r.summary = "y = 2 * x + " + std::to_string(variant);
+  r.dtypes = "f32 -> f32";
   r.arch = "sm_90";
   r.source =
       replace_all(replace_all(kTemplate, "NAME", r.name), "VARIANT", std::to_string(variant));
@@ -212,12 +213,13 @@ TEST_CASE("compile for sm_90, then a memory hit, then a disk hit with zero compi
   CHECK(first.kernel->cubin.size() > 0);  // pointers from before the clear stay valid
 }
 
-TEST_CASE("the key covers source, options, arch and name but not the summary") {
+TEST_CASE("the key covers source, options, arch and name but not the summary or dtypes") {
   TempDir dir;
   use_cache(dir.path);
   auto base = jit::get(kernel()).kernel->key;
   auto r = kernel();
   r.summary = "another description";
+  r.dtypes = "f64 -> f64";
   CHECK(jit::get(r).kernel->key == base);
   r = kernel();
   r.options = {"-DKILN_INDEX_64"};
@@ -243,6 +245,7 @@ TEST_CASE("the file holds the metadata the kiln-cache tool will show") {
   CHECK(e.key == res.kernel->key);
   CHECK(e.name == "k_test_axpb_3");
   CHECK(e.summary == "y = 2 * x + 3");
+  CHECK(e.dtypes == "f32 -> f32");
   CHECK(e.arch == "sm_90");
   CHECK(e.source == kernel(3).source);
   CHECK(e.options.front() == "--gpu-architecture=sm_90");

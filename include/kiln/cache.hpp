@@ -26,6 +26,7 @@ struct Entry {
   std::string key;                   // hex SHA-256 of the kernel's inputs (the file is <key>.kkc)
   std::string name;                  // the kernel, e.g. k_sin_mul_f32_3fa2
   std::string summary;               // what it computes
+  std::string dtypes;                // what it reads and writes, "i64 f32 -> f64"
   std::string arch;                  // sm_90
   std::vector<std::string> options;  // NVRTC options, arch included
   size_t bytes = 0;                  // file size

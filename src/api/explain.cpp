@@ -32,7 +32,7 @@ std::string cache_state(const codegen::KernelSource& src, const Device& d) {
   std::string arch = d.is_cuda() ? gpu::device_arch(d.index) : jit::target_arch();
   if (d.is_host() && (cuda_available() || arch.empty())) return "host executor";
   std::string where =
-      jit::cached_where(gpu::kernel_request(src.name, src.source, src.summary, arch));
+      jit::cached_where(gpu::kernel_request(src, arch));
   return where.empty() ? "not compiled yet" : "cached in " + where;
 }
 

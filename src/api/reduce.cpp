@@ -49,7 +49,7 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
   }
   params.push_back(keepdims);
   DType acc = accumulation_dtype(op, n.dtype);
-  DType result = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? DType::Int64 : acc;
+  DType result = graph::reduce_result_dtype(op, acc);
   graph::NodeSpec spec{graph::OpKind::Reduce,
                        static_cast<uint8_t>(op),
                        result,

@@ -91,12 +91,7 @@ DType load_dtype(const FusedGroup& g, int access) {
   return DType::Float64;
 }
 
-std::string out_type(const Context& c) {
-  if (c.g.reduction && (c.g.reduction->op == graph::ReduceOp::ArgMax ||
-                        c.g.reduction->op == graph::ReduceOp::ArgMin))
-    return "long long";
-  return cuda_type(c.g.code[c.g.outputs[0].instr].dtype);
-}
+std::string out_type(const Context& c) { return cuda_type(c.g.out_dtype(0)); }
 
 std::string signature(Context& c) {
   std::vector<std::string> ps;
@@ -365,6 +360,7 @@ KernelSource generate(const FusedGroup& g) {
   k.name = g.name + "_" + short_hash(k.source);
   replace_all(k.source, "KILN_KERNEL", k.name);
   k.summary = summarize(g);
+  k.dtypes = dtype_signature(g);
   return k;
 }
 

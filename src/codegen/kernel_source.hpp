@@ -40,6 +40,7 @@ struct KernelSource {
   std::string name;     // readable, with a hash of the source: k_sin_mul_add_f32_1a2b3c4d
   std::string source;   // complete translation unit
   std::string summary;  // the expression, in one line
+  std::string dtypes;   // what it reads and writes, "i64 f32 -> f64"
   Form form = Form::Elementwise;
   int vec = 1;  // lanes per step (16-byte accesses)
   bool index64 = false;

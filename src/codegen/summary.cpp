@@ -1,5 +1,7 @@
 #include "codegen/summary.hpp"
 
+#include "plan/naming.hpp"
+
 namespace kiln::codegen {
 namespace {
 
@@ -62,6 +64,22 @@ std::string summarize(const plan::FusedGroup& g) {
     s += (o ? "; out" : "out") + std::to_string(o) + " = " + e;
   }
   if (s.size() > kMaxLength) s = s.substr(0, kMaxLength - 3) + "...";
+  return s;
+}
+
+std::string dtype_signature(const plan::FusedGroup& g) {
+  std::string s;
+  for (size_t a = 0; a < g.accesses.size(); ++a) {
+    if (g.accesses[a].buffer < 0) continue;  // an iota reads no memory
+    for (const plan::Instr& ins : g.code)
+      if (ins.kind == plan::InstrKind::Load && ins.arg == static_cast<int>(a)) {
+        s += std::string(plan::dtype_short(ins.dtype)) + " ";
+        break;
+      }
+  }
+  s += "->";
+  for (size_t o = 0; o < g.outputs.size(); ++o)
+    s += " " + std::string(plan::dtype_short(g.out_dtype(o)));
   return s;
 }
 

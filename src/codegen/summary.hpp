@@ -9,4 +9,8 @@ namespace kiln::codegen {
 
 std::string summarize(const plan::FusedGroup& g);
 
+// The dtypes a group reads and writes, inputs in parameter order: "i64 f32 -> f64" (a group
+// that reads no memory, such as arange, shows "-> f32").
+std::string dtype_signature(const plan::FusedGroup& g);
+
 }  // namespace kiln::codegen

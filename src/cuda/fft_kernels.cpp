@@ -30,7 +30,7 @@ struct HermitianLayout {
 };
 
 struct Helper {
-  std::string name, source, summary;
+  std::string name, source, summary, dtypes;
 };
 
 std::string real_type(Precision p) { return p == Precision::Single ? "float" : "double"; }
@@ -44,12 +44,12 @@ std::string tag_of(Elements e) {
 
 // One extern "C" kernel calling a template of kernels/fft.cuh.
 Helper wrap(const std::string& name, const std::string& params, const std::string& call,
-            const std::string& summary) {
+            const std::string& summary, const std::string& dtypes) {
   return {name,
           "#include \"kiln/fft.cuh\"\n"
           "extern \"C\" __global__ void __launch_bounds__(" +
               std::to_string(kBlock) + ") " + name + "(" + params + ") {\n  " + call + ";\n}\n",
-          summary};
+          summary, dtypes};
 }
 
 Helper pad_helper(Elements s, Elements d) {
@@ -57,7 +57,8 @@ Helper pad_helper(Elements s, Elements d) {
               "const " + type_of(s) + "* src, " + type_of(d) +
                   "* dst, kiln::fft::PadLayout layout, long long n",
               "kiln::fft::pad_copy(src, dst, layout, n)",
-              "FFT input crop / zero-pad, " + tag_of(s) + " -> " + tag_of(d));
+              "FFT input crop / zero-pad, " + tag_of(s) + " -> " + tag_of(d),
+              tag_of(s) + " -> " + tag_of(d));
 }
 
 Helper zero_imag_helper(Precision p) {
@@ -67,7 +68,8 @@ Helper zero_imag_helper(Precision p) {
                   "* data, long long outer, long long extent, long long inner, long long first, "
                   "long long second",
               "kiln::fft::zero_imag(data, outer, extent, inner, first, second)",
-              "C2R input: zero the imaginary parts of the DC and Nyquist terms");
+              "C2R input: zero the imaginary parts of the DC and Nyquist terms",
+              tag_of(c) + " -> " + tag_of(c));
 }
 
 Helper hermitian_helper(Precision p) {
@@ -76,17 +78,19 @@ Helper hermitian_helper(Precision p) {
               "const " + type_of(c) + "* src, " + type_of(c) +
                   "* dst, kiln::fft::HermitianLayout layout, " + real_type(p) + " factor",
               "kiln::fft::expand_hermitian(src, dst, layout, factor)",
-              "full spectrum of real input from its half (Hermitian symmetry)");
+              "full spectrum of real input from its half (Hermitian symmetry)",
+              tag_of(c) + " -> " + tag_of(c));
 }
 
 Helper scale_helper(Precision p) {
   std::string t = real_type(p);
   return wrap("kiln_fft_scale_" + tag_of({false, p}), t + "* data, long long n, " + t + " factor",
-              "kiln::fft::scale(data, n, factor)", "FFT normalisation scale");
+              "kiln::fft::scale(data, n, factor)", "FFT normalisation scale",
+              tag_of({false, p}) + " -> " + tag_of({false, p}));
 }
 
 jit::Result compile(const Helper& h, const std::string& arch) {
-  return jit::get({h.name, h.source, h.summary, arch, {}});
+  return jit::get({h.name, h.source, h.summary, arch, {}, h.dtypes});
 }
 
 // Libraries stay loaded for the process's life: a kernel handle must outlive every launch

@@ -39,12 +39,6 @@ Loaded load(const jit::Kernel& k, int device) {
   return l;
 }
 
-// No FMA contraction: every operation rounds on its own, as in NumPy and the host executor,
-// so fused and eager kernels give the same bits (the cost is nil for memory-bound kernels).
-jit::Request request(const codegen::KernelSource& src, const std::string& arch) {
-  return kernel_request(src.name, src.source, src.summary, arch);
-}
-
 // Kernel arguments in 16-byte slots of one buffer (a layout takes several); the runtime
 // reads as many bytes from each as the kernel's parameter has.
 class ArgPack {
@@ -270,7 +264,7 @@ Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* 
     p->src = codegen::generate(step.group);
     jit::Result r{};
     try {
-      r = jit::get(request(p->src, arch));
+      r = jit::get(kernel_request(p->src, arch));
     } catch (const CompileError& e) {
       if (step.group.user_calls.empty()) throw;
       throw CompileError(user_compile_error(step.group, e.what()));
@@ -289,9 +283,10 @@ std::string device_arch(int device) {
   return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
 }
 
-jit::Request kernel_request(const std::string& name, const std::string& source,
-                            const std::string& summary, const std::string& arch) {
-  return {name, source, summary, arch, {"--fmad=false"}};
+// No FMA contraction: every operation rounds on its own, as in NumPy and the host executor,
+// so fused and eager kernels give the same bits (the cost is nil for memory-bound kernels).
+jit::Request kernel_request(const codegen::KernelSource& src, const std::string& arch) {
+  return {src.name, src.source, src.summary, arch, {"--fmad=false"}, src.dtypes};
 }
 
 LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch) {

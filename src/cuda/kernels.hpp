@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "codegen/kernel_source.hpp"
 #include "jit/jit.hpp"
 #include "plan/plan.hpp"
 
@@ -18,8 +19,7 @@ struct LaunchRecord {
 };
 
 // The JIT request for a generated kernel (the options every kiln kernel is compiled with).
-jit::Request kernel_request(const std::string& name, const std::string& source,
-                            const std::string& summary, const std::string& arch);
+jit::Request kernel_request(const codegen::KernelSource& src, const std::string& arch);
 // The arch of a device, "sm_90".
 std::string device_arch(int device);
 

@@ -142,7 +142,8 @@ jit::Request random_kernels_request(const std::string& arch) {
           "random steps: Philox4x32-10 words computed in place, mapped to "
           "randint/uniform/normal values",
           arch,
-          {"--fmad=false"}};
+          {"--fmad=false"},
+          "-> i32 i64 f32 f64"};
 }
 
 void run_random(const RandomStep& step, const plan::PlanBuffer& out_desc, void* out, int device) {

@@ -22,6 +22,10 @@ const char* op_name(ReduceOp op) {
   return names[static_cast<int>(op)];
 }
 
+DType reduce_result_dtype(ReduceOp op, DType acc) {
+  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? DType::Int64 : acc;
+}
+
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 
 }  // namespace kiln::graph

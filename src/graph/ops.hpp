@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kiln/dtype.hpp"
+
 namespace kiln::graph {
 
 enum class OpKind : uint8_t {
@@ -73,6 +75,8 @@ enum class RandomDist : uint8_t { Randint, Uniform, Normal };
 const char* op_name(UnaryOp op);   // "neg", "sin", ...
 const char* op_name(BinaryOp op);  // "add", "lt", ...
 const char* op_name(ReduceOp op);  // "sum", "argmax", ...
+// A reduction's result dtype given its accumulator: argmax/argmin give indices (int64).
+DType reduce_result_dtype(ReduceOp op, DType acc);
 bool is_comparison(BinaryOp op);
 
 }  // namespace kiln::graph

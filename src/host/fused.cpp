@@ -94,8 +94,7 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
       merge(red.op, t, partial[p][k], total[first + k]);
   }
   auto* out = static_cast<char*>(data(g.outputs[0].buffer));
-  DType out_t =
-      red.op == graph::ReduceOp::ArgMax || red.op == graph::ReduceOp::ArgMin ? DType::Int64 : t;
+  DType out_t = g.out_dtype(0);
   for (int64_t o = 0; o < outputs; ++o) finish(red.op, t, total[o], r, out + o * itemsize(out_t));
 }
 

@@ -72,7 +72,7 @@ std::vector<char> encode_payload(const CacheEntry& e) {
   std::vector<char> p;
   p.reserve(e.binary.size() + e.source.size() + 1024);
   Writer w(p);
-  for (auto* s : {&e.key, &e.name, &e.summary, &e.arch, &e.nvrtc_version}) w.string(*s);
+  for (auto* s : {&e.key, &e.name, &e.summary, &e.dtypes, &e.arch, &e.nvrtc_version}) w.string(*s);
   w.integer(uint32_t(e.options.size()));
   for (auto& o : e.options) w.string(o);
   w.integer(std::bit_cast<uint64_t>(e.compile_ms));
@@ -85,7 +85,7 @@ std::vector<char> encode_payload(const CacheEntry& e) {
 
 bool decode_payload(std::span<const char> payload, CacheEntry& e) {
   Reader r(payload);
-  for (auto* s : {&e.key, &e.name, &e.summary, &e.arch, &e.nvrtc_version})
+  for (auto* s : {&e.key, &e.name, &e.summary, &e.dtypes, &e.arch, &e.nvrtc_version})
     if (!r.string(*s)) return false;
   uint32_t n_options;
   if (!r.integer(n_options)) return false;

@@ -8,7 +8,7 @@
 //   16      8     payload size in bytes; the file is exactly 32 + this
 //   24      8     FNV-1a 64 of the payload
 //   32      ...   payload, a sequence of fields; a string is u32 length + bytes:
-//                 key, name, summary, arch, nvrtc version, u32 option count + options,
+//                 key, name, summary, dtypes, arch, nvrtc version, u32 option count + options,
 //                 f64 compile ms, i64 created (Unix seconds), source, u64 binary size + binary
 //
 // Hit counts and last-use times are deliberately not in the file: a hit never rewrites it.
@@ -23,13 +23,14 @@
 namespace kiln::jit {
 
 // Bumping it changes every key as well, so old files are simply never looked up again.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;  // 2: dtypes
 inline constexpr size_t kFileHeaderSize = 32;
 
 struct CacheEntry {
   std::string key;
   std::string name;
   std::string summary;
+  std::string dtypes;
   std::string arch;
   std::string nvrtc_version;
   std::vector<std::string> options;

@@ -16,6 +16,7 @@ struct Request {
   std::string summary;  // one line saying what the kernel computes, kept in the cache entry
   std::string arch;     // "sm_90"; empty means target_arch()
   std::vector<std::string> options;  // extra NVRTC options beyond the arch
+  std::string dtypes;  // what it reads and writes, "i64 f32 -> f64", kept in the cache entry
 };
 
 struct Kernel {

@@ -191,6 +191,11 @@ FusedGroup lower_group(const GroupSpec& spec,
   return Lowering(spec, buffer_of, is_materialized, param_nodes).run();
 }
 
+DType FusedGroup::out_dtype(size_t o) const {
+  DType value = code[outputs[o].instr].dtype;
+  return reduction ? graph::reduce_result_dtype(reduction->op, value) : value;
+}
+
 Shape FusedGroup::out_shape() const {
   if (!reduction) return shape;
   Shape out;

@@ -64,6 +64,7 @@ struct FusedGroup {
   std::vector<Output> outputs;
   std::optional<Reduction> reduction;  // when set, outputs[0] is the reduced value
   Shape out_shape() const;             // the shape outputs are written in
+  DType out_dtype(size_t o) const;     // the dtype output o is written in
 };
 
 // ---- steps ---------------------------------------------------------------------------------

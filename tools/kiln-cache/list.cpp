@@ -40,15 +40,20 @@ void print_json(const std::string& dir, const std::vector<jit::EntryFile>& files
 std::vector<std::string> row(const jit::EntryFile& f, int64_t now) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", f.entry.compile_ms);
-  return {f.key.substr(0, 12),          shorten(f.entry.name, 40),
-          shorten(f.entry.summary, 40), f.entry.arch,
-          human_bytes(f.bytes),         ms,
-          std::to_string(f.usage.hits), human_age(f.last_used_us(), now)};
+  return {f.key.substr(0, 12),
+          shorten(f.entry.name, 40),
+          shorten(f.entry.summary, 36),
+          shorten(f.entry.dtypes, 18),
+          f.entry.arch,
+          human_bytes(f.bytes),
+          ms,
+          std::to_string(f.usage.hits),
+          human_age(f.last_used_us(), now)};
 }
 
 void print_text(const std::string& dir, const std::vector<jit::EntryFile>& files) {
   std::vector<std::vector<std::string>> rows = {
-      {"KEY", "NAME", "SUMMARY", "ARCH", "SIZE", "COMPILE MS", "HITS", "LAST USED"}};
+      {"KEY", "NAME", "SUMMARY", "DTYPES", "ARCH", "SIZE", "COMPILE MS", "HITS", "LAST USED"}};
   int64_t now = jit::now_us(), hits = 0;
   uint64_t bytes = 0;
   size_t bad = 0;
@@ -61,7 +66,8 @@ void print_text(const std::string& dir, const std::vector<jit::EntryFile>& files
     hits += f.usage.hits;
     rows.push_back(row(f, now));
   }
-  if (rows.size() > 1) print_table(rows, {false, false, false, false, true, true, true, false});
+  if (rows.size() > 1)
+    print_table(rows, {false, false, false, false, false, true, true, true, false});
   std::cout << count(files.size() - bad, "entry", "entries") << ", " << human_bytes(bytes) << ", "
             << count(uint64_t(hits), "hit", "hits") << " in " << dir << "\n";
   if (bad)

@@ -19,7 +19,8 @@ const std::vector<Command>& commands() {
       {"show", "show KEY", "one entry: metadata, CUDA source, options, SASS",
        "KEY may be any unique prefix of the key (as `list` prints it). Prints the metadata, the\n"
        "CUDA source, the NVRTC options and the SASS (through `cuobjdump -sass` when it is on\n"
-       "PATH; PTX entries show their PTX). An unknown or ambiguous prefix is an error.\n",
+       "PATH; otherwise the PTX that NVRTC makes from the entry's source and options).\n"
+       "An unknown or ambiguous prefix is an error.\n",
        run_show},
       {"stats", "stats", "entries, bytes, hits, compile time saved",
        "Totals over the directory. \"Saved\" is the compile time the hits avoided: the sum over\n"

@@ -199,6 +199,7 @@ void entry_members(Json& j, const kiln::jit::EntryFile& f) {
   const auto& e = f.entry;
   j.key("key").value(f.key).key("file").value(f.path).key("valid").value(f.valid);
   j.key("problem").value(f.problem).key("name").value(e.name).key("summary").value(e.summary);
+  j.key("dtypes").value(e.dtypes);
   j.key("arch").value(e.arch).key("nvrtc").value(e.nvrtc_version).key("options").begin_array();
   for (const auto& o : e.options) j.value(o);
   j.end_array().key("bytes").value(f.bytes).key("compile_ms").value(e.compile_ms);
