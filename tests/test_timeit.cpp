@@ -2,6 +2,7 @@
 // timed function advances, so nothing here depends on the speed of the machine.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,6 +57,11 @@ TEST_CASE("format_time picks units and digits as IPython's _format_time") {
     CHECK(kiln::format_time(seconds) == text);
   }
   CHECK(kiln::format_time(7.54321e-3, 5) == "7.5432 ms");
+  // NaN takes IPython's path (not > 0, so ns); infinity and absurd spans, where IPython raises,
+  // are printed in seconds rather than overflowing the day count.
+  CHECK(kiln::format_time(std::nan("")) == "nan ns");
+  CHECK(kiln::format_time(INFINITY) == "inf s");
+  CHECK(kiln::format_time(1e20) == "1e+20 s");
 }
 
 TEST_CASE("timeit grows the loop count 1, 2, 5, 10, ... until a repeat takes 0.2 s") {

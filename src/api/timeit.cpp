@@ -75,6 +75,12 @@ void check_options(const TimeitOptions& o) {
 }  // namespace
 
 std::string format_time(double seconds, int precision) {
+  char text[64];
+  // IPython raises on infinity; past ~30 million years the day count would overflow int64.
+  if (seconds >= 1e15) {
+    std::snprintf(text, sizeof text, "%.*g s", precision, seconds);
+    return text;
+  }
   if (seconds >= 60.0) return format_long(seconds);
   const char* units[] = {"s", "ms", "us", "ns"};
   const double scaling[] = {1, 1e3, 1e6, 1e9};
@@ -82,7 +88,6 @@ std::string format_time(double seconds, int precision) {
   int order = 3;
   if (seconds > 0.0)
     order = std::min(-static_cast<int>(std::floor(std::floor(std::log10(seconds)) / 3)), 3);
-  char text[64];
   std::snprintf(text, sizeof text, "%.*g %s", precision, seconds * scaling[order], units[order]);
   return text;
 }
