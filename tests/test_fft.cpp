@@ -149,6 +149,20 @@ std::vector<cd> complexes(const Shape& s, unsigned seed = 2) {
 Ref ref_of(const std::vector<double>& v, const Shape& s) { return {s, {v.begin(), v.end()}}; }
 Ref ref_of(const std::vector<cd>& v, const Shape& s) { return {s, v}; }
 
+// One test input two ways: as a kiln array and as the reference's copy of the same values.
+struct Input {
+  Array a;
+  Ref r;
+};
+Input complex_input(const Shape& s, unsigned seed = 2) {
+  auto x = complexes(s, seed);
+  return {kiln::asarray(x, s), ref_of(x, s)};
+}
+Input real_input(const Shape& s, unsigned seed = 1) {
+  auto x = reals(s, seed);
+  return {kiln::asarray(x, s), ref_of(x, s)};
+}
+
 // Largest difference relative to the largest reference magnitude.
 void check_close(const Array& got, const Ref& want, double tol = 1e-10) {
   REQUIRE(got.shape() == want.shape);
@@ -170,38 +184,28 @@ void check_close(const Array& got, const Array& want, double tol = 1e-10) {
 // ---- complex transforms --------------------------------------------------------------------
 TEST_CASE("fft and ifft of 1-d arrays match the DFT for every norm") {
   for (int64_t n : {1, 2, 5, 7, 8, 16}) {
-    Shape s{n};
-    auto x = complexes(s);
-    Array a = kiln::asarray(x, s);
+    auto [a, r] = complex_input({n});
     for (std::string norm : kNorms) {
       CAPTURE(n);
       CAPTURE(norm);
-      check_close(kiln::fft::fft(a, std::nullopt, -1, norm),
-                  ref_fftn(ref_of(x, s), {0}, {n}, false, norm));
-      check_close(kiln::fft::ifft(a, std::nullopt, -1, norm),
-                  ref_fftn(ref_of(x, s), {0}, {n}, true, norm));
+      check_close(kiln::fft::fft(a, std::nullopt, -1, norm), ref_fftn(r, {0}, {n}, false, norm));
+      check_close(kiln::fft::ifft(a, std::nullopt, -1, norm), ref_fftn(r, {0}, {n}, true, norm));
     }
   }
 }
 
 TEST_CASE("fft with n crops or zero-pads, along any axis") {
-  Shape s{5, 6};
-  auto x = complexes(s);
-  Array a = kiln::asarray(x, s);
+  auto [a, r] = complex_input({5, 6});
   for (int64_t n : {1, 3, 6, 7, 11}) {
     CAPTURE(n);
-    check_close(kiln::fft::fft(a, n), ref_fftn(ref_of(x, s), {1}, {n}, false, "backward"));
-    check_close(kiln::fft::fft(a, n, 0), ref_fftn(ref_of(x, s), {0}, {n}, false, "backward"));
-    check_close(kiln::fft::ifft(a, n, -2, "ortho"),
-                ref_fftn(ref_of(x, s), {0}, {n}, true, "ortho"));
+    check_close(kiln::fft::fft(a, n), ref_fftn(r, {1}, {n}, false, "backward"));
+    check_close(kiln::fft::fft(a, n, 0), ref_fftn(r, {0}, {n}, false, "backward"));
+    check_close(kiln::fft::ifft(a, n, -2, "ortho"), ref_fftn(r, {0}, {n}, true, "ortho"));
   }
 }
 
 TEST_CASE("fft2 and ifft2: default axes, chosen axes, s") {
-  Shape s{3, 4, 5};
-  auto x = complexes(s);
-  Array a = kiln::asarray(x, s);
-  Ref r = ref_of(x, s);
+  auto [a, r] = complex_input({3, 4, 5});
   for (std::string norm : kNorms) {
     CAPTURE(norm);
     check_close(kiln::fft::fft2(a, std::nullopt, {-2, -1}, norm),
@@ -222,10 +226,7 @@ TEST_CASE("fft2 and ifft2: default axes, chosen axes, s") {
 }
 
 TEST_CASE("fftn and ifftn: all axes, subsets, negative axes, s alone, s with axes") {
-  Shape s{3, 4, 5};
-  auto x = complexes(s);
-  Array a = kiln::asarray(x, s);
-  Ref r = ref_of(x, s);
+  auto [a, r] = complex_input({3, 4, 5});
   for (std::string norm : kNorms) {
     CAPTURE(norm);
     check_close(kiln::fft::fftn(a, std::nullopt, std::nullopt, norm),
@@ -381,31 +382,24 @@ TEST_CASE("complex transforms of real input: inverses unchanged, the input untou
 // ---- real transforms -------------------------------------------------------------------------
 TEST_CASE("rfft matches the first n / 2 + 1 DFT terms, with n and axis") {
   for (int64_t n : {1, 2, 7, 8}) {
-    Shape s{n};
-    auto x = reals(s);
-    Array a = kiln::asarray(x, s);
+    auto [a, r] = real_input({n});
     for (std::string norm : kNorms) {
       CAPTURE(n);
       CAPTURE(norm);
-      check_close(kiln::fft::rfft(a, std::nullopt, -1, norm),
-                  ref_rfftn(ref_of(x, s), {0}, {n}, norm));
+      check_close(kiln::fft::rfft(a, std::nullopt, -1, norm), ref_rfftn(r, {0}, {n}, norm));
     }
   }
-  Shape s{5, 6};
-  auto x = reals(s);
-  Array a = kiln::asarray(x, s);
+  auto [a, r] = real_input({5, 6});
   for (int64_t n : {3, 4, 9, 10}) {
     CAPTURE(n);
-    check_close(kiln::fft::rfft(a, n), ref_rfftn(ref_of(x, s), {1}, {n}, "backward"));
-    check_close(kiln::fft::rfft(a, n, 0, "ortho"), ref_rfftn(ref_of(x, s), {0}, {n}, "ortho"));
+    check_close(kiln::fft::rfft(a, n), ref_rfftn(r, {1}, {n}, "backward"));
+    check_close(kiln::fft::rfft(a, n, 0, "ortho"), ref_rfftn(r, {0}, {n}, "ortho"));
   }
 }
 
 TEST_CASE("irfft follows NumPy, also for input that is not Hermitian") {
-  Shape s{4, 5};          // 5 stored terms: default n = 8
-  auto x = complexes(s);  // imaginary DC and Nyquist terms: NumPy ignores them
-  Array a = kiln::asarray(x, s);
-  Ref r = ref_of(x, s);
+  // 5 stored terms: default n = 8; imaginary DC and Nyquist terms: NumPy ignores them.
+  auto [a, r] = complex_input({4, 5});
   for (std::string norm : kNorms) {
     CAPTURE(norm);
     Array y = kiln::fft::irfft(a, std::nullopt, -1, norm);
@@ -420,10 +414,7 @@ TEST_CASE("irfft follows NumPy, also for input that is not Hermitian") {
 }
 
 TEST_CASE("rfftn halves the last of the axes given") {
-  Shape s{3, 4, 5};
-  auto x = reals(s);
-  Array a = kiln::asarray(x, s);
-  Ref r = ref_of(x, s);
+  auto [a, r] = real_input({3, 4, 5});
   for (std::string norm : kNorms) {
     CAPTURE(norm);
     check_close(kiln::fft::rfftn(a, std::nullopt, std::nullopt, norm),
@@ -440,10 +431,8 @@ TEST_CASE("rfftn halves the last of the axes given") {
 }
 
 TEST_CASE("irfftn follows NumPy's order: c2c over the leading axes, then c2r") {
-  Shape s{3, 4, 5};
-  auto x = complexes(s);  // not Hermitian, so the order of operations shows
-  Array a = kiln::asarray(x, s);
-  Ref r = ref_of(x, s);
+  // not Hermitian, so the order of operations shows.
+  auto [a, r] = complex_input({3, 4, 5});
   for (std::string norm : kNorms) {
     CAPTURE(norm);
     check_close(kiln::fft::irfftn(a, std::nullopt, std::nullopt, norm),

@@ -556,6 +556,22 @@ const kiln::plan::FftStep* fft_step_of(const kiln::plan::Plan& p) {
   return nullptr;
 }
 
+// How many steps of each kind a plan has, and how many kernels run before its first FFT.
+struct StepCounts {
+  int kernels = 0, kernels_before = 0, ffts = 0;
+};
+StepCounts count_steps(const kiln::plan::Plan& plan) {
+  StepCounts n;
+  for (const auto& s : plan.steps) {
+    if (std::holds_alternative<kiln::plan::KernelStep>(s)) {
+      ++n.kernels;
+      if (n.ffts == 0) ++n.kernels_before;
+    }
+    if (std::holds_alternative<kiln::plan::FftStep>(s)) ++n.ffts;
+  }
+  return n;
+}
+
 void emulate_case(const Case& c, DType t) {
   INFO(c.name << " " << kiln::dtype_name(t));
   Array x = sample(c.shape, t);
@@ -588,6 +604,19 @@ gf::Program program_of(const Array& f) {
   return gf::make_program(*step, plan.buffers[step->in], plan.buffers[step->out]);
 }
 
+// How an ExecOp covers the lines it transforms: cuFFT's batch and input layout within one
+// call, and the calls (loops) with the input's step between them.
+struct Batching {
+  int64_t batch, istride, idist, loops, in_step;
+};
+void check_batching(const gf::ExecOp& e, const Batching& want) {
+  CHECK(e.plan.batch == want.batch);
+  CHECK(e.plan.istride == want.istride);
+  CHECK(e.plan.idist == want.idist);
+  CHECK(e.loops == want.loops);
+  CHECK(e.in_step == want.in_step);
+}
+
 // ---- GPU helpers ----------------------------------------------------------------------------
 void gpu_case(const Case& c, DType t) {
   INFO(c.name << " " << kiln::dtype_name(t));
@@ -599,6 +628,12 @@ void gpu_case(const Case& c, DType t) {
   REQUIRE(back.dtype() == host.dtype());
   REQUIRE(back.shape() == host.shape());
   CHECK(close_to(back, host));
+}
+
+// f of x on the device, brought back, is close to f of x on the host.
+bool gpu_matches_host(const Fn& f, const Array& x) {
+  Array got = f(kiln::asarray(x, kiln::cuda())).get();  // first, as the plan cache counts it
+  return close_to(got, f(x).eval());
 }
 
 struct LimitsGuard {  // restores the plan cache's limits when a test changes them
@@ -648,19 +683,11 @@ TEST_CASE("pass programs: one plan for trailing axes, batching by fewer calls ot
   }
   SUBCASE("a middle axis: batch over the larger side, loop over the smaller") {
     auto p = program_of(kf::fft(kiln::zeros({4, 5, 6}, DType::Complex64), {}, 1));
-    const auto& e = op_at<ExecOp>(p, 0);
-    CHECK(e.plan.batch == 6);
-    CHECK(e.plan.istride == 6);
-    CHECK(e.plan.idist == 1);
-    CHECK(e.loops == 4);
-    CHECK(e.in_step == 30);
+    check_batching(op_at<ExecOp>(p, 0),
+                   {.batch = 6, .istride = 6, .idist = 1, .loops = 4, .in_step = 30});
     auto q = program_of(kf::fft(kiln::zeros({6, 5, 4}, DType::Complex64), {}, 1));
-    const auto& g = op_at<ExecOp>(q, 0);
-    CHECK(g.plan.batch == 6);
-    CHECK(g.plan.istride == 4);
-    CHECK(g.plan.idist == 20);
-    CHECK(g.loops == 4);
-    CHECK(g.in_step == 1);
+    check_batching(op_at<ExecOp>(q, 0),
+                   {.batch = 6, .istride = 4, .idist = 20, .loops = 4, .in_step = 1});
   }
   SUBCASE("five axes: a 3-D plan, then a 2-D one in place") {
     auto p = program_of(kf::fftn(kiln::zeros({3, 4, 5, 6, 2}, DType::Complex128)));
@@ -810,14 +837,7 @@ TEST_CASE("plans: fftn of int64 casts it to float64 in one kernel, then one FFT 
     INFO(kiln::dtype_name(t));
     Array a = sample({64, 48}, t);
     auto plan = kiln::plan::make_plan({kf::fftn(a).node()});
-    int kernels = 0, kernels_before = 0, ffts = 0;
-    for (const auto& s : plan.steps) {
-      if (std::holds_alternative<kiln::plan::KernelStep>(s)) {
-        ++kernels;
-        if (ffts == 0) ++kernels_before;
-      }
-      if (std::holds_alternative<kiln::plan::FftStep>(s)) ++ffts;
-    }
+    auto [kernels, kernels_before, ffts] = count_steps(plan);
     const auto* step = fft_step_of(plan);
     REQUIRE(step != nullptr);
     CHECK(ffts == 1);
@@ -908,12 +928,12 @@ TEST_CASE("gpu fft: a second call with the same layout reuses the cached plan") 
 TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right") {
   if (!have_gpu()) return;
   LimitsGuard guard;
+  Fn fft = [](const Array& a) { return kf::fft(a); };
   kf::set_plan_cache_limits(2, guard.saved.max_work_bytes);
   auto before = kf::plan_cache();
   for (int64_t n : {10, 11, 12, 13, 14}) {
     Array x = sample({3, n}, DType::Complex128);
-    Array got = kf::fft(kiln::asarray(x, kiln::cuda())).get();
-    CHECK(close_to(got, kf::fft(x).eval()));
+    CHECK(gpu_matches_host(fft, x));
     CHECK(kf::plan_cache().plans <= 2);
   }
   CHECK(kf::plan_cache().misses == before.misses + 5);
@@ -921,12 +941,12 @@ TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right")
   // No room for work areas: every plan that has one is dropped after its call.
   kf::set_plan_cache_limits(64, 0);
   Array x = sample({4099}, DType::Complex128);  // a prime length: cuFFT needs a work area
-  CHECK(close_to(kf::fft(kiln::asarray(x, kiln::cuda())).get(), kf::fft(x).eval()));
+  CHECK(gpu_matches_host(fft, x));
   CHECK(kf::plan_cache().work_bytes == 0);
 
   kf::set_plan_cache_limits(0, guard.saved.max_work_bytes);
   CHECK(kf::plan_cache().plans == 0);
-  CHECK(close_to(kf::fft(kiln::asarray(x, kiln::cuda())).get(), kf::fft(x).eval()));
+  CHECK(gpu_matches_host(fft, x));
   CHECK(kf::plan_cache().plans == 0);
 }
 
@@ -952,14 +972,7 @@ TEST_CASE("gpu fft: the int64 -> float64 cast is the one kernel before cuFFT") {
   REQUIRE(step != nullptr);
   CHECK(step->kind == kiln::graph::FftKind::R2CFull);
   CHECK(plan.buffers[step->in].dtype == DType::Float64);
-  int kernels = 0, kernels_before = 0, ffts = 0;
-  for (const auto& s : plan.steps) {
-    if (std::holds_alternative<kiln::plan::KernelStep>(s)) {
-      ++kernels;
-      if (ffts == 0) ++kernels_before;
-    }
-    if (std::holds_alternative<kiln::plan::FftStep>(s)) ++ffts;
-  }
+  auto [kernels, kernels_before, ffts] = count_steps(plan);
   CHECK(ffts == 1);
   CHECK(kernels_before == 1);
   CHECK(kernels == 1);
@@ -974,8 +987,7 @@ TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {
     threads.emplace_back([t, &wrong] {
       for (int i = 0; i < 6; ++i) {
         Array x = sample({8 + i % 3, 16 + t}, DType::Complex64, t + 0.1 * i);
-        Array got = kf::fftn(kiln::asarray(x, kiln::cuda())).get();
-        if (!close_to(got, kf::fftn(x).eval())) ++wrong;
+        if (!gpu_matches_host([](const Array& a) { return kf::fftn(a); }, x)) ++wrong;
       }
     });
   for (auto& th : threads) th.join();

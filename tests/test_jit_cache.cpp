@@ -23,50 +23,18 @@
 #include "jit/disk_cache.hpp"
 #include "jit/jit.hpp"
 #include "jit/sha256.hpp"
+#include "support/child_processes.hpp"
+#include "support/temp_cache.hpp"
+#include "support/variant_kernel.hpp"
 
 namespace fs = std::filesystem;
 namespace jit = kiln::jit;
 using jit::Origin;
+using namespace kiln::test_support;
 
 namespace {
 
 // ---- fixtures ---------------------------------------------------------------------------
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln-jit-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-};
-
-// Points the cache at `dir` (with an optional size cap) and starts from an empty memory cache.
-void use_cache(const std::string& dir, const char* max_bytes = nullptr,
-               const char* mode = nullptr) {
-  ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
-  if (max_bytes)
-    ::setenv("KILN_CACHE_MAX_BYTES", max_bytes, 1);
-  else
-    ::unsetenv("KILN_CACHE_MAX_BYTES");
-  if (mode)
-    ::setenv("KILN_CACHE", mode, 1);
-  else
-    ::unsetenv("KILN_CACHE");
-  jit::reinitialize_for_testing();
-}
-
-// Replaces every `from` in `s` with `to`.
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
 
 // A small grid-stride kernel; `variant` makes distinct sources. It includes an embedded header
 // (resolved from memory) but uses nothing from it, so it does not change when skeletons do.
@@ -78,14 +46,7 @@ extern "C" __global__ void NAME(const float* x, float* y, long long n) {
     y[i] = 2.0f * x[i] + VARIANT.0f;
 }
 )";
-  jit::Request r;
-  r.name = "k_test_axpb_" + std::to_string(variant);
-  r.summary = "y = 2 * x + " + std::to_string(variant);
-  r.dtypes = "f32 -> f32";
-  r.arch = "sm_90";
-  r.source =
-      replace_all(replace_all(kTemplate, "NAME", r.name), "VARIANT", std::to_string(variant));
-  return r;
+  return variant_kernel(kTemplate, "k_test_axpb_", "y = 2 * x + ", variant);
 }
 
 bool is_elf(const std::vector<char>& b) {
@@ -94,16 +55,6 @@ bool is_elf(const std::vector<char>& b) {
 
 std::string entry_path(const jit::Result& res) {
   return kiln::cache::dir() + "/" + res.kernel->key + ".kkc";
-}
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& b) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(b.data(), std::streamsize(b.size()));
 }
 
 std::vector<std::string> files_in(const std::string& dir) {
@@ -128,8 +79,7 @@ struct StderrCapture {
     std::fflush(stderr);
     ::dup2(saved, 2);
     ::close(saved);
-    auto b = read_bytes(tmp.path + "/err");
-    return {b.begin(), b.end()};
+    return read_text(tmp.path + "/err");
   }
 };
 
@@ -395,46 +345,14 @@ TEST_CASE("a read-only cache directory works memory-only with one warning") {
 
 // ---- processes -------------------------------------------------------------------------------
 
-namespace {
-
-// Forks `n` children that block on a pipe until all exist, then run `body`; returns how many
-// exited with status 0. A child that hangs is killed by alarm() and counts as a failure.
-template <typename Body>
-int run_children(int n, Body body) {
-  int go[2];
-  REQUIRE(::pipe(go) == 0);
-  std::vector<pid_t> pids;
-  for (int i = 0; i < n; ++i) {
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::alarm(120);
-      ::close(go[1]);
-      char c;
-      while (::read(go[0], &c, 1) > 0) {
-      }
-      ::_exit(body(i) ? 0 : 1);
-    }
-    pids.push_back(pid);
-  }
-  ::close(go[0]);
-  ::close(go[1]);  // EOF releases every child at once
-  int ok = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-  return ok;
-}
-
-}  // namespace
+// A child that has not finished compiling in this long is taken as hung.
+constexpr unsigned kChildTimeoutS = 120;
 
 TEST_CASE("processes racing to compile and write the same key leave one intact entry") {
   TempDir dir;
   use_cache(dir.path);
   constexpr int kChildren = 4;
-  int ok = run_children(kChildren, [](int) {
+  int ok = run_children(kChildren, kChildTimeoutS, [](int) {
     jit::reinitialize_for_testing();  // a fresh memory cache, as in a new process
     auto res = jit::get(kernel(5));
     return res.origin != Origin::Memory && is_elf(res.kernel->cubin);
@@ -457,7 +375,7 @@ TEST_CASE("readers never see a partial entry while processes rewrite it") {
   e.key = std::string(64, 'a');
   e.name = "k_hammer";
   e.binary.assign(256 * 1024, 'x');  // large enough that a non-atomic write would be seen torn
-  int ok = run_children(4, [&](int child) {
+  int ok = run_children(4, kChildTimeoutS, [&](int child) {
     jit::DiskCache disk(dir.path, 0);
     for (int i = 0; i < 200; ++i) {
       jit::CacheEntry mine = e;

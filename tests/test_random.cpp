@@ -33,6 +33,21 @@ std::vector<T> slice(const std::vector<T>& v, size_t from, size_t to) {
   return std::vector<T>(v.begin() + from, v.begin() + to);
 }
 
+// Draws 3 values and then 5 more from one Generator(3) and checks that they continue one stream:
+// the offset is then `words`, and the two draws are the values [0, 3) and [b_from, b_from + 5)
+// of `whole` values drawn at once from a fresh Generator(3).
+template <class T, class Draw>
+void check_one_stream(Draw draw, uint64_t words, int64_t whole, size_t b_from) {
+  Generator g(3);
+  auto a = values<T>(draw(g, Shape{3}));
+  auto b = values<T>(draw(g, Shape{5}));
+  CHECK(g.offset() == words);
+  Generator fresh(3);
+  auto all = values<T>(draw(fresh, Shape{whole}));
+  CHECK(slice(all, 0, 3) == a);
+  CHECK(slice(all, b_from, b_from + 5) == b);
+}
+
 // True when f throws kiln::Error but none of the more specific errors that would misdescribe
 // a bad bound (ShapeError, DTypeError).
 template <class F>
@@ -117,36 +132,22 @@ TEST_CASE("the same seed gives the same arrays; other seeds and later calls diff
 TEST_CASE("consecutive calls continue one stream: the offset counts the words consumed") {
   SUBCASE("randint, one and two words per element") {
     for (int64_t high : {int64_t{1000}, int64_t{1} << 40}) {
-      Generator g(3);
-      auto a = values<int64_t>(g.randint(0, high, {3}));
-      auto b = values<int64_t>(g.randint(0, high, {5}));
-      CHECK(g.offset() == (high == 1000 ? 8u : 16u));
-      auto whole = values<int64_t>(Generator(3).randint(0, high, {8}));
-      CHECK(slice(whole, 0, 3) == a);
-      CHECK(slice(whole, 3, 8) == b);
+      auto randint = [high](Generator& g, const Shape& s) { return g.randint(0, high, s); };
+      check_one_stream<int64_t>(randint, high == 1000 ? 8u : 16u, 8, 3);
     }
   }
   SUBCASE("uniform float32 and float64") {
     for (DType t : {DType::Float32, DType::Float64}) {
-      Generator g(3);
-      auto a = values<double>(g.uniform(0, 1, {3}, t));
-      auto b = values<double>(g.uniform(0, 1, {5}, t));
-      CHECK(g.offset() == 8u * (kiln::itemsize(t) / 4));
-      auto whole = values<double>(Generator(3).uniform(0, 1, {8}, t));
-      CHECK(slice(whole, 0, 3) == a);
-      CHECK(slice(whole, 3, 8) == b);
+      auto uniform = [t](Generator& g, const Shape& s) { return g.uniform(0, 1, s, t); };
+      check_one_stream<double>(uniform, 8u * (kiln::itemsize(t) / 4), 8, 3);
     }
   }
   SUBCASE("normal of odd size uses its whole last pair") {
     for (DType t : {DType::Float32, DType::Float64}) {
-      Generator g(3);
-      auto a = values<double>(g.normal(0, 1, {3}, t));
-      auto b = values<double>(g.normal(0, 1, {5}, t));
+      auto normal = [t](Generator& g, const Shape& s) { return g.normal(0, 1, s, t); };
       int k = kiln::itemsize(t) / 4;
-      CHECK(g.offset() == static_cast<uint64_t>((4 + 6) * k));
-      auto whole = values<double>(Generator(3).normal(0, 1, {9}, t));
-      CHECK(slice(whole, 0, 3) == a);
-      CHECK(slice(whole, 4, 9) == b);
+      // 3 values use two pairs: the 4th is drawn and dropped, so the 5 start at the 5th.
+      check_one_stream<double>(normal, static_cast<uint64_t>((4 + 6) * k), 9, 4);
     }
   }
   SUBCASE("mixed distributions, replayed from a saved offset") {

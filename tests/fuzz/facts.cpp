@@ -219,13 +219,12 @@ std::optional<Facts> extremum(const std::vector<Facts>& in, DType t) {
   return r;
 }
 
-bool is_comparison(BinaryFn fn) { return fn >= BinaryFn::Eq && fn <= BinaryFn::Ge; }
 bool is_bitwise(BinaryFn fn) { return fn >= BinaryFn::And; }
 
 std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
   auto fn = static_cast<BinaryFn>(op.fn);
   Facts a = arg(op.args.at(0), v), b = arg(op.args.at(1), v);
-  if (is_comparison(fn)) {
+  if (graph::is_comparison(fn)) {
     if (a.noisy || b.noisy) return std::nullopt;
     return settle(exact_bool(), t, s);
   }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops.hpp"
+
 namespace kiln::fuzz {
 
 // How an input's values are made. Each kind has known facts (bounds, grid, specials) that
@@ -47,44 +49,22 @@ enum class OpKind : uint8_t {
   Fft,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
-enum class UnaryFn : uint8_t {
-  Neg,
-  Not,
-  Abs,
-  Sqrt,
-  Exp,
-  Log,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Floor,
-  Ceil,
-  Real,
-  Imag,
-  Conj,
-};
-enum class BinaryFn : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Pow,
-  Minimum,
-  Maximum,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  And,
-  Or,
-  Xor,
-};
+// The elementwise functions are the graph's own (graph::UnaryOp / BinaryOp are exactly the
+// kiln calls the fuzzer makes), so a second list cannot drift from the first.
+using UnaryFn = graph::UnaryOp;
+using BinaryFn = graph::BinaryOp;
+// ReduceFn is not graph::ReduceOp: the order differs (any / all before argmax / argmin), and op.fn
+// is drawn by number, so reordering would change the program every recorded seed gives (see
+// test_fuzz's "seeds that once failed"). FftFn names the API's ten functions, not the graph's
+// four FftKinds.
 enum class ReduceFn : uint8_t { Sum, Prod, Max, Min, Mean, Any, All, ArgMax, ArgMin };
 enum class FftFn : uint8_t { Fft, Ifft, Fft2, Ifft2, Fftn, Ifftn, Rfft, Irfft, Rfftn, Irfftn };
+// How many of each the generator draws from. Fixed rather than taken from the enums, so that a
+// function added to the graph does not change the programs of recorded seeds before the
+// fuzzer's printing and facts know it.
 inline constexpr int kUnaryCount = 15, kBinaryCount = 16, kReduceCount = 9, kFftCount = 10;
+static_assert(static_cast<int>(UnaryFn::Conj) + 1 == kUnaryCount);
+static_assert(static_cast<int>(BinaryFn::Xor) + 1 == kBinaryCount);
 
 // An operand: an earlier value (value >= 0) or a C++ scalar (weak in NumPy's promotion).
 struct Operand {

@@ -1,0 +1,74 @@
+// A throw-away kernel cache for tests: a temporary directory, KILN_CACHE_* pointed at it, and
+// the file helpers that inspect or damage the entries written there. Shared by the tests of the
+// JIT cache (test_jit_cache) and of its inventory and tool (test_kiln_cache), so that both
+// set up the cache exactly the same way.
+#pragma once
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "jit/jit.hpp"
+
+namespace kiln::test_support {
+
+// A fresh directory under the system's temporary directory, removed with everything in it.
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& prefix = "kiln-test") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    // A test may have made the directory read-only; remove_all needs to write it.
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// Points the cache at `dir` (with an optional size cap and KILN_CACHE mode) and starts from an
+// empty memory cache, as a new process would.
+inline void use_cache(const std::string& dir, const char* max_bytes = nullptr,
+                      const char* mode = nullptr) {
+  ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  if (max_bytes)
+    ::setenv("KILN_CACHE_MAX_BYTES", max_bytes, 1);
+  else
+    ::unsetenv("KILN_CACHE_MAX_BYTES");
+  if (mode)
+    ::setenv("KILN_CACHE", mode, 1);
+  else
+    ::unsetenv("KILN_CACHE");
+  kiln::jit::reinitialize_for_testing();
+}
+
+inline std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+inline void write_bytes(const std::string& path, const std::vector<char>& b) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(b.data(), std::streamsize(b.size()));
+}
+
+inline std::string read_text(const std::string& path) {
+  auto b = read_bytes(path);
+  return {b.begin(), b.end()};
+}
+
+inline void write_text(const std::string& path, const std::string& s) {
+  write_bytes(path, std::vector<char>(s.begin(), s.end()));
+}
+
+}  // namespace kiln::test_support
