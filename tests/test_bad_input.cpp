@@ -618,3 +618,26 @@ TEST_CASE("extreme integers: slice steps, ranges and bounds anywhere in int64") 
   EXPECT_ERROR(kiln::ShapeError, "linspace: shape", kiln::linspace(0, 1, kMax));
   CHECK(kiln::linspace(0, 1, 3).to_vector<double>() == std::vector<double>{0, 0.5, 1});
 }
+
+TEST_CASE("asarray: a vector must fill the shape; std::vector<bool> works") {
+  std::vector<float> six(6, 1.0f);
+  EXPECT_ERROR(kiln::ShapeError, "a vector of 6 elements cannot fill shape (2, 4)",
+               kiln::asarray(six, {2, 4}));
+  EXPECT_ERROR(kiln::ShapeError, "cannot fill shape (7,)", kiln::asarray(six, {7}));
+  CHECK(kiln::asarray(six, {2, 3}).shape() == kiln::Shape{2, 3});
+  auto b = kiln::asarray(std::vector<bool>{true, false, true}, {3, 1});
+  CHECK(b.dtype() == DType::Bool);
+  CHECK(b.shape() == kiln::Shape{3, 1});
+  CHECK(b.to_vector<bool>() == std::vector<bool>{true, false, true});
+  CHECK(kiln::sum(b).item<int64_t>() == 2);
+}
+
+TEST_CASE("allclose takes bool and integer arrays as NumPy does (b made floating first)") {
+  // Expected values from numpy.allclose on the same arrays.
+  auto t = kiln::asarray(std::vector<bool>{true, false});
+  CHECK_FALSE(kiln::allclose(t, kiln::asarray(std::vector<bool>{true, true})));
+  CHECK(kiln::allclose(t, kiln::asarray(std::vector<bool>{true, false})));
+  CHECK(kiln::allclose(kiln::asarray({1, 0}), t));
+  CHECK(kiln::allclose(t, kiln::asarray({1, 0})));
+  CHECK(kiln::allclose(kiln::asarray({int64_t{1} << 53 | 1}), kiln::asarray({int64_t{1} << 53})));
+}

@@ -87,12 +87,22 @@ void eval(const std::vector<Array>& arrays);
 // ---- creation --------------------------------------------------------------------------
 Array asarray(const Array& a, Device d = host());  // a itself when already on d, else a copy
 Array asarray(const void* data, DType t, Shape s, Device d = host());  // copies
+// std::vector<bool> packs bits and has no data(): these copy it element by element.
+Array asarray(const std::vector<bool>& v, Shape s, Device d = host());
+inline Array asarray(const std::vector<bool>& v, Device d = host()) {
+  return asarray(v, {static_cast<int64_t>(v.size())}, d);
+}
 template <class T>
 Array asarray(const std::vector<T>& v, Device d = host()) {
   return asarray(v.data(), dtype_v<T>, {static_cast<int64_t>(v.size())}, d);
 }
+namespace detail {
+// ShapeError unless a vector of n elements fills shape s exactly.
+void check_vector_fits(size_t n, const Shape& s);
+}  // namespace detail
 template <class T>
 Array asarray(const std::vector<T>& v, Shape s, Device d = host()) {
+  detail::check_vector_fits(v.size(), s);
   return asarray(v.data(), dtype_v<T>, std::move(s), d);
 }
 template <class T>

@@ -1,7 +1,9 @@
 // Creating arrays: from memory (copied into a kiln buffer) or as lazy constants, which cost
 // nothing until used and then fuse into their consumer.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "api/build.hpp"
 #include "api/memory.hpp"
@@ -27,6 +29,22 @@ Array asarray(const void* data, DType t, Shape s, Device d) {
   else if (nbytes)
     std::memcpy(buf->data(), data, nbytes);
   return Array(graph::buffer_node(std::move(buf), t, std::move(s)));
+}
+
+void detail::check_vector_fits(size_t n, const Shape& s) {
+  graph::check_rank(s, "asarray");
+  if (static_cast<size_t>(shape_size(s)) != n)
+    throw ShapeError("asarray: a vector of " + std::to_string(n) + " elements cannot fill shape " +
+                     shape_str(s) + " (" + std::to_string(shape_size(s)) +
+                     " elements); pass a shape whose sizes multiply to the vector's size");
+}
+
+Array asarray(const std::vector<bool>& v, Shape s, Device d) {
+  detail::check_vector_fits(v.size(), s);
+  // One byte per element, as kiln's (and NumPy's) bool dtype stores it.
+  std::unique_ptr<bool[]> bytes(new bool[v.size()]);
+  std::copy(v.begin(), v.end(), bytes.get());
+  return asarray(bytes.get(), DType::Bool, std::move(s), d);
 }
 
 Array full(Shape s, Scalar v, std::optional<DType> t, Device d) {

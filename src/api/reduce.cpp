@@ -97,11 +97,14 @@ Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
 }
 
 bool allclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan) {
-  // NumPy's rule: |a - b| <= atol + rtol * |b|, elementwise, after broadcasting.
-  Array close = abs(a - b) <= atol + rtol * abs(b);
-  if (equal_nan) close = close | ((a != a) & (b != b));
-  if (!is_complex(a.dtype()) && !is_complex(b.dtype()) && a.dtype() != DType::Bool)
-    close = close | (a == b);  // equal infinities are close, as in NumPy
+  // NumPy's rule: |a - b| <= atol + rtol * |b|, elementwise, after broadcasting. Like NumPy,
+  // b is first made floating (bool and integers to float64), so bool arrays subtract too.
+  DType bt = b.dtype();
+  Array y = is_floating(bt) || is_complex(bt) ? b : b.astype(DType::Float64);
+  Array close = abs(a - y) <= atol + rtol * abs(y);
+  if (equal_nan) close = close | ((a != a) & (y != y));
+  if (!is_complex(a.dtype()) && !is_complex(bt))
+    close = close | (a == y);  // equal infinities are close, as in NumPy
   return all(close).item<bool>();
 }
 
