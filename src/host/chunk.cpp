@@ -1,5 +1,6 @@
 #include "host/chunk.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -16,13 +17,14 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
       space_(space),
       bases_(bases),
       params_(params),
+      chunk_(std::clamp<int64_t>(shape_size(space.shape), 1, kChunk)),
       cols_(g.code.size()),
       filled_(g.code.size()),
-      idx_(kChunk) {
+      idx_(chunk_) {
   size_t bytes = 0;
   for (const auto& ins : g.code) {
     slot_.push_back(bytes);
-    bytes += (kChunk * itemsize(ins.dtype) + 63) / 64 * 64;
+    bytes += (chunk_ * itemsize(ins.dtype) + 63) / 64 * 64;
   }
   storage_.resize(bytes / sizeof(storage_[0]) + 1);
   for (const auto& st : space.strides)
@@ -70,8 +72,12 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
     cols_[i] = base + (offset + start) * isz;
   } else if (m == Mode::Constant) {
     if (!filled_[i]) {
-      for (int64_t k = 0; k < kChunk; ++k)
-        std::memcpy(scratch(i) + k * isz, base + offset * isz, isz);
+      visit_dtype(ins.dtype, [&](auto z) {
+        using T = decltype(z);
+        T value;
+        std::memcpy(&value, base + offset * isz, sizeof value);  // may be unaligned in a view
+        std::fill_n(reinterpret_cast<T*>(scratch(i)), chunk_, value);
+      });
       filled_[i] = true;
     }
     cols_[i] = scratch(i);
@@ -98,7 +104,7 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         load(i, ins, start, len);
         continue;
       case InstrKind::Param:
-        if (!filled_[i]) fill_column(ins.dtype, params_[ins.arg], out, kChunk);
+        if (!filled_[i]) fill_column(ins.dtype, params_[ins.arg], out, chunk_);
         filled_[i] = true;
         break;
       case InstrKind::Iota: {

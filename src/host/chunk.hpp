@@ -17,7 +17,8 @@ class ChunkEvaluator {
   // `bases[a]`: address of access a's buffer at element 0 (null for Iota).
   ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                  const std::vector<const char*>& bases, const std::vector<Scalar>& params);
-  // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk.
+  // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk
+  // (and never past the iteration space).
   // `dest[i]`, when not null, is where instruction i's values go (an output buffer at
   // `start`), which saves copying them there afterwards.
   void run(int64_t start, int64_t len, const std::vector<char*>& dest = {});
@@ -34,6 +35,9 @@ class ChunkEvaluator {
   const plan::IterationSpace& space_;
   const std::vector<const char*>& bases_;
   const std::vector<Scalar>& params_;
+  // Column length: kChunk, or the whole iteration space when it is smaller, so a tiny array
+  // neither allocates nor fills columns of kChunk elements.
+  const int64_t chunk_;
   std::vector<Mode> modes_;
   std::vector<const void*> cols_;
   std::vector<bool> filled_;  // constant columns, computed once per evaluator
