@@ -7,6 +7,7 @@
 #include "api/evaluate.hpp"
 #include "codegen/kernel_source.hpp"
 #include "cuda/kernels.hpp"
+#include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
 #include "plan/planner.hpp"
 
@@ -29,10 +30,9 @@ std::string buffer(const plan::Plan& p, int id) {
 
 // Whether the first evaluation will compile the kernel, or find it in memory or on disk.
 std::string cache_state(const codegen::KernelSource& src, const Device& d) {
-  std::string arch = d.is_cuda() ? gpu::device_arch(d.index) : jit::target_arch();
+  std::string arch = d.is_cuda() ? gpu::device(d.index).arch : jit::target_arch();
   if (d.is_host() && (cuda_available() || arch.empty())) return "host executor";
-  std::string where =
-      jit::cached_where(gpu::kernel_request(src, arch));
+  std::string where = jit::cached_where(gpu::kernel_request(src, arch));
   return where.empty() ? "not compiled yet" : "cached in " + where;
 }
 

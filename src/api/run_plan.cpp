@@ -27,15 +27,15 @@ std::atomic<int64_t> g_plans{0}, g_kernels{0}, g_library{0}, g_copies{0}, g_byte
 
 int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
 
-// Bytes a kernel moves: each buffer it reads, once, and each it writes.
+// Bytes a kernel moves: each buffer it reads, once, and each it writes. (Runs on every
+// launch, so no allocation: an access counts when no earlier access names its buffer.)
 int64_t kernel_bytes(const plan::Plan& p, const plan::FusedGroup& g) {
-  std::vector<int> seen;
   int64_t total = 0;
-  for (const auto& a : g.accesses)
-    if (a.buffer >= 0 && std::find(seen.begin(), seen.end(), a.buffer) == seen.end()) {
-      seen.push_back(a.buffer);
-      total += bytes_of(p.buffers[a.buffer]);
-    }
+  for (auto a = g.accesses.begin(); a != g.accesses.end(); ++a) {
+    auto same = [&](const plan::Access& b) { return b.buffer == a->buffer; };
+    if (a->buffer >= 0 && std::find_if(g.accesses.begin(), a, same) == a)
+      total += bytes_of(p.buffers[a->buffer]);
+  }
   for (const auto& o : g.outputs) total += bytes_of(p.buffers[o.buffer]);
   return total;
 }
@@ -133,7 +133,7 @@ class PlanRunner {
     if (d.is_cuda()) return gpu::run_group(s, params, d.index, lookup);
     cpu::run_group(s.group, params, lookup);
     if (!compile_only_arch().empty()) return gpu::compile_group(s, compile_only_arch());
-    return {s.group.name, jit::Origin::Memory, 0, nullptr};
+    return {&s.group.name, jit::Origin::Memory, 0, nullptr};
   }
 
   // KILN_DEBUG=1: one line per launch, timed to completion (so debugging serialises work).
@@ -144,7 +144,7 @@ class PlanRunner {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     static constexpr const char* origin[] = {" (compiled)", " (memory hit)", " (disk hit)"};
     bool jit = d.is_cuda() || !compile_only_arch().empty();
-    std::fprintf(stderr, "[kiln] %s on %s%s: %.3f ms, %.1f GB/s\n", rec.name.c_str(),
+    std::fprintf(stderr, "[kiln] %s on %s%s: %.3f ms, %.1f GB/s\n", rec.name->c_str(),
                  d.str().c_str(), jit ? origin[static_cast<int>(rec.origin)] : "", ms,
                  static_cast<double>(bytes) / ms / 1e6);
     if (debug_level() >= 3 && rec.source) std::fprintf(stderr, "%s\n", rec.source->c_str());

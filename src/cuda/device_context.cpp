@@ -15,8 +15,10 @@ PerDevice<DeviceInfo>& contexts() {
   return *all;
 }
 
+// Runs before every launch: the strings are built only when there is something to report.
 void validate(int index) {
   int n = cuda_device_count();
+  if (n > 0 && index >= 0 && index < n) return;
   std::string name = "cuda:" + std::to_string(index);
   if (n == 0)
     throw DeviceError(name + " was requested but no CUDA device is available (0 devices: no " +
@@ -34,6 +36,7 @@ void init(DeviceInfo& d, int index) {
   d.sm_count = p.multiProcessorCount;
   d.cc_major = p.major;
   d.cc_minor = p.minor;
+  d.arch = "sm_" + std::to_string(p.major * 10 + p.minor);
   d.total_memory = p.totalGlobalMem;
   // Non-blocking: kiln's work must not serialise with the legacy default stream that other
   // libraries in the process may use.

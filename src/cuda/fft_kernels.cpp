@@ -103,9 +103,7 @@ cudaKernel_t kernel_for(const Helper& h, int device) {
     std::lock_guard lock(mu);
     if (auto it = loaded->find(key); it != loaded->end()) return it->second;
   }
-  const auto& info = gpu::device(device);
-  const jit::Kernel& k =
-      *compile(h, "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor)).kernel;
+  const jit::Kernel& k = *compile(h, gpu::device(device).arch).kernel;
   std::lock_guard lock(mu);
   if (auto it = loaded->find(key); it != loaded->end()) return it->second;
   set_device(device);

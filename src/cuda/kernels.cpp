@@ -278,11 +278,6 @@ Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* 
 
 }  // namespace
 
-std::string device_arch(int device) {
-  const auto& info = gpu::device(device);
-  return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
-}
-
 // No FMA contraction: every operation rounds on its own, as in NumPy and the host executor,
 // so fused and eager kernels give the same bits (the cost is nil for memory-bound kernels).
 jit::Request kernel_request(const codegen::KernelSource& src, const std::string& arch) {
@@ -293,7 +288,7 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, arch, &fresh);
-  return {p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
+  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
           fresh ? &p.src.source : nullptr};
 }
 
@@ -301,16 +296,16 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
                        const std::function<void*(int)>& data) {
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
-  Prepared& p = prepared(step, device_arch(device), &fresh);
+  const auto& info = gpu::device(device);
+  Prepared& p = prepared(step, info.arch, &fresh);
   auto it = p.loaded.find(device);
   if (it == p.loaded.end()) it = p.loaded.emplace(device, load(*p.kernel, device)).first;
   const Loaded& k = it->second;
   const auto& src = p.src;
   const auto& g = step.group;
-  LaunchRecord rec{src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
+  LaunchRecord rec{&src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
                    fresh ? &src.source : nullptr};
   if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
-  const auto& info = gpu::device(device);
   set_device(device);
   Launch l = prepare(g, params, src, device, data);
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.main), dim3(l.blocks),

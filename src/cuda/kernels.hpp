@@ -12,7 +12,7 @@ namespace kiln::gpu {
 
 // What happened when a group's kernel was looked up, for KILN_DEBUG and explain().
 struct LaunchRecord {
-  std::string name;
+  const std::string* name;  // the kernel's, owned by the plan (no copy on the launch path)
   jit::Origin origin;
   double ms = 0;                        // host-side time to find or compile the kernel
   const std::string* source = nullptr;  // the generated source, when it was generated now
@@ -20,8 +20,6 @@ struct LaunchRecord {
 
 // The JIT request for a generated kernel (the options every kiln kernel is compiled with).
 jit::Request kernel_request(const codegen::KernelSource& src, const std::string& arch);
-// The arch of a device, "sm_90".
-std::string device_arch(int device);
 
 // Launches the step's group on `device`'s stream. `data(id)` is the device address of plan
 // buffer id. The generated source and loaded kernel are kept in step.compiled.

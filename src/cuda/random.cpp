@@ -28,11 +28,6 @@ struct DeviceRandom {
   cudaKernel_t kernels[kRandomKernels] = {};
 };
 
-std::string device_arch(int device) {
-  const DeviceInfo& info = gpu::device(device);
-  return "sm_" + std::to_string(info.cc_major * 10 + info.cc_minor);
-}
-
 // Built on a device's first random step. The library stays loaded for the process's life:
 // queued launches may still use it.
 DeviceRandom& state(int device) {
@@ -40,7 +35,7 @@ DeviceRandom& state(int device) {
   gpu::device(device);  // DeviceError for a bad index, before PerDevice indexes with it
   return all->get(device, [device](DeviceRandom& s) {
     ScopedDevice on(device);
-    jit::Result r = jit::get(random_kernels_request(device_arch(device)));
+    jit::Result r = jit::get(random_kernels_request(gpu::device(device).arch));
     cudaLibrary_t lib;
     KILN_CUDA_CHECK(cudaLibraryLoadData(&lib, r.kernel->cubin.data(), nullptr, nullptr, 0, nullptr,
                                         nullptr, 0));

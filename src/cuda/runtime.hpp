@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "graph/buffer.hpp"
 
@@ -19,6 +20,7 @@ struct DeviceInfo {
   int index = 0;
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
+  std::string arch;  // what NVRTC compiles for: "sm_90"
   size_t total_memory = 0;
   cudaStream_t stream = nullptr;  // kiln's one stream on this device (non-blocking)
 };
