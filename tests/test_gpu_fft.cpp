@@ -339,7 +339,8 @@ std::vector<Case> all_cases() {
 
 // The input dtypes each family is tested with (rfft* refuse complex input).
 std::vector<DType> input_dtypes(Family f) {
-  if (f == Family::R2C || f == Family::Full) return {DType::Float32, DType::Float64, DType::Int64};
+  if (f == Family::R2C || f == Family::Full)
+    return {DType::Float32, DType::Float64, DType::Int64, DType::Int32};
   return {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128, DType::Int64};
 }
 
@@ -404,7 +405,8 @@ class Emulator {
         out_(p.out.elements),
         scratch_(p.scratch.elements),
         staging_(p.staging.elements),
-        half_(p.half.elements) {}
+        half_(p.half.elements),
+        converted_(p.converted.elements) {}
 
   std::vector<cd> run() {
     for (const auto& op : p_.ops) std::visit([this](const auto& o) { apply(o); }, op);
@@ -426,6 +428,8 @@ class Emulator {
         return scratch_;
       case gf::BufferId::Half:
         return half_;
+      case gf::BufferId::Converted:
+        return converted_;
       default:
         return staging_;
     }
@@ -437,6 +441,13 @@ class Emulator {
       return dummy;
     }
     return v[i];
+  }
+
+  // The emulator holds every value as a complex double, so integers need no conversion; the
+  // op only has to come first and fill all of Converted from all of In.
+  void apply(const gf::ConvertOp&) {
+    REQUIRE(converted_.size() == in_.size());
+    for (size_t i = 0; i < in_.size(); ++i) converted_[i] = cd(in_[i].real(), 0);
   }
 
   void apply(const gf::PadOp& o) {
@@ -545,7 +556,7 @@ class Emulator {
   }
 
   const gf::Program& p_;
-  std::vector<cd> in_, out_, scratch_, staging_, half_;
+  std::vector<cd> in_, out_, scratch_, staging_, half_, converted_;
   bool in_bounds_ = true, wrote_input_ = false, c2r_input_clean_ = true, aligned_ = true;
 };
 
@@ -572,6 +583,28 @@ StepCounts count_steps(const kiln::plan::Plan& plan) {
   return n;
 }
 
+// An integer input is read only by R2C plans that convert it on load, or only by the
+// ConvertOp that opens the program.
+void check_integer_input(const gf::Program& p, DType t) {
+  CHECK(p.element_bytes(gf::BufferId::In) == kiln::itemsize(t));
+  bool converted = !p.ops.empty() && std::holds_alternative<gf::ConvertOp>(p.ops[0]);
+  int on_load = 0;
+  for (const auto& op : p.ops) {
+    if (const auto* pad = std::get_if<gf::PadOp>(&op)) CHECK(pad->src != gf::BufferId::In);
+    if (const auto* e = std::get_if<gf::ExecOp>(&op)) {
+      if (e->in == gf::BufferId::In) {
+        ++on_load;
+        CHECK(e->plan.transform == gf::Transform::R2C);
+        CHECK(e->plan.load_from == t);
+      } else {
+        CHECK_FALSE(e->plan.load_from.has_value());
+      }
+    }
+  }
+  CHECK(converted != (on_load > 0));
+  if (converted) CHECK(p.converted.elements == p.in.elements);
+}
+
 void emulate_case(const Case& c, DType t) {
   INFO(c.name << " " << kiln::dtype_name(t));
   Array x = sample(c.shape, t);
@@ -583,11 +616,23 @@ void emulate_case(const Case& c, DType t) {
   const auto& out = plan.buffers[step->out];
   gf::Program program = gf::make_program(*step, in, out);
   auto input = x.astype(in.dtype).astype(DType::Complex128).to_vector<cd>();
-  std::vector<cd> got = Emulator(program, input).run();
   Array host = f.eval();
-  Array emulated = kiln::asarray(got, out.shape);
-  if (!kiln::is_complex(host.dtype())) emulated = kiln::real(emulated);
-  CHECK(close_to(emulated.astype(host.dtype()), host));
+  auto check = [&](const gf::Program& p) {
+    Array emulated = kiln::asarray(Emulator(p, input).run(), out.shape);
+    if (!kiln::is_complex(host.dtype())) emulated = kiln::real(emulated);
+    CHECK(close_to(emulated.astype(host.dtype()), host));
+  };
+  check(program);
+  // On a GPU the planner hands a real transform of integers the integers themselves.
+  bool real_input =
+      step->kind == kiln::graph::FftKind::R2C || step->kind == kiln::graph::FftKind::R2CFull;
+  if (real_input && (t == DType::Int64 || t == DType::Int32)) {
+    kiln::plan::PlanBuffer integers = in;
+    integers.dtype = t;
+    gf::Program p = gf::make_program(*step, integers, out);
+    check_integer_input(p, t);
+    check(p);
+  }
 }
 
 template <class Op>
@@ -646,7 +691,10 @@ struct LimitsGuard {  // restores the plan cache's limits when a test changes th
 // ---- no GPU needed ----------------------------------------------------------------------------
 TEST_CASE("the FFT helper kernels compile with NVRTC") {
   auto names = gf::compile_helpers("sm_90");
-  CHECK(names.size() == 14);
+  CHECK(names.size() == 20);
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_convert_i32_f64") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_load_i64_f64") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_load_b_f64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_pad_f64_c128") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_zero_imag_c64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_hermitian_c128") != names.end());
@@ -857,6 +905,39 @@ TEST_CASE("plans: fftn of int64 casts it to float64 in one kernel, then one FFT 
   CHECK(plan.buffers[step->in].dtype == DType::Complex128);
 }
 
+TEST_CASE("pass programs for integer input: converted on load, or first by a ConvertOp") {
+  // The programs a GPU runs when the planner hands the FFT int64 itself.
+  Array a = sample({64, 48}, DType::Int64);
+  auto integer_program = [](const Array& f) {
+    auto plan = kiln::plan::make_plan({f.node()});
+    const auto* step = fft_step_of(plan);
+    REQUIRE(step != nullptr);
+    auto in = plan.buffers[step->in];
+    in.dtype = DType::Int64;
+    return gf::make_program(*step, in, plan.buffers[step->out]);
+  };
+  for (const Array& f : {kf::fftn(a), kf::rfftn(a), kf::fft(a, std::nullopt, 0)}) {
+    gf::Program p = integer_program(f);
+    CHECK_FALSE(std::holds_alternative<gf::ConvertOp>(p.ops[0]));
+    const auto& first = op_at<gf::ExecOp>(p, 0);
+    CHECK(first.in == gf::BufferId::In);
+    CHECK(first.plan.load_from == DType::Int64);
+    CHECK(p.element_bytes(gf::BufferId::In) == 8);
+  }
+  // Padding along the first axis reads the input through a pad: convert it first.
+  gf::Program padded = integer_program(kf::fftn(a, std::vector<int64_t>{80, 48}));
+  CHECK(op_at<gf::ConvertOp>(padded, 0).from == DType::Int64);
+  CHECK(padded.converted.elements == 64 * 48);
+  CHECK(op_at<gf::PadOp>(padded, 1).src == gf::BufferId::Converted);
+  // A transform of complex input never gets integers.
+  auto plan = kiln::plan::make_plan({kf::ifftn(a).node()});
+  const auto* step = fft_step_of(plan);
+  REQUIRE(step != nullptr);
+  auto in = plan.buffers[step->in];
+  in.dtype = DType::Int64;
+  CHECK_THROWS_AS(gf::make_program(*step, in, plan.buffers[step->out]), std::logic_error);
+}
+
 TEST_CASE("the plan cache API answers without a GPU") {
   auto info = kf::plan_cache();
   CHECK(info.max_plans > 0);
@@ -963,20 +1044,34 @@ TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the devi
   CHECK(close_to(kf::fftn(b).get(), kf::fftn(b.astype(DType::Complex64)).get()));
 }
 
-TEST_CASE("gpu fft: the int64 -> float64 cast is the one kernel before cuFFT") {
+TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as it loads)") {
   if (!have_gpu()) return;
-  Array a = kiln::asarray(sample({64, 48}, DType::Int64), kiln::cuda());
-  Array f = kf::fftn(a);
-  auto plan = kiln::plan::make_plan({f.node()});
+  for (DType t : {DType::Int64, DType::Int32, DType::Bool}) {
+    INFO(kiln::dtype_name(t));
+    Array a = kiln::asarray(sample({64, 48}, t), kiln::cuda());
+    for (const Array& f : {kf::fftn(a), kf::rfftn(a), kf::fftn(a, std::vector<int64_t>{80, 50})}) {
+      auto plan = kiln::plan::make_plan({f.node()});
+      const auto* step = fft_step_of(plan);
+      REQUIRE(step != nullptr);
+      CHECK(plan.buffers[step->in].dtype == t);
+      auto [kernels, kernels_before, ffts] = count_steps(plan);
+      CHECK(ffts == 1);
+      CHECK(kernels == 0);
+      CHECK(kernels_before == 0);
+    }
+    CHECK(close_to(kf::fftn(a).get(), kf::fftn(a.get()).eval()));
+    CHECK(close_to(kf::rfftn(a).get(), kf::rfftn(a.get()).eval()));
+    CHECK(close_to(kf::fftn(a, std::vector<int64_t>{80, 50}).get(),
+                   kf::fftn(a.get(), std::vector<int64_t>{80, 50}).eval()));
+  }
+  // Computed integers are cast in the kernel that computes them, as before.
+  Array b = kiln::asarray(sample({64, 48}, DType::Int64), kiln::cuda());
+  auto plan = kiln::plan::make_plan({kf::fftn(b * 2).node()});
   const auto* step = fft_step_of(plan);
   REQUIRE(step != nullptr);
-  CHECK(step->kind == kiln::graph::FftKind::R2CFull);
   CHECK(plan.buffers[step->in].dtype == DType::Float64);
-  auto [kernels, kernels_before, ffts] = count_steps(plan);
-  CHECK(ffts == 1);
-  CHECK(kernels_before == 1);
-  CHECK(kernels == 1);
-  CHECK(close_to(f.get(), kf::fftn(a.get()).eval()));
+  CHECK(count_steps(plan).kernels_before == 1);
+  CHECK(close_to(kf::fftn(b * 2).get(), kf::fftn(b.get() * 2).eval()));
 }
 
 TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {

@@ -66,7 +66,10 @@ class Runner {
   void* data(BufferId b) {
     if (b == BufferId::In) return const_cast<void*>(in_);
     if (b == BufferId::Out) return out_;
-    auto& temp = b == BufferId::Scratch ? scratch_ : b == BufferId::Half ? half_ : staging_;
+    auto& temp = b == BufferId::Scratch     ? scratch_
+                 : b == BufferId::Half      ? half_
+                 : b == BufferId::Converted ? converted_
+                                            : staging_;
     if (!temp)
       temp = allocate(device_, static_cast<size_t>(p_.info(b).elements) * p_.element_bytes(b));
     return temp->data();
@@ -94,6 +97,11 @@ class Runner {
                 at(data(op.out), i * op.out_step, out_bytes), op.inverse);
   }
 
+  void step(const fft::ConvertOp& op) {
+    fft::convert_input(device_, in_, op.from, data(BufferId::Converted), p_.precision,
+                       p_.in.elements);
+  }
+
   void step(const fft::ZeroImagOp& op) { fft::zero_imag(device_, data(op.buf), p_.precision, op); }
 
   void step(const fft::HermitianOp& op) {
@@ -109,7 +117,7 @@ class Runner {
   int device_;
   const void* in_;
   void* out_;
-  std::shared_ptr<graph::Buffer> scratch_, staging_, half_;  // freed in stream order
+  std::shared_ptr<graph::Buffer> scratch_, staging_, half_, converted_;  // freed in stream order
 };
 
 }  // namespace

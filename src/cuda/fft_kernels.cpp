@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <utility>
 
 #include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
@@ -82,6 +84,44 @@ Helper hermitian_helper(Precision p) {
               tag_of(c) + " -> " + tag_of(c));
 }
 
+// The C++ type and short name of an integer (or bool) input dtype.
+std::pair<std::string, std::string> integer_type(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return {"bool", "b"};
+    case DType::Int32:
+      return {"int", "i32"};
+    case DType::Int64:
+      return {"long long", "i64"};
+    default:
+      throw std::logic_error("GPU FFT: not an integer input dtype (kiln bug)");
+  }
+}
+
+Helper convert_helper(DType from, Precision p) {
+  auto [type, tag] = integer_type(from);
+  std::string real = real_type(p), to = tag_of({false, p});
+  return wrap(
+      "kiln_fft_convert_" + tag + "_" + to,
+      "const " + type + "* src, " + real + "* dst, kiln::fft::PadLayout layout, long long n",
+      "kiln::fft::pad_copy(src, dst, layout, n)",
+      "FFT input: integers to reals, " + tag + " -> " + to, tag + " -> " + to);
+}
+
+// cuFFT's load callback for integer input, as LTO-IR (-dlto) for cufftXtSetJITCallback. Its
+// name stays a C++ name (no extern "C"): cuFFT looks the callback up by its declared name.
+Helper load_callback_helper(DType from, Precision p) {
+  auto [type, tag] = integer_type(from);
+  std::string real = real_type(p), to = tag_of({false, p});
+  std::string name = "kiln_fft_load_" + tag + "_" + to;
+  return {name,
+          "__device__ " + real + " " + name +
+              "(void* in, unsigned long long i, void*, void*) {\n  return (" + real +
+              ")static_cast<const " + type + "*>(in)[i];\n}\n",
+          "cuFFT load callback: integers to reals as cuFFT reads them, " + tag + " -> " + to,
+          tag + " -> " + to};
+}
+
 Helper scale_helper(Precision p) {
   std::string t = real_type(p);
   return wrap("kiln_fft_scale_" + tag_of({false, p}), t + "* data, long long n, " + t + " factor",
@@ -89,8 +129,14 @@ Helper scale_helper(Precision p) {
               tag_of({false, p}) + " -> " + tag_of({false, p}));
 }
 
-jit::Result compile(const Helper& h, const std::string& arch) {
-  return jit::get({h.name, h.source, h.summary, arch, {}, h.dtypes});
+jit::Result compile(const Helper& h, const std::string& arch,
+                    std::vector<std::string> options = {}) {
+  return jit::get({h.name, h.source, h.summary, arch, std::move(options), h.dtypes});
+}
+
+// LTO-IR, relocatable: what cuFFT links into its kernels when it makes a callback plan.
+jit::Result compile_lto(const Helper& h, const std::string& arch) {
+  return compile(h, arch, {"-dlto", "--relocatable-device-code=true"});
 }
 
 // Libraries stay loaded for the process's life: a kernel handle must outlive every launch
@@ -202,6 +248,19 @@ void expand_hermitian(int device, const void* src, void* dst, Precision p, const
          args);
 }
 
+void convert_input(int device, const void* src, DType from, void* dst, Precision p, int64_t n) {
+  if (n == 0) return;
+  PadLayout l = collapse({n}, {n});
+  void* args[] = {&src, &dst, &l, &n};
+  launch(convert_helper(from, p), device, n, args);
+}
+
+LoadCallback load_callback(DType from, Precision p, int device) {
+  Helper h = load_callback_helper(from, p);
+  const jit::Kernel& k = *compile_lto(h, gpu::device(device).arch).kernel;
+  return {k.name, &k.cubin};
+}
+
 void scale(int device, void* data, Precision p, int64_t count, double factor) {
   if (count == 0) return;
   float f32 = static_cast<float>(factor);
@@ -219,8 +278,12 @@ std::vector<std::string> compile_helpers(const std::string& arch) {
     all.push_back(hermitian_helper(p));
     all.push_back(scale_helper(p));
   }
+  for (DType t : {DType::Bool, DType::Int32, DType::Int64})
+    all.push_back(convert_helper(t, Precision::Double));
   std::vector<std::string> names;
   for (const Helper& h : all) names.push_back(compile(h, arch).kernel->name);
+  for (DType t : {DType::Bool, DType::Int32, DType::Int64})
+    names.push_back(compile_lto(load_callback_helper(t, Precision::Double), arch).kernel->name);
   return names;
 }
 

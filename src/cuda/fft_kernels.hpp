@@ -21,11 +21,20 @@ void pad_copy(int device, const void* src, Elements src_kind, const Shape& src_s
 void zero_imag(int device, void* data, Precision p, const ZeroImagOp& op);
 // See HermitianOp (src may equal dst).
 void expand_hermitian(int device, const void* src, void* dst, Precision p, const HermitianOp& op);
+// dst = n reals of precision p converted from the n integers (or bools) of dtype `from` at src.
+void convert_input(int device, const void* src, DType from, void* dst, Precision p, int64_t n);
+// The LTO-IR of cuFFT's load callback that reads `from` values as reals of precision p, and
+// its name (from the kernel cache, so it lives as long as the process).
+struct LoadCallback {
+  const std::string& name;
+  const std::vector<char>* lto_ir;
+};
+LoadCallback load_callback(DType from, Precision p, int device);
 // Multiplies `count` reals (a complex value is two) by factor.
 void scale(int device, void* data, Precision p, int64_t count, double factor);
 
 // Compiles every helper for `arch` without a GPU (how tests check kernels/fft.cuh with NVRTC
-// on machines that have none). Returns the kernel names.
+// on machines that have none), the load callbacks as LTO-IR. Returns the kernel names.
 std::vector<std::string> compile_helpers(const std::string& arch);
 
 }  // namespace kiln::gpu::fft

@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include <cufftXt.h>
+
+#include "cuda/fft_kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "kiln/errors.hpp"
 
@@ -156,6 +159,16 @@ void check(cufftResult r, const char* call) {
   throw CudaError(msg + "; please report the shapes, axes and dtype of the transform");
 }
 
+// Before planning, as cuFFT requires: the plan's kernels are then linked with the callback
+// (JIT LTO), which adds tens of milliseconds to making the plan, once per cached plan.
+void CachedPlan::set_load_callback(const PlanSpec& spec) {
+  LoadCallback cb = load_callback(*spec.load_from, spec.precision, device_);
+  auto type = spec.precision == Precision::Single ? CUFFT_CB_LD_REAL : CUFFT_CB_LD_REAL_DOUBLE;
+  check(cufftXtSetJITCallback(handle_, cb.name.c_str(), cb.lto_ir->data(), cb.lto_ir->size(), type,
+                              nullptr),
+        "cufftXtSetJITCallback");
+}
+
 CachedPlan::CachedPlan(const PlanSpec& spec, int device) : device_(device) {
   set_device(device);
   check(cufftCreate(&handle_), "cufftCreate");
@@ -167,6 +180,7 @@ CachedPlan::CachedPlan(const PlanSpec& spec, int device) : device_(device) {
       inembed[i] = spec.inembed[i];
       onembed[i] = spec.onembed[i];
     }
+    if (spec.load_from) set_load_callback(spec);
     size_t bytes = 0;
     check(cufftMakePlanMany64(handle_, spec.rank, n, inembed, spec.istride, spec.idist, onembed,
                               spec.ostride, spec.odist, type_of(spec), spec.batch, &bytes),

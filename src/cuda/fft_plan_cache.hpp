@@ -32,6 +32,8 @@ class CachedPlan {
   std::mutex& exec_mutex() { return exec_; }
 
  private:
+  void set_load_callback(const PlanSpec& spec);
+
   int device_;
   cufftHandle handle_ = 0;
   size_t work_bytes_ = 0;

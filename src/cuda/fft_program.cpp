@@ -114,7 +114,7 @@ ExecOp make_exec(Sides ext, Span sp, Transform t, Precision p, BufferId in, Buff
   size_t first = sp.first, end = sp.first + sp.count;
   int64_t outer = product(ext.in, 0, first), inner = product(ext.in, end, ext.in.size());
   int64_t in_len = product(ext.in, first, end), out_len = product(ext.out, first, end);
-  PlanSpec s{t, p, sp.count, {}, {}, {}, inner, 0, inner, 0, 0};
+  PlanSpec s{t, p, sp.count, {}, {}, {}, inner, 0, inner, 0, 0, std::nullopt};
   for (int i = 0; i < sp.count; ++i) {
     s.inembed[i] = ext.in[first + i];
     s.onembed[i] = ext.out[first + i];
@@ -283,6 +283,7 @@ std::vector<int64_t> PlanSpec::key() const {
   std::vector<int64_t> k{static_cast<int64_t>(transform), static_cast<int64_t>(precision), rank};
   for (const auto* a : {&n, &inembed, &onembed}) k.insert(k.end(), a->begin(), a->end());
   k.insert(k.end(), {istride, idist, ostride, odist, batch});
+  k.push_back(load_from ? 1 + static_cast<int64_t>(*load_from) : 0);
   return k;
 }
 
@@ -296,15 +297,51 @@ const BufferInfo& Program::info(BufferId b) const {
       return scratch;
     case BufferId::Half:
       return half;
+    case BufferId::Converted:
+      return converted;
     default:
       return staging;
   }
 }
 
 size_t Program::element_bytes(BufferId b) const {
+  if (b == BufferId::In) return itemsize(in_dtype);
   size_t real = precision == Precision::Single ? 4 : 8;
   return info(b).complex ? 2 * real : real;
 }
+
+namespace {
+
+BufferId* reads(Op& op) {
+  if (auto* pad = std::get_if<PadOp>(&op)) return &pad->src;
+  if (auto* exec = std::get_if<ExecOp>(&op)) return &exec->in;
+  return nullptr;
+}
+
+// See "Integer input" in the header: convert on load when only R2C passes read the input,
+// else cast it into Converted first.
+void read_integers(Program& p) {
+  bool any = false, on_load = true;
+  for (Op& op : p.ops) {
+    BufferId* src = reads(op);
+    if (!src || *src != BufferId::In) continue;
+    auto* exec = std::get_if<ExecOp>(&op);
+    any = true;
+    on_load = on_load && exec && exec->plan.transform == Transform::R2C;
+  }
+  if (any && on_load) {
+    for (Op& op : p.ops)
+      if (auto* exec = std::get_if<ExecOp>(&op); exec && exec->in == BufferId::In)
+        exec->plan.load_from = p.in_dtype;
+    return;
+  }
+  for (Op& op : p.ops)
+    if (BufferId* src = reads(op); src && *src == BufferId::In) *src = BufferId::Converted;
+  p.converted = {false, p.in.elements};
+  p.ops.insert(p.ops.begin(), ConvertOp{p.in_dtype});
+}
+
+}  // namespace
 
 Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
                      const plan::PlanBuffer& out) {
@@ -316,7 +353,8 @@ Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
             {true, 0},
             {false, 0},
             {true, 0},
-            {}};
+            {},
+            in.dtype};
   Shape work = work_shape(step, in.shape);
   bool scaled = false;
   if (step.kind == FftKind::C2C)
@@ -328,6 +366,12 @@ Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
   else
     c2r_program(p, step, in.shape, work, out.shape);
   if (step.scale != 1.0 && !scaled) p.ops.push_back(ScaleOp{BufferId::Out, step.scale});
+  bool integers = in.dtype == DType::Bool || in.dtype == DType::Int32 || in.dtype == DType::Int64;
+  if (integers) {
+    if (step.kind != FftKind::R2C && step.kind != FftKind::R2CFull)
+      throw std::logic_error("GPU FFT: integer input to a complex transform (kiln bug)");
+    read_integers(p);
+  }
   return p;
 }
 

@@ -42,6 +42,12 @@
 // In place, whatever cuFFT might leave in the unused entries k > n / 2 does not matter: the
 // expansion only writes them.
 //
+// Integer input (the planner hands a GPU FFT of real input cast from int32 / int64 / bool the
+// integers themselves). When only R2C passes read the input, their plans convert each value
+// as cuFFT loads it (an LTO load callback, PlanSpec::load_from), so no pass is spent on the
+// cast. Otherwise (a crop or pad, a staging copy) a ConvertOp casts the input into
+// BufferId::Converted first and every op reads that instead.
+//
 // Alignment. cuFFT wants the real pointers of R2C / C2R aligned like complex ones, so a real
 // pass that needs several calls batches over `inner` (calls advance by whole slabs), and when
 // a slab holds an odd number of reals its side goes through a staging copy with one spare
@@ -49,6 +55,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -58,8 +65,9 @@ namespace kiln::gpu::fft {
 
 enum class Precision : uint8_t { Single, Double };
 enum class Transform : uint8_t { C2C, R2C, C2R };
-// Half: the compact half spectrum of a multi-pass R2CFull program (complex).
-enum class BufferId : uint8_t { In, Out, Scratch, Staging, Half };
+// Half: the compact half spectrum of a multi-pass R2CFull program (complex). Converted: integer
+// input cast to reals, when it cannot be converted on load.
+enum class BufferId : uint8_t { In, Out, Scratch, Staging, Half, Converted };
 
 // false: one-pass R2CFull programs use the compact temporary too (to time both layouts).
 inline constexpr bool kR2CHalfInOutput = true;
@@ -72,6 +80,8 @@ struct PlanSpec {
   int rank;
   std::array<int64_t, 3> n, inembed, onembed;
   int64_t istride, idist, ostride, odist, batch;
+  // R2C only: the input holds these integers (or bool), each converted to a real on load.
+  std::optional<DType> load_from;
   std::vector<int64_t> key() const;
 };
 
@@ -115,7 +125,11 @@ struct HermitianOp {
   int64_t n, src_extent, inner;
   double factor;
 };
-using Op = std::variant<PadOp, ExecOp, ZeroImagOp, ScaleOp, HermitianOp>;
+// Converted (reals of the precision) = In (integers or bool), element by element.
+struct ConvertOp {
+  DType from;
+};
+using Op = std::variant<ConvertOp, PadOp, ExecOp, ZeroImagOp, ScaleOp, HermitianOp>;
 
 struct BufferInfo {
   bool complex = true;
@@ -127,6 +141,8 @@ struct Program {
   BufferInfo in, out, scratch, staging;  // scratch: complex or real; staging: real
   BufferInfo half;                       // complex
   std::vector<Op> ops;
+  DType in_dtype;  // what In holds in memory (integers only for R2C / R2CFull programs)
+  BufferInfo converted{false, 0};  // real
   const BufferInfo& info(BufferId b) const;
   size_t element_bytes(BufferId b) const;
 };

@@ -22,8 +22,10 @@ struct Request {
 struct Kernel {
   std::string key;  // hex hash of the inputs
   std::string name;
-  std::vector<char> cubin;  // SASS for the arch (NUL-terminated PTX for a compute_XX arch)
-  double compile_ms = 0;    // what compiling it cost (when it was compiled)
+  // SASS for the arch; NUL-terminated PTX for a compute_XX arch; LTO-IR when the options hold
+  // -dlto (a device function for cuFFT's JIT callbacks).
+  std::vector<char> cubin;
+  double compile_ms = 0;  // what compiling it cost (when it was compiled)
 };
 
 struct Result {

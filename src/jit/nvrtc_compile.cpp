@@ -53,10 +53,23 @@ std::string program_log(nvrtcProgram p) {
   return log;
 }
 
-std::vector<char> program_binary(nvrtcProgram p, bool ptx) {
+enum class Output { Cubin, Ptx, LtoIr };
+
+// What the options ask NVRTC for: LTO-IR under -dlto (for cuFFT's JIT callbacks), PTX for a
+// virtual arch, SASS otherwise.
+Output output_of(const Request& r, const std::vector<std::string>& options) {
+  if (std::find(options.begin(), options.end(), "-dlto") != options.end()) return Output::LtoIr;
+  return r.arch.starts_with("compute_") ? Output::Ptx : Output::Cubin;
+}
+
+std::vector<char> program_binary(nvrtcProgram p, Output kind) {
   size_t size = 0;
-  auto get_size = ptx ? nvrtcGetPTXSize : nvrtcGetCUBINSize;
-  auto get = ptx ? nvrtcGetPTX : nvrtcGetCUBIN;
+  auto get_size = kind == Output::Ptx     ? nvrtcGetPTXSize
+                  : kind == Output::LtoIr ? nvrtcGetLTOIRSize
+                                          : nvrtcGetCUBINSize;
+  auto get = kind == Output::Ptx     ? nvrtcGetPTX
+             : kind == Output::LtoIr ? nvrtcGetLTOIR
+                                     : nvrtcGetCUBIN;
   if (get_size(p, &size) != NVRTC_SUCCESS) return {};
   std::vector<char> binary(size);
   if (get(p, binary.data()) != NVRTC_SUCCESS) return {};
@@ -173,7 +186,7 @@ CompileOutput compile_with_nvrtc(const Request& r, const std::vector<std::string
   if (rc != NVRTC_SUCCESS) fail(r, options, key, failed_dir, rc, program_log(prog.handle));
 
   CompileOutput out;
-  out.binary = program_binary(prog.handle, r.arch.starts_with("compute_"));
+  out.binary = program_binary(prog.handle, output_of(r, options));
   if (out.binary.empty())
     fail(r, options, key, failed_dir, NVRTC_ERROR_INTERNAL_ERROR, "no binary produced");
   out.ms =

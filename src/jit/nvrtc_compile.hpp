@@ -20,7 +20,7 @@ const std::string& nvrtc_identity();
 const std::vector<int>& nvrtc_supported_archs();
 
 struct CompileOutput {
-  std::vector<char> binary;  // cubin for sm_XX, NUL-terminated PTX for compute_XX
+  std::vector<char> binary;  // cubin for sm_XX, NUL-terminated PTX for compute_XX, LTO-IR (-dlto)
   double ms = 0;             // wall time of the whole NVRTC job
 };
 

@@ -69,6 +69,22 @@ class Planner {
     }
   }
 
+  // What an FFT reads. A GPU FFT of real input cast from integers or bool reads them as they
+  // are: cuFFT converts each value as it loads it (a load callback), so the cast costs no pass
+  // of its own. Only when they are already in memory (a leaf), which takes no kernel either.
+  static const Node* fft_source(const Node& fft) {
+    const Node* in = fft.inputs[0].get();
+    auto kind = static_cast<graph::FftKind>(fft.op);
+    bool real_input = kind == graph::FftKind::R2C || kind == graph::FftKind::R2CFull;
+    if (!real_input || !fft.device.is_cuda() || in->is_leaf() || in->kind != OpKind::Cast ||
+        in->dtype != DType::Float64)
+      return in;
+    const Node* src = in->inputs[0].get();
+    bool integers =
+        src->dtype == DType::Int64 || src->dtype == DType::Int32 || src->dtype == DType::Bool;
+    return src->is_leaf() && integers ? src : in;
+  }
+
   static bool cheap(const Node* n) {
     while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
     return n->is_leaf() || n->kind == OpKind::Scalar || n->kind == OpKind::Iota;
@@ -79,7 +95,8 @@ class Planner {
     for (const Node* n : order_) {
       if (n->is_leaf()) continue;
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
-      if (n->kind == OpKind::Fft || n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
+      if (n->kind == OpKind::Fft) roots_.insert(fft_source(*n));
+      if (n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
     }
     resolve_sharing();
   }
@@ -218,7 +235,7 @@ class Planner {
   FftStep fft_step(const Node& n) {
     // params: naxes, axes..., lengths..., inverse; scalars: scale
     size_t k = static_cast<size_t>(n.params[0]);
-    FftStep s{buffer_of(n.inputs[0].get()),
+    FftStep s{buffer_of(fft_source(n)),
               buffer_of(&n),
               static_cast<graph::FftKind>(n.op),
               {},

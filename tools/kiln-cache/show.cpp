@@ -91,9 +91,12 @@ std::string nul_terminated(const std::vector<char>& ptx) {
 // virtual (compute_XX), so the text is what ptxas turned into the stored SASS.
 Disassembly regenerated_ptx(const jit::CacheEntry& e, const std::string& why_no_sass) {
   const std::string virtual_arch = "compute_" + e.arch.substr(3);
-  std::vector<std::string> options = e.options;
-  for (auto& o : options)
-    if (o == "--gpu-architecture=" + e.arch) o = "--gpu-architecture=" + virtual_arch;
+  std::vector<std::string> options;
+  for (const auto& o : e.options) {
+    if (o == "-dlto") continue;  // an LTO-IR entry (a cuFFT callback): its PTX is asked for
+    options.push_back(o == "--gpu-architecture=" + e.arch ? "--gpu-architecture=" + virtual_arch
+                                                          : o);
+  }
   jit::Request r;
   r.name = e.name, r.source = e.source, r.arch = virtual_arch;
   try {
