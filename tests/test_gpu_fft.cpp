@@ -1047,8 +1047,14 @@ TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the devi
 TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as it loads)") {
   if (!have_gpu()) return;
   for (DType t : {DType::Int64, DType::Int32, DType::Bool}) {
-    INFO(kiln::dtype_name(t));
-    Array a = kiln::asarray(sample({64, 48}, t), kiln::cuda());
+    INFO(std::string(kiln::dtype_name(t)));
+    // A copy to the device not yet evaluated (a library step's output) and an evaluated array.
+    Array lazy = kiln::asarray(sample({64, 48}, t), kiln::cuda());
+    Array a = kiln::asarray(sample({64, 48}, t), kiln::cuda()).eval();
+    auto lazy_plan = kiln::plan::make_plan({kf::fftn(lazy).node()});
+    CHECK(lazy_plan.buffers[fft_step_of(lazy_plan)->in].dtype == t);
+    CHECK(count_steps(lazy_plan).kernels == 0);
+    CHECK(close_to(kf::fftn(lazy).get(), kf::fftn(lazy.get()).eval()));
     for (const Array& f : {kf::fftn(a), kf::rfftn(a), kf::fftn(a, std::vector<int64_t>{80, 50})}) {
       auto plan = kiln::plan::make_plan({f.node()});
       const auto* step = fft_step_of(plan);
@@ -1064,6 +1070,13 @@ TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as i
     CHECK(close_to(kf::fftn(a, std::vector<int64_t>{80, 50}).get(),
                    kf::fftn(a.get(), std::vector<int64_t>{80, 50}).eval()));
   }
+  // Random integers drawn on the device: the random step's output is read directly.
+  kiln::random::Generator g(7, kiln::cuda());
+  Array r = g.randint(0, 255, {300, 200});
+  auto random_plan = kiln::plan::make_plan({kf::fftn(r).node()});
+  CHECK(count_steps(random_plan).kernels == 0);
+  CHECK(random_plan.buffers[fft_step_of(random_plan)->in].dtype == DType::Int64);
+  CHECK(close_to(kf::fftn(r).get(), kf::fftn(r.get()).eval()));
   // Computed integers are cast in the kernel that computes them, as before.
   Array b = kiln::asarray(sample({64, 48}, DType::Int64), kiln::cuda());
   auto plan = kiln::plan::make_plan({kf::fftn(b * 2).node()});

@@ -71,7 +71,8 @@ class Planner {
 
   // What an FFT reads. A GPU FFT of real input cast from integers or bool reads them as they
   // are: cuFFT converts each value as it loads it (a load callback), so the cast costs no pass
-  // of its own. Only when they are already in memory (a leaf), which takes no kernel either.
+  // of its own. Only when they are in memory anyway: a leaf, or the output of a library step
+  // (a copy to the device, random numbers), so no kernel is needed to produce them.
   static const Node* fft_source(const Node& fft) {
     const Node* in = fft.inputs[0].get();
     auto kind = static_cast<graph::FftKind>(fft.op);
@@ -82,7 +83,7 @@ class Planner {
     const Node* src = in->inputs[0].get();
     bool integers =
         src->dtype == DType::Int64 || src->dtype == DType::Int32 || src->dtype == DType::Bool;
-    return src->is_leaf() && integers ? src : in;
+    return (src->is_leaf() || is_library(src->kind)) && integers ? src : in;
   }
 
   static bool cheap(const Node* n) {
