@@ -319,15 +319,18 @@ BufferId* reads(Op& op) {
 }
 
 // See "Integer input" in the header: convert on load when only R2C passes read the input,
-// else cast it into Converted first.
+// else cast it into Converted first. cuFFT checks the input pointer's alignment as if it held
+// reals, so calls that advance it (loops > 1) need integers of the reals' size.
 void read_integers(Program& p) {
   bool any = false, on_load = true;
+  bool real_sized = itemsize(p.in_dtype) == (p.precision == Precision::Single ? 4 : 8);
   for (Op& op : p.ops) {
     BufferId* src = reads(op);
     if (!src || *src != BufferId::In) continue;
     auto* exec = std::get_if<ExecOp>(&op);
     any = true;
-    on_load = on_load && exec && exec->plan.transform == Transform::R2C;
+    on_load = on_load && exec && exec->plan.transform == Transform::R2C &&
+              (exec->loops == 1 || real_sized);
   }
   if (any && on_load) {
     for (Op& op : p.ops)

@@ -45,8 +45,9 @@
 // Integer input (the planner hands a GPU FFT of real input cast from int32 / int64 / bool the
 // integers themselves). When only R2C passes read the input, their plans convert each value
 // as cuFFT loads it (an LTO load callback, PlanSpec::load_from), so no pass is spent on the
-// cast. Otherwise (a crop or pad, a staging copy) a ConvertOp casts the input into
-// BufferId::Converted first and every op reads that instead.
+// cast. Otherwise (a crop or pad, a staging copy, or several calls stepping through int32 or
+// bool, whose pointers cuFFT would find misaligned for reals) a ConvertOp casts the input
+// into BufferId::Converted first and every op reads that instead.
 //
 // Alignment. cuFFT wants the real pointers of R2C / C2R aligned like complex ones, so a real
 // pass that needs several calls batches over `inner` (calls advance by whole slabs), and when
