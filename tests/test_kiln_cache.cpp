@@ -398,6 +398,31 @@ TEST_CASE("list sorts; show prints source, options and SASS through cuobjdump; J
   CHECK(json_number(json.out, "hits") == 5);
 }
 
+TEST_CASE("show: an LTO-IR entry (a cuFFT load callback) shows the PTX of its device function") {
+  TempDir dir;
+  use_cache(dir.path);
+  jit::Request r;
+  r.name = "kiln_test_load";
+  r.source =
+      "__device__ double kiln_test_load(void* in, unsigned long long i, void*, void*) {\n"
+      "  return (double)static_cast<const long long*>(in)[i];\n}\n";
+  r.summary = "a load callback";
+  r.dtypes = "i64 -> f64";
+  r.arch = "sm_90";
+  r.options = {"-dlto", "--relocatable-device-code=true"};
+  auto k = jit::get(r).kernel;
+  REQUIRE(k->cubin.size() > 4);
+  CHECK(std::string(k->cubin.data(), 4) !=
+        "\x7f"
+        "ELF");  // LTO-IR, not SASS
+  auto show = tool(dir.path, "show " + k->key.substr(0, 12), "PATH=/nonexistent");
+  CHECK(show.rc == 0);
+  CHECK(contains(show.out, "-dlto"));  // the options it was compiled with
+  CHECK(contains(show.out, kRegeneratedPtx));
+  CHECK(contains(show.out, ".visible .func"));
+  CHECK(contains(show.out, "kiln_test_load"));
+}
+
 TEST_CASE("stats: entries, bytes, hits and the compile time the hits saved") {
   TempDir dir;
   use_cache(dir.path);
