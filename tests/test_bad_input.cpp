@@ -161,6 +161,12 @@ TEST_CASE("creation: null data, negative dimensions, rank over 8, bad values") {
   CHECK(kiln::zeros({4, 0}).size() == 0);
   CHECK(kiln::arange(5, 2).size() == 0);  // an empty range, as NumPy
   CHECK(kiln::linspace(0, 1, 0).size() == 0);
+
+  // Counting a shape with a negative dimension, directly or through wrap's vector overload.
+  EXPECT_ERROR(kiln::ShapeError, "shape (-1, 2) has a negative dimension",
+               kiln::shape_size({-1, 2}));
+  std::vector<double> one{1.0};
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::wrap(one, {-1}));
 }
 
 TEST_CASE("elementwise: shapes that do not broadcast, dtypes an operation refuses") {

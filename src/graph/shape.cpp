@@ -9,13 +9,19 @@ namespace kiln {
 
 namespace {
 // The product of the non-zero dimensions. As in NumPy, it must be countable even when a zero
-// dimension makes the array empty, so strides never overflow either.
-int64_t nonzero_product(const Shape& s) {
+// dimension makes the array empty, so strides never overflow either. A negative dimension
+// has no count (shape_size({-1, 2}) would be -2). `what`, when given, names the caller.
+int64_t nonzero_product(const Shape& s, const char* what = nullptr) {
+  auto fail = [&](const char* problem) {
+    throw ShapeError((what ? std::string(what) + ": " : std::string()) + "shape " + shape_str(s) +
+                     problem);
+  };
   int64_t n = 1;
-  for (int64_t d : s)
+  for (int64_t d : s) {
+    if (d < 0) fail(" has a negative dimension; dimensions must be >= 0");
     if (d != 0 && __builtin_mul_overflow(n, d, &n))
-      throw ShapeError("shape " + shape_str(s) +
-                       " has more elements than an int64 can count; use smaller dimensions");
+      fail(" has more elements than an int64 can count; use smaller dimensions");
+  }
   return n;
 }
 }  // namespace
@@ -43,12 +49,8 @@ void check_rank(const Shape& s, const char* what) {
     throw ShapeError(std::string(what) + ": rank " + std::to_string(s.size()) +
                      " is over kiln's limit of " + std::to_string(kMaxRank) +
                      " dimensions; reshape to fewer axes");
-  for (int64_t d : s)
-    if (d < 0)
-      throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
-                       " has a negative dimension; dimensions must be >= 0");
   // Byte counts (elements times itemsize, up to 16) must fit in int64 too.
-  if (nonzero_product(s) > std::numeric_limits<int64_t>::max() / 16)
+  if (nonzero_product(s, what) > std::numeric_limits<int64_t>::max() / 16)
     throw ShapeError(std::string(what) + ": shape " + shape_str(s) +
                      " has too many elements to address; use smaller dimensions");
 }
