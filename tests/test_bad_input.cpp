@@ -418,6 +418,39 @@ TEST_CASE("files: load_npy and save_npy on missing or broken files") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("files: load_npy refuses what numpy.load refuses, before handing out an array") {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("kiln_bad_npy_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "edited.npy").string();
+  // kiln's own file with one part of its header replaced; the spaces that pad the header to 64
+  // bytes absorb the change in length, so the data still starts where the header says.
+  auto edit_header = [&](const std::string& from, const std::string& to) {
+    kiln::save_npy(path, kiln::zeros({0, 0, 0}));
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t at = bytes.find(from);
+    REQUIRE(at != std::string::npos);
+    bytes.replace(at, from.size(), to);
+    size_t extra = to.size() - from.size(), newline = bytes.find('\n', at);
+    REQUIRE(bytes.compare(newline - extra, extra, std::string(extra, ' ')) == 0);
+    bytes.erase(newline - extra, extra);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  edit_header("(0, 0, 0)", "(0, 0, 0)");
+  CHECK(kiln::load_npy(path).shape() == Shape{0, 0, 0});  // the unedited file loads
+  // Empty, but the other dimensions cannot be counted: before, the array loaded and every use
+  // of it threw an error that did not name the file.
+  edit_header("(0, 0, 0)", "(4611686018427387904, 4, 0)");
+  EXPECT_ERROR(kiln::ShapeError, "edited.npy: shape (4611686018427387904, 4, 0)",
+               kiln::load_npy(path));
+  edit_header(", }", ", } junk");
+  EXPECT_ERROR(kiln::Error, "text after the closing '}'", kiln::load_npy(path));
+  // A directory opens as a stream of zero bytes; it was reported as a file too short.
+  EXPECT_ERROR(kiln::Error, "is a directory, not a .npy file", kiln::load_npy(dir.string()));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("timeit: bad options") {
   auto noop = [] {};
   kiln::TimeitOptions o;

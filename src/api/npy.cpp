@@ -13,6 +13,7 @@
 
 #include "api/memory.hpp"
 #include "graph/node.hpp"
+#include "graph/shape.hpp"
 
 namespace kiln {
 namespace {
@@ -101,6 +102,8 @@ class HeaderParser {
       if (!accept(',') && peek() != '}') bad("no ',' between entries");
     }
     if (!seen[0] || !seen[1] || !seen[2]) bad("a missing 'descr', 'fortran_order' or 'shape'");
+    // numpy.load refuses text after the dict too; it would mean a corrupt or foreign header.
+    if (peek() != '\0') bad("text after the closing '}'");
     return h;
   }
 
@@ -212,18 +215,11 @@ Header read_header(std::ifstream& in, const std::string& path) {
 }
 
 size_t data_bytes(const Header& h, const std::string& path) {
-  if (h.shape.size() > static_cast<size_t>(kMaxRank))
-    throw ShapeError("load_npy: " + path + ": shape " + shape_str(h.shape) + " has " +
-                     std::to_string(h.shape.size()) + " dimensions, over kiln's limit of " +
-                     std::to_string(kMaxRank) + "; reshape it in NumPy before saving");
-  for (int64_t d : h.shape)
-    if (d == 0) return 0;  // empty, however large the other dimensions
-  size_t n = static_cast<size_t>(itemsize(h.dtype));
-  for (int64_t d : h.shape)
-    if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
-      fail(path, "shape " + shape_str(h.shape) + " is too large to address",
-           "re-save the file with numpy.save");
-  return n;
+  // The rank, and an element count that fits even when a zero dimension makes the array empty
+  // (numpy.load refuses such shapes too): otherwise the array would load, then fail on every
+  // use with an error that does not name the file.
+  graph::check_rank(h.shape, ("load_npy: " + path).c_str());
+  return static_cast<size_t>(shape_size(h.shape)) * static_cast<size_t>(itemsize(h.dtype));
 }
 
 // The bytes from the stream's position to the end of the file.
@@ -290,6 +286,10 @@ std::string header_bytes(DType t, const Shape& shape) {
 
 Array load_npy(const std::string& path, Device d) {
   if (d.is_cuda()) cuda(d.index);  // DeviceError before any reading when there is no such GPU
+  // A directory opens as a stream on Linux and then reads as zero bytes: say what it is.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("load_npy: " + path + " is a directory, not a .npy file; pass the file's path");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error("load_npy: cannot open " + path + ": " + std::strerror(errno) +
