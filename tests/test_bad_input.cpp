@@ -451,6 +451,24 @@ TEST_CASE("files: load_npy refuses what numpy.load refuses, before handing out a
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("floats out of int32's range become INT32_MIN on every path, as NumPy's casts") {
+  // np.full(2, 3e9, dtype=np.int32) and np.array(3e9).astype(np.int32) give -2147483648.
+  // A scalar converted on the host once went through int64 and wrapped to -1294967296, so a
+  // 0-d array (a scalar node) and a 1-element array disagreed.
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  for (double v : {3e9, -3e9, 1e300, kNaN, kInf}) {
+    INFO(v);
+    CHECK(kiln::full({2}, v, DType::Int32).to_vector<int32_t>() ==
+          std::vector<int32_t>{kMin, kMin});
+    CHECK(kiln::full({}, v).astype(DType::Int32).item<int32_t>() == kMin);
+    CHECK(kiln::full({1}, v).astype(DType::Int32).item<int32_t>() == kMin);
+    CHECK(kiln::Scalar(v).as<int32_t>() == kMin);
+  }
+  CHECK(kiln::full({}, -2147483648.5).astype(DType::Int32).item<int32_t>() == kMin);
+  CHECK(kiln::full({}, 2147483647.9).astype(DType::Int32).item<int32_t>() == 2147483647);
+  CHECK(kiln::Scalar(std::complex<double>(-7.9, 1e300)).as<int32_t>() == -7);
+}
+
 TEST_CASE("timeit: bad options") {
   auto noop = [] {};
   kiln::TimeitOptions o;

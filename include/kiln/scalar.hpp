@@ -3,6 +3,7 @@
 #pragma once
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kiln/dtype.hpp"
@@ -33,7 +34,7 @@ class Scalar {
     if constexpr (std::is_same_v<T, bool>)
       return as_bool();
     else if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(as_int());
+      return as_integer<T>();
     else if constexpr (std::is_floating_point_v<T>)
       return static_cast<T>(as_double());
     else
@@ -44,6 +45,17 @@ class Scalar {
   size_t hash() const;
 
  private:
+  // A float (or complex real part) outside T's range, or NaN, gives T's minimum, as NumPy on
+  // x86 and kiln's kernels convert: truncating through int64 would wrap (3e9 to int32 would
+  // give -1294967296, not -2147483648). Integers wrap, as NumPy's astype.
+  template <class T>
+  T as_integer() const {
+    if (kind_ == Kind::Bool || kind_ == Kind::Int || !std::is_signed_v<T>)
+      return static_cast<T>(as_int());
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    return re_ >= lo && re_ < -lo ? static_cast<T>(re_) : std::numeric_limits<T>::min();
+  }
+
   Kind kind_ = Kind::Int;
   int64_t i_ = 0;
   double re_ = 0, im_ = 0;
