@@ -162,6 +162,11 @@ TEST_CASE("creation: null data, negative dimensions, rank over 8, bad values") {
   CHECK(kiln::arange(5, 2).size() == 0);  // an empty range, as NumPy
   CHECK(kiln::linspace(0, 1, 0).size() == 0);
 
+  // A bool range longer than 2 means nothing (NumPy raises too); up to 2 it is fine.
+  EXPECT_ERROR(kiln::DTypeError, "a bool range has at most 2 elements, this one 5",
+               kiln::arange(0, 5, 1, DType::Bool));
+  EXPECT_ERROR(kiln::DTypeError, "at most 2", kiln::arange(2.5, 0, -1, DType::Bool));
+  CHECK(kiln::arange(0, 2, 1, DType::Bool).to_vector<bool>() == std::vector<bool>{false, true});
   // Counting a shape with a negative dimension, directly or through wrap's vector overload.
   EXPECT_ERROR(kiln::ShapeError, "shape (-1, 2) has a negative dimension",
                kiln::shape_size({-1, 2}));

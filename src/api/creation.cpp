@@ -82,6 +82,10 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
   // Clamped below 2^63 so the conversion is defined; check_rank refuses what is too long.
   int64_t n = len > 0 ? static_cast<int64_t>(std::min(len, 0x1p62)) : 0;
   graph::check_rank({n}, "arange");
+  // As NumPy: past two elements a bool range has no meaning (every step after 0 is True).
+  if (dt == DType::Bool && n > 2)
+    throw DTypeError("arange: a bool range has at most 2 elements, this one " + std::to_string(n) +
+                     "; make an integer range and compare it (a != 0)");
   DType it = is_complex(dt) || dt == DType::Bool ? DType::Float64 : dt;
   graph::NodeSpec spec{
       graph::OpKind::Iota, 0, it, {n}, d, {api::scalar(start, it, d), api::scalar(step, it, d)}};
