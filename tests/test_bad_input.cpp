@@ -491,6 +491,16 @@ TEST_CASE("timeit: bad options") {
   EXPECT_ERROR(kiln::ShapeError, "cannot reshape",
                kiln::timeit([] { kiln::ones({3}).reshape({2}); }, o));
   CHECK(kiln::timeit(noop, o).loops == 1);
+  // A clock that runs backwards (or gives NaN) would report a negative time per loop.
+  double now = 0;
+  o.clock = [&] { return now -= 1; };
+  EXPECT_ERROR(kiln::Error, "the clock went backwards", kiln::timeit(noop, o));
+  o.clock = [] { return kNaN; };
+  EXPECT_ERROR(kiln::Error, "never decreases", kiln::timeit(noop, o));
+  // format_time takes the same precisions as timeit.
+  EXPECT_ERROR(kiln::Error, "format_time: precision must be 1 to 17 digits, got 0",
+               kiln::format_time(1.0, 0));
+  EXPECT_ERROR(kiln::Error, "got -3", kiln::format_time(1.0, -3));
 }
 
 TEST_CASE("errors inside a larger graph leave the graph usable") {

@@ -48,7 +48,12 @@ double run_repeat(const std::function<void()>& f, int64_t loops, Device device,
   double start = clock();
   for (int64_t i = 0; i < loops; ++i) f();
   synchronize(device);
-  return clock() - start;
+  double seconds = clock() - start;
+  // A negative or NaN span would be printed as a nonsense time ("-1e+09 ns per loop").
+  if (!(seconds >= 0))
+    throw Error("timeit: the clock went backwards or gave NaN (a span of " +
+                std::to_string(seconds) + " s); pass a clock that never decreases");
+  return seconds;
 }
 
 // Python's Timer.autorange: 1, 2, 5, 10, 20, 50, ... until one repeat takes >= 0.2 s.
@@ -63,18 +68,24 @@ int64_t choose_loops(const std::function<void()>& f, Device device,
   }
 }
 
+void check_precision(int precision, const char* what) {
+  if (precision < 1 || precision > 17)
+    throw Error(std::string(what) + ": precision must be 1 to 17 digits, got " +
+                std::to_string(precision));
+}
+
 void check_options(const TimeitOptions& o) {
   if (o.repeats < 1)
     throw Error("timeit: repeats must be at least 1, got " + std::to_string(o.repeats));
   if (o.loops < 0)
     throw Error("timeit: loops must be >= 0 (0 picks it), got " + std::to_string(o.loops));
-  if (o.precision < 1 || o.precision > 17)
-    throw Error("timeit: precision must be 1 to 17 digits, got " + std::to_string(o.precision));
+  check_precision(o.precision, "timeit");
 }
 
 }  // namespace
 
 std::string format_time(double seconds, int precision) {
+  check_precision(precision, "format_time");  // as timeit's: 0 or less would print 1 or 6 digits
   char text[64];
   // IPython raises on infinity; past ~30 million years the day count would overflow int64.
   if (seconds >= 1e15) {
