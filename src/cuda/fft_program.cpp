@@ -185,6 +185,14 @@ void c2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
     p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, work});
 }
 
+// The real input at the transform's lengths: In itself, or a cropped / zero-padded copy.
+BufferId real_input(Program& p, const Shape& in, const Shape& work) {
+  if (work == in) return BufferId::In;
+  p.scratch = {false, shape_size(work)};
+  p.ops.push_back(PadOp{BufferId::In, BufferId::Scratch, in, work});
+  return BufferId::Scratch;
+}
+
 void r2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shape& work,
                  const Shape& out) {
   p.in.complex = false;
@@ -193,12 +201,7 @@ void r2c_program(Program& p, const plan::FftStep& s, const Shape& in, const Shap
     // Real axis of length 1: its one output entry is the input value itself (work == out).
     p.ops.push_back(PadOp{BufferId::In, BufferId::Out, in, out});
   } else {
-    BufferId src = BufferId::In;
-    if (work != in) {
-      p.scratch = {false, shape_size(work)};
-      p.ops.push_back(PadOp{BufferId::In, BufferId::Scratch, in, work});
-      src = BufferId::Scratch;
-    }
+    BufferId src = real_input(p, in, work);
     Span sp = real_span(l);
     ExecOp e = make_exec({l.w, l.o}, sp, Transform::R2C, p.precision, src, BufferId::Out, false);
     stage_real_input(p, e);
@@ -248,12 +251,7 @@ bool r2c_full_program(Program& p, const plan::FftStep& s, const Shape& in, const
   for (size_t d = r + 1; d < l.role.size(); ++d)  // the roles' choice of the halved axis
     if (l.role[d] != Role::Batch) throw std::logic_error("R2CFull: a transformed axis is inner");
 
-  BufferId src = BufferId::In;
-  if (work != in) {
-    p.scratch = {false, shape_size(work)};
-    p.ops.push_back(PadOp{BufferId::In, BufferId::Scratch, in, work});
-    src = BufferId::Scratch;
-  }
+  BufferId src = real_input(p, in, work);
   Span sp = real_span(l);
   bool one_pass = std::find(l.role.begin(), l.role.end(), Role::Axis) == l.role.end();
   std::vector<int64_t> half = l.o;
