@@ -909,24 +909,32 @@ TEST_CASE("plans: fftn of int64 casts it to float64 in one kernel, then one FFT 
 TEST_CASE("pass programs for integer input: converted on load, or first by a ConvertOp") {
   // The programs a GPU runs when the planner hands the FFT int64 itself.
   Array a = sample({64, 48}, DType::Int64);
-  auto integer_program = [](const Array& f) {
+  auto integer_program = [](const Array& f, bool load_callbacks) {
     auto plan = kiln::plan::make_plan({f.node()});
     const auto* step = fft_step_of(plan);
     REQUIRE(step != nullptr);
     auto in = plan.buffers[step->in];
     in.dtype = DType::Int64;
-    return gf::make_program(*step, in, plan.buffers[step->out]);
+    return gf::make_program(*step, in, plan.buffers[step->out], load_callbacks);
   };
   for (const Array& f : {kf::fftn(a), kf::rfftn(a), kf::fft(a, std::nullopt, 0)}) {
-    gf::Program p = integer_program(f);
+    gf::Program p = integer_program(f, true);
+    CHECK(gf::uses_load_callbacks(p));
     CHECK_FALSE(std::holds_alternative<gf::ConvertOp>(p.ops[0]));
     const auto& first = op_at<gf::ExecOp>(p, 0);
     CHECK(first.in == gf::BufferId::In);
     CHECK(first.plan.load_from == DType::Int64);
     CHECK(p.element_bytes(gf::BufferId::In) == 8);
   }
+  // Without load callbacks (KILN_FFT_LOAD_CALLBACKS=0, or after cuFFT failed to link one) the
+  // same transform converts first.
+  gf::Program off = integer_program(kf::fftn(a), false);
+  CHECK_FALSE(gf::uses_load_callbacks(off));
+  CHECK(op_at<gf::ConvertOp>(off, 0).from == DType::Int64);
+  CHECK(op_at<gf::ExecOp>(off, 1).in == gf::BufferId::Converted);
   // Padding along the first axis reads the input through a pad: convert it first.
-  gf::Program padded = integer_program(kf::fftn(a, std::vector<int64_t>{80, 48}));
+  gf::Program padded = integer_program(kf::fftn(a, std::vector<int64_t>{80, 48}), true);
+  CHECK_FALSE(gf::uses_load_callbacks(padded));
   CHECK(op_at<gf::ConvertOp>(padded, 0).from == DType::Int64);
   CHECK(padded.converted.elements == 64 * 48);
   CHECK(op_at<gf::PadOp>(padded, 1).src == gf::BufferId::Converted);

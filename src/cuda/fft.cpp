@@ -4,6 +4,10 @@
 // and the temporary buffers the program asks for, from kiln's allocator (freed in stream order).
 #include <cufft.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <variant>
 
 #include "cuda/fft_kernels.hpp"
@@ -11,6 +15,7 @@
 #include "cuda/fft_program.hpp"
 #include "cuda/library.hpp"
 #include "cuda/runtime.hpp"
+#include "kiln/errors.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -122,12 +127,38 @@ class Runner {
 
 }  // namespace
 
+// Load callbacks (integer input converted as cuFFT reads it) need cuFFT to JIT-link kiln's
+// LTO-IR, which needs nvJitLink at run time. KILN_FFT_LOAD_CALLBACKS=0 turns them off (a
+// cast pass instead; no JIT link when plans are made); a failed link turns them off for the
+// rest of the process, with one warning.
+std::atomic<bool>& load_callbacks_on() {
+  static std::atomic<bool> on = [] {
+    const char* v = std::getenv("KILN_FFT_LOAD_CALLBACKS");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
              const plan::PlanBuffer& out_desc, void* out, int device) {
   if (shape_size(out_desc.shape) == 0) return;  // an empty batch: nothing to transform
-  fft::Program program = fft::make_program(step, in_desc, out_desc);
+  fft::Program program = fft::make_program(step, in_desc, out_desc, load_callbacks_on());
   set_device(device);
-  Runner(program, device, in, out).run();
+  try {
+    Runner(program, device, in, out).run();
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const CudaError& e) {
+    // The callback plan is made before anything is written (its ExecOp is the first to read
+    // the input), so the step can run again from the start without callbacks.
+    if (!fft::uses_load_callbacks(program)) throw;
+    if (load_callbacks_on().exchange(false))
+      std::fprintf(stderr,
+                   "kiln: cuFFT could not use kiln's load callback (%s); integer FFT input is "
+                   "now cast in a pass of its own\n",
+                   e.what());
+    Runner(fft::make_program(step, in_desc, out_desc, false), device, in, out).run();
+  }
 }
 
 }  // namespace kiln::gpu

@@ -319,8 +319,8 @@ BufferId* reads(Op& op) {
 // See "Integer input" in the header: convert on load when only R2C passes read the input,
 // else cast it into Converted first. cuFFT checks the input pointer's alignment as if it held
 // reals, so calls that advance it (loops > 1) need integers of the reals' size.
-void read_integers(Program& p) {
-  bool any = false, on_load = true;
+void read_integers(Program& p, bool load_callbacks) {
+  bool any = false, on_load = load_callbacks;
   bool real_sized = itemsize(p.in_dtype) == (p.precision == Precision::Single ? 4 : 8);
   for (Op& op : p.ops) {
     BufferId* src = reads(op);
@@ -344,8 +344,14 @@ void read_integers(Program& p) {
 
 }  // namespace
 
+bool uses_load_callbacks(const Program& p) {
+  for (const Op& op : p.ops)
+    if (const auto* exec = std::get_if<ExecOp>(&op); exec && exec->plan.load_from) return true;
+  return false;
+}
+
 Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
-                     const plan::PlanBuffer& out) {
+                     const plan::PlanBuffer& out, bool load_callbacks) {
   DType t = out.dtype;
   bool single = t == DType::Float32 || t == DType::Complex64;
   Program p{single ? Precision::Single : Precision::Double,
@@ -371,7 +377,7 @@ Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
   if (integers) {
     if (step.kind != FftKind::R2C && step.kind != FftKind::R2CFull)
       throw std::logic_error("GPU FFT: integer input to a complex transform (kiln bug)");
-    read_integers(p);
+    read_integers(p, load_callbacks);
   }
   return p;
 }

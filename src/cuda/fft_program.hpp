@@ -150,7 +150,10 @@ struct Program {
 
 // The program for a step reading `in` and writing `out` (dense, the plan buffers' shapes and
 // dtypes). The output must not be empty (an empty batch has nothing to transform).
+// load_callbacks false: integer input always goes through a ConvertOp.
 Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
-                     const plan::PlanBuffer& out);
+                     const plan::PlanBuffer& out, bool load_callbacks = true);
+// Whether some ExecOp converts the input on load (its plan needs cuFFT's JIT link).
+bool uses_load_callbacks(const Program& p);
 
 }  // namespace kiln::gpu::fft
