@@ -1,5 +1,6 @@
 # ctest's install_consumer: installs the built kiln into a fresh prefix, then configures, builds
-# and runs tests/install/ against it with only CMAKE_PREFIX_PATH, as another project would. Then
+# and runs tests/install/ against it with only CMAKE_PREFIX_PATH, as another project would
+# (a small consumer and examples/embedding.cpp). Then
 # configures the same project with add_subdirectory(kiln) (configure only: building would
 # compile all of kiln again).
 # Inputs (-D): KILN_BINARY_DIR KILN_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CUDA_ROOT.
@@ -35,7 +36,7 @@ endforeach()
 
 set(project_dir ${KILN_SOURCE_DIR}/tests/install)
 set(common -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
-           -DCUDAToolkit_ROOT=${CUDA_ROOT})
+           -DCUDAToolkit_ROOT=${CUDA_ROOT} -DKILN_EXAMPLES_DIR=${KILN_SOURCE_DIR}/examples)
 run_step("configuring the consumer" ${CMAKE_COMMAND} -S ${project_dir} -B ${WORK_DIR}/build
          ${common} -DCMAKE_PREFIX_PATH=${prefix})
 if(NOT step_output MATCHES "kiln package: ${package_dir}")
@@ -47,7 +48,12 @@ message(STATUS "${step_output}")
 if(NOT step_output MATCHES "sum 100, ShapeError caught")
   message(FATAL_ERROR "unexpected consumer output:\n${step_output}")
 endif()
+run_step("running the embedding example built outside" ${WORK_DIR}/build/embedding_outside)
+if(NOT step_output MATCHES "wrapped without a copy: x.data[(][)] == samples.data[(][)]: true")
+  message(FATAL_ERROR "unexpected output of the embedding example:\n${step_output}")
+endif()
 
 run_step("configuring with add_subdirectory(kiln)" ${CMAKE_COMMAND} -S ${project_dir}
          -B ${WORK_DIR}/subdir ${common} -DKILN_SOURCE_DIR=${KILN_SOURCE_DIR})
-message(STATUS "installed kiln built and ran an outside project; add_subdirectory configures")
+message(STATUS "installed kiln built and ran an outside project and the embedding example; "
+               "add_subdirectory configures")
