@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   std::ofstream(prefix + ".dot") << kiln::to_dot({chain, norm});
   std::cout << "wrote " << prefix << ".dot\n";
   if (std::system("command -v dot >/dev/null 2>&1") != 0) {
-    std::cout << "Graphviz's dot is not installed: render with `dot -Tsvg " << prefix
-              << ".dot -o " << prefix << ".svg`\n";
+    std::cout << "Graphviz's dot is not installed: render with `dot -Tsvg " << prefix << ".dot -o "
+              << prefix << ".svg`\n";
     return 0;
   }
   std::string cmd = "dot -Tsvg " + prefix + ".dot -o " + prefix + ".svg";

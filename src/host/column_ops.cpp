@@ -43,7 +43,6 @@ void map2(const void* a, const void* b, void* out, int64_t n, F f) {
 template <class T>
 using U = std::make_unsigned_t<T>;
 
-
 // NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
 // neither overflows for large parts nor turns division by zero or by infinity into NaN.
 template <class T>

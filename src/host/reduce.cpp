@@ -12,7 +12,6 @@ namespace {
 
 using graph::ReduceOp;
 
-
 template <class T>
 T& val(Accumulator& a) {
   return *reinterpret_cast<T*>(a.value);
