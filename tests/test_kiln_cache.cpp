@@ -423,6 +423,24 @@ TEST_CASE("show: an LTO-IR entry (a cuFFT load callback) shows the PTX of its de
   CHECK(contains(show.out, "kiln_test_load"));
 }
 
+TEST_CASE("show: when neither cuobjdump nor NVRTC can give the code, it says why and exits 0") {
+  TempDir dir;
+  use_cache(dir.path);
+  std::string key = key_of(4);
+  // A valid entry (checksum and all) whose stored source no longer compiles.
+  std::string path = entry_path(dir.path, key);
+  jit::CacheEntry e;
+  std::string problem;
+  REQUIRE(jit::decode_entry(read_bytes(path), e, problem));
+  e.source = "this is not CUDA C++\n";
+  write_bytes(path, jit::encode_entry(e));
+  auto show = tool(dir.path, "show " + key.substr(0, 12), "PATH=/nonexistent");
+  CHECK(show.rc == 0);
+  CHECK(contains(show.out, "this is not CUDA C++"));
+  CHECK(contains(show.out, "--- PTX/SASS unavailable: cuobjdump is not on PATH"));
+  CHECK(contains(show.out, "regenerating PTX failed"));
+}
+
 TEST_CASE("stats: entries, bytes, hits and the compile time the hits saved") {
   TempDir dir;
   use_cache(dir.path);

@@ -17,7 +17,8 @@ inline constexpr DType kAllDTypes[] = {DType::Bool,      DType::Int32,   DType::
 int itemsize(DType t);
 // NumPy's name: "bool", "int32", "int64", "float32", "float64", "complex64", "complex128".
 const char* dtype_name(DType t);
-bool is_integer(DType t);   // int32, int64 (not bool)
+bool is_integer(DType t);  // int32, int64 (not bool)
+inline bool is_integer_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
 bool is_floating(DType t);  // float32, float64
 bool is_complex(DType t);
 // The real dtype of a complex one (complex64 -> float32); identity otherwise.

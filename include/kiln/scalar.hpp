@@ -48,12 +48,16 @@ class Scalar {
   // A float (or complex real part) outside T's range, or NaN, gives T's minimum, as NumPy on
   // x86 and kiln's kernels convert: truncating through int64 would wrap (3e9 to int32 would
   // give -1294967296, not -2147483648). Integers wrap, as NumPy's astype.
+  // (as_int is as_integer<int64_t>; unsigned types convert through it.)
   template <class T>
   T as_integer() const {
-    if (kind_ == Kind::Bool || kind_ == Kind::Int || !std::is_signed_v<T>)
-      return static_cast<T>(as_int());
-    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-    return re_ >= lo && re_ < -lo ? static_cast<T>(re_) : std::numeric_limits<T>::min();
+    if (kind_ == Kind::Bool || kind_ == Kind::Int) return static_cast<T>(i_);
+    if constexpr (!std::is_signed_v<T>) {
+      return static_cast<T>(as_integer<int64_t>());
+    } else {
+      constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+      return re_ >= lo && re_ < -lo ? static_cast<T>(re_) : std::numeric_limits<T>::min();
+    }
   }
 
   Kind kind_ = Kind::Int;

@@ -54,10 +54,9 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
   if (op == BinaryOp::Sub && t == DType::Bool)
     throw DTypeError(std::string("subtract (") + sym +
                      ") is not supported for bool arrays; use ^ (xor) or cast with astype");
-  if (op == BinaryOp::Div && (t == DType::Bool || is_integer(t))) return DType::Float64;
+  if (op == BinaryOp::Div && is_integer_or_bool(t)) return DType::Float64;
   if (op == BinaryOp::Pow && t == DType::Bool) return DType::Int64;
-  if ((op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) &&
-      !(t == DType::Bool || is_integer(t)))
+  if ((op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) && !is_integer_or_bool(t))
     throw DTypeError(std::string("bitwise ") + graph::op_name(op) + " needs bool or integer " +
                      "operands, got " + dtype_name(t) + "; compare first (a > 0) or use astype");
   if ((op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||

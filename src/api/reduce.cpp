@@ -16,7 +16,7 @@ DType accumulation_dtype(ReduceOp op, DType t) {
     case ReduceOp::Prod:
       return t == DType::Bool || t == DType::Int32 ? DType::Int64 : t;
     case ReduceOp::Mean:
-      return t == DType::Bool || is_integer(t) ? DType::Float64 : t;
+      return is_integer_or_bool(t) ? DType::Float64 : t;
     case ReduceOp::Any:
     case ReduceOp::All:
       return DType::Bool;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <stdexcept>
-#include <utility>
 
+#include "codegen/expressions.hpp"
 #include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
 #include "kiln/errors.hpp"
+#include "plan/naming.hpp"
 
 namespace kiln::gpu::fft {
 namespace {
@@ -84,22 +84,8 @@ Helper hermitian_helper(Precision p) {
               tag_of(c) + " -> " + tag_of(c));
 }
 
-// The C++ type and short name of an integer (or bool) input dtype.
-std::pair<std::string, std::string> integer_type(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return {"bool", "b"};
-    case DType::Int32:
-      return {"int", "i32"};
-    case DType::Int64:
-      return {"long long", "i64"};
-    default:
-      throw std::logic_error("GPU FFT: not an integer input dtype (kiln bug)");
-  }
-}
-
 Helper convert_helper(DType from, Precision p) {
-  auto [type, tag] = integer_type(from);
+  std::string type = codegen::cuda_type(from), tag = plan::dtype_short(from);
   std::string real = real_type(p), to = tag_of({false, p});
   return wrap(
       "kiln_fft_convert_" + tag + "_" + to,
@@ -111,7 +97,7 @@ Helper convert_helper(DType from, Precision p) {
 // cuFFT's load callback for integer input, as LTO-IR (-dlto) for cufftXtSetJITCallback. Its
 // name stays a C++ name (no extern "C"): cuFFT looks the callback up by its declared name.
 Helper load_callback_helper(DType from, Precision p) {
-  auto [type, tag] = integer_type(from);
+  std::string type = codegen::cuda_type(from), tag = plan::dtype_short(from);
   std::string real = real_type(p), to = tag_of({false, p});
   std::string name = "kiln_fft_load_" + tag + "_" + to;
   return {name,
@@ -255,10 +241,8 @@ void convert_input(int device, const void* src, DType from, void* dst, Precision
   launch(convert_helper(from, p), device, n, args);
 }
 
-LoadCallback load_callback(DType from, Precision p, int device) {
-  Helper h = load_callback_helper(from, p);
-  const jit::Kernel& k = *compile_lto(h, gpu::device(device).arch).kernel;
-  return {k.name, &k.cubin};
+const jit::Kernel& load_callback(DType from, Precision p, int device) {
+  return *compile_lto(load_callback_helper(from, p), gpu::device(device).arch).kernel;
 }
 
 void scale(int device, void* data, Precision p, int64_t count, double factor) {

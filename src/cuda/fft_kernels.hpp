@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuda/fft_program.hpp"
+#include "jit/jit.hpp"
 
 namespace kiln::gpu::fft {
 
@@ -23,13 +24,9 @@ void zero_imag(int device, void* data, Precision p, const ZeroImagOp& op);
 void expand_hermitian(int device, const void* src, void* dst, Precision p, const HermitianOp& op);
 // dst = n reals of precision p converted from the n integers (or bools) of dtype `from` at src.
 void convert_input(int device, const void* src, DType from, void* dst, Precision p, int64_t n);
-// The LTO-IR of cuFFT's load callback that reads `from` values as reals of precision p, and
-// its name (from the kernel cache, so it lives as long as the process).
-struct LoadCallback {
-  const std::string& name;
-  const std::vector<char>* lto_ir;
-};
-LoadCallback load_callback(DType from, Precision p, int device);
+// cuFFT's load callback that reads `from` values as reals of precision p: its name, and its
+// LTO-IR in `cubin` (from the kernel cache, so it lives as long as the process).
+const jit::Kernel& load_callback(DType from, Precision p, int device);
 // Multiplies `count` reals (a complex value is two) by factor.
 void scale(int device, void* data, Precision p, int64_t count, double factor);
 

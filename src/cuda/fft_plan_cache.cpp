@@ -162,9 +162,9 @@ void check(cufftResult r, const char* call) {
 // Before planning, as cuFFT requires: the plan's kernels are then linked with the callback
 // (JIT LTO), which adds tens of milliseconds to making the plan, once per cached plan.
 void CachedPlan::set_load_callback(const PlanSpec& spec) {
-  LoadCallback cb = load_callback(*spec.load_from, spec.precision, device_);
+  const jit::Kernel& cb = load_callback(*spec.load_from, spec.precision, device_);
   auto type = spec.precision == Precision::Single ? CUFFT_CB_LD_REAL : CUFFT_CB_LD_REAL_DOUBLE;
-  check(cufftXtSetJITCallback(handle_, cb.name.c_str(), cb.lto_ir->data(), cb.lto_ir->size(), type,
+  check(cufftXtSetJITCallback(handle_, cb.name.c_str(), cb.cubin.data(), cb.cubin.size(), type,
                               nullptr),
         "cufftXtSetJITCallback");
 }

@@ -373,8 +373,7 @@ Program make_program(const plan::FftStep& step, const plan::PlanBuffer& in,
   else
     c2r_program(p, step, in.shape, work, out.shape);
   if (step.scale != 1.0 && !scaled) p.ops.push_back(ScaleOp{BufferId::Out, step.scale});
-  bool integers = in.dtype == DType::Bool || in.dtype == DType::Int32 || in.dtype == DType::Int64;
-  if (integers) {
+  if (is_integer_or_bool(in.dtype)) {
     if (step.kind != FftKind::R2C && step.kind != FftKind::R2CFull)
       throw std::logic_error("GPU FFT: integer input to a complex transform (kiln bug)");
     read_integers(p, load_callbacks);

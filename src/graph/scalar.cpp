@@ -7,12 +7,8 @@
 
 namespace kiln {
 
-int64_t Scalar::as_int() const {
-  if (kind_ == Kind::Bool || kind_ == Kind::Int) return i_;
-  // NumPy on x86 turns NaN and out-of-range values into INT64_MIN; do the same, defined.
-  if (!(re_ >= -9.2233720368547758e18 && re_ < 9.2233720368547758e18)) return INT64_MIN;
-  return static_cast<int64_t>(re_);
-}
+// NumPy on x86 turns NaN and out-of-range values into INT64_MIN; so does as_integer.
+int64_t Scalar::as_int() const { return as_integer<int64_t>(); }
 
 double Scalar::as_double() const {
   return kind_ == Kind::Bool || kind_ == Kind::Int ? static_cast<double>(i_) : re_;

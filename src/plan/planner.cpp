@@ -81,9 +81,8 @@ class Planner {
         in->dtype != DType::Float64)
       return in;
     const Node* src = in->inputs[0].get();
-    bool integers =
-        src->dtype == DType::Int64 || src->dtype == DType::Int32 || src->dtype == DType::Bool;
-    return (src->is_leaf() || is_library(src->kind)) && integers ? src : in;
+    bool in_memory = src->is_leaf() || is_library(src->kind);
+    return in_memory && is_integer_or_bool(src->dtype) ? src : in;
   }
 
   static bool cheap(const Node* n) {
