@@ -12,18 +12,13 @@
 #include "cuda/runtime.hpp"
 #include "kiln/device.hpp"
 #include "kiln/errors.hpp"
+#include "support/gpu.hpp"
 
 using namespace kiln;
 
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20, kGiB = size_t{1} << 30;
-
-bool have_gpu() {
-  if (cuda_available()) return true;
-  MESSAGE("no GPU found: skipped");
-  return false;
-}
 
 std::vector<unsigned char> pattern(size_t n, uint32_t seed) {
   std::vector<unsigned char> v(n);
@@ -115,8 +110,7 @@ TEST_CASE("without a GPU: devices are refused, pinned memory falls back to host 
   gpu::release_pinned_cache();
 }
 
-TEST_CASE("device contexts: initialised once, even when threads race for it") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("device contexts: initialised once, even when threads race for it") {
   std::vector<const gpu::DeviceInfo*> seen(8);
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) threads.emplace_back([&, t] { seen[t] = &gpu::device(0); });
@@ -136,8 +130,7 @@ TEST_CASE("device contexts: initialised once, even when threads race for it") {
           " MiB");
 }
 
-TEST_CASE("allocate: zero bytes, device tag, cache grows on free and is reused") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("allocate: zero bytes, device tag, cache grows on free and is reused") {
   auto empty = gpu::allocate(0, 0);
   CHECK(empty->data() == nullptr);
   CHECK(empty->device == kiln::cuda(0));
@@ -159,8 +152,7 @@ TEST_CASE("allocate: zero bytes, device tag, cache grows on free and is reused")
   CHECK(gpu::cached_bytes(0) < n);
 }
 
-TEST_CASE("allocate: out of memory is a clear error, and later allocations still work") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("allocate: out of memory is a clear error, and later allocations still work") {
   const size_t total = gpu::device(0).total_memory;
   std::string msg = message_of([&] { gpu::allocate(0, 2 * total); });
   CHECK_THROWS_AS(gpu::allocate(0, 2 * total), OutOfMemory);
@@ -192,8 +184,7 @@ TEST_CASE("allocate: out of memory is a clear error, and later allocations still
   gpu::release_cache(0);
 }
 
-TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {
   gpu::release_pinned_cache();
   CHECK(gpu::pinned_cached_bytes() == 0);
   auto a = gpu::allocate_pinned(3 * kMiB - 100);
@@ -215,8 +206,7 @@ TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {
   CHECK(gpu::allocate_pinned(0)->data() == nullptr);
 }
 
-TEST_CASE("round trips through the device, pinned and pageable, are byte-exact") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("round trips through the device, pinned and pageable, are byte-exact") {
   const size_t stage = 16 * kMiB;  // transfer.cpp's staging buffer size
   for (size_t n : {size_t{0}, size_t{1}, size_t{4095}, 10 * kMiB + 3, 2 * stage, 3 * stage + 1,
                    stage + 10 * kMiB + 3})
@@ -235,8 +225,7 @@ TEST_CASE("round trips through the device, pinned and pageable, are byte-exact")
       }
 }
 
-TEST_CASE("copy_to_device: the source may be reused as soon as the call returns") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("copy_to_device: the source may be reused as soon as the call returns") {
   const size_t n = 10 * kMiB + 3;
   std::vector<unsigned char> expect = pattern(n, 42), back(n);
   auto dev = gpu::allocate(0, n);
@@ -265,8 +254,7 @@ TEST_CASE("copy_to_device: the source may be reused as soon as the call returns"
   CHECK(back == expect);
 }
 
-TEST_CASE("many threads allocate, copy and free concurrently") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("many threads allocate, copy and free concurrently") {
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
@@ -296,8 +284,7 @@ TEST_CASE("many threads allocate, copy and free concurrently") {
   gpu::release_cache(0);
 }
 
-TEST_CASE("kiln's calls leave the caller's current device alone") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("kiln's calls leave the caller's current device alone") {
   if (cuda_device_count() < 2) {
     MESSAGE("one GPU: skipped (needs two)");
     return;

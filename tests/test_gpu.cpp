@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "plan/planner.hpp"
+#include "support/gpu.hpp"
+#include "support/temp_cache.hpp"
 
 extern char** environ;
 
@@ -25,12 +27,6 @@ using kiln::DType;
 using kiln::Shape;
 using kiln::Slice;
 using Fn = std::function<Array(const std::vector<Array>&)>;
-
-bool have_gpu() {
-  if (kiln::cuda_available()) return true;
-  MESSAGE("no GPU found: this GPU test case is skipped");
-  return false;
-}
 
 // Values with negatives, zeros and fractions, in the dtype t.
 Array sample(const Shape& s, DType t, double scale = 1.0, double shift = 0.0) {
@@ -117,16 +113,14 @@ const std::vector<std::pair<std::string, std::function<Array(const Array&, const
 
 }  // namespace
 
-TEST_CASE("gpu: every unary op and dtype matches the host") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: every unary op and dtype matches the host") {
   for (DType t : kiln::kAllDTypes)
     for (const auto& [name, f] : kUnary)
       same_on_gpu(name + std::string(" ") + kiln::dtype_name(t),
                   [&](const std::vector<Array>& in) { return f(in[0]); }, {sample({3, 4, 5}, t)});
 }
 
-TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars") {
   for (DType t : kiln::kAllDTypes)
     for (const auto& [name, f] : kBinary) {
       std::string what = name + std::string(" ") + kiln::dtype_name(t);
@@ -148,8 +142,7 @@ TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars")
               {sample({16}, DType::Int32)});
 }
 
-TEST_CASE("gpu: where, clip, casts, arange, linspace") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: where, clip, casts, arange, linspace") {
   same_on_gpu("where",
               [](const std::vector<Array>& in) { return kiln::where(in[0] > 0, in[0], -in[1]); },
               {sample({6, 7}, DType::Float64), sample({6, 7}, DType::Int64)});
@@ -168,8 +161,7 @@ TEST_CASE("gpu: where, clip, casts, arange, linspace") {
              kiln::zeros({3, 3}, DType::Int32, kiln::cuda()).eval());
 }
 
-TEST_CASE("gpu: views inside fused kernels") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: views inside fused kernels") {
   auto in = std::vector<Array>{sample({6, 8}, DType::Float32), sample({8, 6}, DType::Float32)};
   same_on_gpu(
       "transpose", [](const std::vector<Array>& v) { return v[0] + v[1].T(); }, in);
@@ -207,8 +199,7 @@ TEST_CASE("gpu: views inside fused kernels") {
       in);
 }
 
-TEST_CASE("gpu: every reduction over every axis subset, with and without keepdims") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: every reduction over every axis subset, with and without keepdims") {
   using R = Array (*)(const Array&, kiln::Axes, bool);
   std::vector<std::pair<std::string, R>> reds = {
       {"sum", kiln::sum},   {"prod", kiln::prod}, {"max", kiln::max}, {"min", kiln::min},
@@ -240,8 +231,7 @@ TEST_CASE("gpu: every reduction over every axis subset, with and without keepdim
               {sample({3, 4, 5}, DType::Float32)});
 }
 
-TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
   Array big = sample({1 << 20}, DType::Float32);
   // float32 sums of 2^20 values of size ~3 round differently by order: ~1e-7 * 3 * 2^10.
   same_on_gpu(
@@ -273,8 +263,7 @@ TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues")
               {sample({(1 << 20) + 3}, DType::Float32)});
 }
 
-TEST_CASE("gpu: eager equals lazy, and several outputs from one plan") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: eager equals lazy, and several outputs from one plan") {
   auto x = kiln::asarray(sample({4096}, DType::Float32), kiln::cuda());
   auto y = kiln::asarray(sample({4096}, DType::Float32, 0.5, 1), kiln::cuda());
   auto chain = [&] {
@@ -296,8 +285,7 @@ TEST_CASE("gpu: eager equals lazy, and several outputs from one plan") {
   CHECK(kiln::allclose(b.get(), kiln::sum(x.get() * 3), 1e-4, 1e-3));
 }
 
-TEST_CASE("gpu: mixing host and device arrays is a DeviceError that says what to do") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu: mixing host and device arrays is a DeviceError that says what to do") {
   auto h = kiln::arange(4);
   auto d = kiln::arange(4, 8, 1, std::nullopt, kiln::cuda());
   CHECK_THROWS_AS(kiln::sum(h + d), kiln::DeviceError);
@@ -309,36 +297,48 @@ TEST_CASE("gpu: mixing host and device arrays is a DeviceError that says what to
   check_same("after the error the engine works", (h + 1).eval(), (d - 3).eval());
 }
 
-// The child half of the next test: evaluates the same expression in a fresh process.
-TEST_CASE("gpu: child process (run by the disk-cache test)") {
-  if (!std::getenv("KILN_TEST_CHILD") || !kiln::cuda_available()) return;
+// The child half of the next test: evaluates the same expression in a fresh process. Skipped
+// unless that test runs it (with --no-skip); a child whose filter matched no case would exit 1
+// (test_main.cpp), so the parent cannot pass on a misspelled name.
+const char* const kChildCase = "gpu: child process (run by the disk-cache test)";
+static Array child_expression() {
   auto x = kiln::arange(0, 64, 1, DType::Float32, kiln::cuda());
-  auto v = (kiln::tanh(x * 0.125) * 7 - 3).get().to_vector<float>();
+  return kiln::tanh(x * 0.125) * 7 - 3;
+}
+
+GPU_TEST_CASE("gpu: child process (run by the disk-cache test)" * doctest::skip()) {
+  auto v = child_expression().get().to_vector<float>();
   CHECK(v[8] == doctest::Approx(std::tanh(1.0) * 7 - 3).epsilon(1e-5));
   CHECK(kiln::cache::stats().compiles == 0);
   CHECK(kiln::cache::stats().disk_hits >= 1);
 }
 
-TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
-  if (!have_gpu() || std::getenv("KILN_TEST_CHILD")) return;
-  auto x = kiln::arange(0, 64, 1, DType::Float32, kiln::cuda());
-  (kiln::tanh(x * 0.125) * 7 - 3).get().eval();  // compiles (or finds) the kernels
-  setenv("KILN_TEST_CHILD", "1", 1);
-  std::string self = "/proc/self/exe";
-  const char* argv[] = {self.c_str(), "--test-case=gpu: child process (run by the disk-cache test)",
-                        nullptr};
+GPU_TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
+  // A cache of its own, so that the parent's compiles are what the child finds.
+  kiln::test_support::TempDir dir("kiln-gpu-child");
+  const char* old = std::getenv("KILN_CACHE_DIR");
+  std::string saved = old ? old : "";
+  kiln::test_support::use_cache(dir.path);
+  child_expression().get().eval();
+  CHECK(kiln::cache::stats().compiles >= 1);  // the cache was empty
+  std::string self = "/proc/self/exe", filter = std::string("--test-case=") + kChildCase;
+  const char* argv[] = {self.c_str(), filter.c_str(), "--no-skip", nullptr};
   pid_t pid;
   REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ) ==
           0);
-  unsetenv("KILN_TEST_CHILD");
   int status = 0;
   waitpid(pid, &status, 0);
+  if (old)
+    kiln::test_support::use_cache(saved);
+  else {
+    ::unsetenv("KILN_CACHE_DIR");
+    kiln::jit::reinitialize_for_testing();
+  }
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("gpu: copies are plan steps: a reduction comes back as a scalar, a source goes once") {
-  if (!have_gpu()) return;
   auto count = [](const kiln::plan::Plan& p, auto pred) {
     int n = 0;
     for (const auto& s : p.steps) n += pred(s);

@@ -22,6 +22,7 @@
 #include "cuda/fft_kernels.hpp"
 #include "cuda/fft_program.hpp"
 #include "plan/planner.hpp"
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -32,12 +33,6 @@ using kiln::Shape;
 namespace gf = kiln::gpu::fft;
 namespace kf = kiln::fft;
 using Fn = std::function<Array(const Array&)>;
-
-bool have_gpu() {
-  if (kiln::cuda_available()) return true;
-  MESSAGE("no GPU found: skipped");
-  return false;
-}
 
 // Values with negatives, zeros and fractions (complex ones not Hermitian), in dtype t.
 Array sample(const Shape& s, DType t, double shift = 0.0) {
@@ -955,14 +950,12 @@ TEST_CASE("the plan cache API answers without a GPU") {
 }
 
 // ---- on the GPU ---------------------------------------------------------------------------------
-TEST_CASE("gpu fft: every function, axes, s / n and norm matches the host") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: every function, axes, s / n and norm matches the host") {
   for (const auto& c : all_cases())
     for (DType t : input_dtypes(c.family)) gpu_case(c, t);
 }
 
-TEST_CASE("gpu fft: the tutorial's 4000x4000 int64 fftn matches the host") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: the tutorial's 4000x4000 int64 fftn matches the host") {
   Array a_cpu = kiln::random::randint(0, 255, {4000, 4000});
   Array a_gpu = kiln::asarray(a_cpu, kiln::cuda());
   Array f_cpu = kf::fftn(a_cpu);
@@ -971,8 +964,7 @@ TEST_CASE("gpu fft: the tutorial's 4000x4000 int64 fftn matches the host") {
   CHECK(kiln::allclose(f_cpu, f_gpu.get()));
 }
 
-TEST_CASE("gpu fft: inputs are left unchanged") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: inputs are left unchanged") {
   for (const auto& c : all_cases()) {
     std::vector<DType> types{DType::Float64};  // real input: R2C / R2CFull read it in place
     if (c.family == Family::C2C || c.family == Family::C2R) types.push_back(DType::Complex128);
@@ -986,8 +978,7 @@ TEST_CASE("gpu fft: inputs are left unchanged") {
   }
 }
 
-TEST_CASE("gpu fft: empty batches and zero-length inputs padded by n") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: empty batches and zero-length inputs padded by n") {
   for (const Case& c : std::vector<Case>{
            {"fft (0,5)", {0, 5}, Family::C2C, [](const Array& a) { return kf::fft(a); }},
            {"fft (3,0) n=4", {3, 0}, Family::C2C, [](const Array& a) { return kf::fft(a, 4); }},
@@ -998,8 +989,7 @@ TEST_CASE("gpu fft: empty batches and zero-length inputs padded by n") {
     gpu_case(c, c.family == Family::R2C ? DType::Float64 : DType::Complex128);
 }
 
-TEST_CASE("gpu fft: a second call with the same layout reuses the cached plan") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: a second call with the same layout reuses the cached plan") {
   kf::clear_plan_cache();
   Array x1 = kiln::asarray(sample({24, 40}, DType::Complex64), kiln::cuda());
   Array x2 = kiln::asarray(sample({24, 40}, DType::Complex64, 1.0), kiln::cuda());
@@ -1015,8 +1005,7 @@ TEST_CASE("gpu fft: a second call with the same layout reuses the cached plan") 
   CHECK(second.plans == 1);
 }
 
-TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right") {
   LimitsGuard guard;
   Fn fft = [](const Array& a) { return kf::fft(a); };
   kf::set_plan_cache_limits(2, guard.saved.max_work_bytes);
@@ -1040,8 +1029,7 @@ TEST_CASE("gpu fft: the cache evicts down to its limits and results stay right")
   CHECK(kf::plan_cache().plans == 0);
 }
 
-TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the device") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the device") {
   Array a = kiln::asarray(kiln::random::randint(0, 255, {4000, 4000}), kiln::cuda());
   for (std::string norm : {"backward", "ortho"}) {  // in place without and with the scale
     INFO(norm);
@@ -1053,8 +1041,7 @@ TEST_CASE("gpu fft: the R2C path and the explicit complex path agree on the devi
   CHECK(close_to(kf::fftn(b).get(), kf::fftn(b.astype(DType::Complex64)).get()));
 }
 
-TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as it loads)") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as it loads)") {
   for (DType t : {DType::Int64, DType::Int32, DType::Bool}) {
     INFO(std::string(kiln::dtype_name(t)));
     // A copy to the device not yet evaluated (a library step's output) and an evaluated array.
@@ -1096,8 +1083,7 @@ TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted as i
   CHECK(close_to(kf::fftn(b * 2).get(), kf::fftn(b.get() * 2).eval()));
 }
 
-TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)

@@ -21,6 +21,7 @@
 #include "../kernels/random.cuh"
 #include "cuda/random.hpp"
 #include "plan/planner.hpp"
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -28,12 +29,6 @@ using kiln::Array;
 using kiln::DType;
 using kiln::Shape;
 using kiln::random::Generator;
-
-bool have_gpu() {
-  if (kiln::cuda_available()) return true;
-  MESSAGE("no GPU found: skipped");
-  return false;
-}
 
 // ---- the calls compared ---------------------------------------------------------------------
 enum class Dist { Randint, Uniform, Normal };
@@ -257,8 +252,7 @@ TEST_CASE("the random kernels compile with NVRTC for sm_90 (no GPU needed)") {
   }
 }
 
-TEST_CASE("every distribution and dtype equals the host: seeds, offsets, shapes") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("every distribution and dtype equals the host: seeds, offsets, shapes") {
   const std::vector<Shape> shapes = {{0}, {1}, {2}, {3}, {1001}, {17, 33}, {2, 0, 5}, {}};
   const std::pair<uint64_t, uint64_t> places[] = {
       {0, 0}, {42, 1}, {42, 1000001}, {(1ull << 40) + 7, 5}, {~0ull, (1ull << 33) + 2}};
@@ -269,16 +263,14 @@ TEST_CASE("every distribution and dtype equals the host: seeds, offsets, shapes"
   seen.report("small shapes");
 }
 
-TEST_CASE("16M + 3 elements of every distribution and dtype equal the host") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("16M + 3 elements of every distribution and dtype equal the host") {
   const int64_t n = (int64_t{1} << 24) + 3;
   Observed seen;
   for (const Call& c : kCalls) compare_at(c, {n}, 2026, 12345, &seen);
   seen.report("16M + 3 elements");
 }
 
-TEST_CASE("consecutive calls continue the stream the same way on both devices") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("consecutive calls continue the stream the same way on both devices") {
   Observed seen;
   SUBCASE("evaluated in order, odd word counts in between") {
     Generator dev(9, kiln::cuda()), host(9);
@@ -313,8 +305,7 @@ TEST_CASE("consecutive calls continue the stream the same way on both devices") 
   seen.report("consecutive calls");
 }
 
-TEST_CASE("randint(...) * 2 + 1 on the device is one random step and one fused kernel") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("randint(...) * 2 + 1 on the device is one random step and one fused kernel") {
   Generator g(31, kiln::cuda());
   Array r = g.randint(-50, 50, {1000});
   Array y = r * 2 + 1;
@@ -335,8 +326,7 @@ TEST_CASE("randint(...) * 2 + 1 on the device is one random step and one fused k
   CHECK(y.device() == kiln::cuda());
 }
 
-TEST_CASE("free functions on the device follow the seeded default generator") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("free functions on the device follow the seeded default generator") {
   kiln::random::seed(2026);
   auto a = kiln::random::randint(0, 100, {50}, DType::Int64, kiln::cuda());
   auto b = kiln::random::uniform(0, 1, {51}, DType::Float32, kiln::cuda());
@@ -354,8 +344,7 @@ TEST_CASE("free functions on the device follow the seeded default generator") {
                           a.get()));
 }
 
-TEST_CASE("eager mode and threads sharing the device generator give the same numbers") {
-  if (!have_gpu()) return;
+GPU_TEST_CASE("eager mode and threads sharing the device generator give the same numbers") {
   SUBCASE("eager") {
     auto lazy = (Generator(8, kiln::cuda()).uniform(0, 1, {33}) * 3).to_vector<double>();
     kiln::EagerScope eager;
