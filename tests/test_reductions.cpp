@@ -37,6 +37,18 @@ const DType kDTypes[] = {DType::Bool,    DType::Int32,   DType::Int64,
 
 bool is_arg(Op op) { return op == Op::ArgMax || op == Op::ArgMin; }
 
+// Neumaier's compensated sum: within 2u of the exact sum (plus O(n u^2) sum|x|), whatever the
+// order, so it is a reference that a wrongly ordered or lossy reduction cannot match by chance.
+double compensated_sum(const std::vector<double>& v) {
+  double s = 0, c = 0;
+  for (double x : v) {
+    double t = s + x;
+    c += std::abs(s) >= std::abs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  return s + c;
+}
+
 // ---- inputs ------------------------------------------------------------------------------
 // Small values whose sums and products are exact in every dtype (powers of 2 and 3), with
 // zeros (for any/all and prod) and repeated extremes (ties for argmax/argmin).
@@ -662,7 +674,6 @@ TEST_CASE("large reductions use the multi-part path and match closed forms") {
   CHECK(kiln::argmax(a).item<int64_t>() == 5'000'000);
   CHECK(kiln::argmin(a).item<int64_t>() == 123);
   CHECK(kiln::sum(a).item<double>() == dn - 4 + 14 - 4);
-  CHECK(kiln::sum(a).item<double>() == kiln::sum(a).item<double>());
   v[7'000'000] = kNaN;
   v[9'999'999] = kNaN;
   Array an = kiln::asarray(v);
@@ -691,4 +702,37 @@ TEST_CASE("large reductions use the multi-part path and match closed forms") {
 
   // int64 counting over 10^7 elements.
   CHECK(kiln::sum(kiln::arange(n) >= 0).item<int64_t>() == n);
+}
+
+TEST_CASE("a large sum whose rounding depends on the order is accurate and reproducible") {
+  // The integer values above sum exactly in any order, so they cannot show a lost or
+  // mis-rounded partial sum. These (1 + 1/k, none exact in binary) round differently in
+  // every order; the reference is a compensated sum, and any order of n - 1 additions is within
+  // (n - 1) u sum|x| of it (Higham, Accuracy and Stability, 4.2), so a dropped element (>= 1)
+  // or a part accumulated in float32 (relative error ~1e-7) is far outside the bound.
+  const int64_t n = 10'000'000;
+  std::vector<double> w(n);
+  for (int64_t i = 0; i < n; ++i) w[i] = 1.0 + 1.0 / static_cast<double>(3 + i % 1009);
+  const double want = compensated_sum(w);
+  double forward = 0, backward = 0;
+  for (double x : w) forward += x;
+  for (auto it = w.rbegin(); it != w.rend(); ++it) backward += *it;
+  REQUIRE(forward != backward);  // the data does depend on the order
+
+  Array a = kiln::asarray(w);
+  const double got = kiln::sum(a).item<double>();
+  const double bound = static_cast<double>(n - 1) * 0x1p-53 * want;  // every w[i] > 0
+  CHECK(std::abs(got - want) <= bound);
+  CHECK(kiln::sum(a).item<double>() == got);  // the same bits every time, whatever the threads
+  CHECK(kiln::mean(a).item<double>() == doctest::Approx(want / static_cast<double>(n)));
+  // Each of 1000 rows, folded across parts, against its own reference.
+  auto rows = kiln::sum(a.reshape({1000, 10000}), {1}).to_vector<double>();
+  REQUIRE(rows.size() == 1000);
+  int bad = 0;
+  for (int64_t r = 0; r < 1000; ++r) {
+    std::vector<double> row(w.begin() + r * 10000, w.begin() + (r + 1) * 10000);
+    double ref = compensated_sum(row);
+    bad += std::abs(rows[r] - ref) > 9999 * 0x1p-53 * ref;
+  }
+  CHECK(bad == 0);
 }
