@@ -10,7 +10,9 @@
 #include <functional>
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -131,6 +133,57 @@ const std::vector<std::pair<std::string, std::function<Array(const Array&, const
         {"or", [](const Array& a, const Array& b) { return a | b; }},
         {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
 };
+
+// What NumPy's wrapping int64 arithmetic gives: the exact sum or product modulo 2^64.
+int64_t wrapped_sum(const std::vector<int64_t>& v) {
+  uint64_t s = 0;
+  for (int64_t x : v) s += static_cast<uint64_t>(x);
+  return static_cast<int64_t>(s);
+}
+int64_t wrapped_prod(const std::vector<int64_t>& v) {
+  uint64_t p = 1;
+  for (int64_t x : v) p *= static_cast<uint64_t>(x);
+  return static_cast<int64_t>(p);
+}
+
+// The rows (or, with columns, the columns) of a row-major rows x cols matrix.
+std::vector<std::vector<int64_t>> lines(const std::vector<int64_t>& m, int64_t rows, int64_t cols,
+                                        bool columns = false) {
+  std::vector<std::vector<int64_t>> out(columns ? cols : rows);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[columns ? c : r].push_back(m[r * cols + c]);
+  return out;
+}
+
+// f (int64 sum or product) of each line, and of all of them together.
+std::vector<int64_t> each(const std::vector<std::vector<int64_t>>& ls,
+                          int64_t (*f)(const std::vector<int64_t>&)) {
+  std::vector<int64_t> out;
+  for (const auto& l : ls) out.push_back(f(l));
+  return out;
+}
+
+// A GPU result with dtype t and exactly the elements `want` (NaN matching NaN for floats).
+template <class T>
+void check_values(const std::string& what, const Array& gpu, DType t, const std::vector<T>& want) {
+  INFO(what);
+  REQUIRE(gpu.device() == kiln::cuda());
+  Array back = gpu.get();
+  REQUIRE(back.dtype() == t);
+  std::vector<T> got = back.to_vector<T>();
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i);
+    if constexpr (std::is_floating_point_v<T>)
+      CHECK((std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i]));
+    else
+      CHECK(got[i] == want[i]);
+  }
+}
+
+Array gpu_array(const std::vector<int64_t>& v, DType t, const Shape& s) {
+  return kiln::asarray(kiln::asarray(v, s).astype(t), kiln::cuda());
+}
 
 }  // namespace
 
@@ -260,6 +313,119 @@ GPU_TEST_CASE("gpu: every reduction of every dtype over every axis subset, in it
   Array ints = sample({3, 4, 5}, DType::Int64);
   CHECK_FALSE(kiln::array_equal(kiln::prod(ints, {1, 2}).astype(DType::Float64),
                                 kiln::prod(ints.astype(DType::Float64), {1, 2})));
+}
+
+GPU_TEST_CASE("gpu: int32 and bool sums widen to int64; int64 sums and products wrap around") {
+  constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kRows = 3, kCols = 4099;  // rows long enough to need several blocks
+  const Shape shape{kRows, kCols};
+  std::vector<int64_t> near_max(kRows * kCols), odd(kRows * kCols), top(kRows * kCols);
+  std::vector<bool> every_third(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) {
+    near_max[i] = kI32Max - i % 1000;  // fits int32; two of them overflow it
+    odd[i] = 2 * i + 1;                // an odd product is never 0 after wrapping
+    top[i] = kI64Max - i;
+    every_third[i] = (i % kCols) % 3 == 0;
+  }
+  auto rows = [&](const std::vector<int64_t>& m) { return lines(m, kRows, kCols); };
+  auto cols = [&](const std::vector<int64_t>& m) { return lines(m, kRows, kCols, true); };
+  auto whole = [](const std::vector<int64_t>& m, auto f) { return std::vector<int64_t>{f(m)}; };
+  Array i32 = gpu_array(near_max, DType::Int32, shape);
+  // In int64 the sums of int32 values are exact (12289 values < 2^31 each): no wrap here.
+  check_values("int32 sum, all", kiln::sum(i32), DType::Int64, whole(near_max, wrapped_sum));
+  check_values("int32 sum, rows", kiln::sum(i32, {1}), DType::Int64,
+               each(rows(near_max), wrapped_sum));
+  check_values("int32 sum, columns", kiln::sum(i32, {0}), DType::Int64,
+               each(cols(near_max), wrapped_sum));
+  CHECK(kiln::sum(i32, {1}).get().to_vector<int64_t>()[0] > kI32Max);
+  Array i32_odd = gpu_array(odd, DType::Int32, shape);
+  check_values("int32 prod, rows (in int64, wrapping)", kiln::prod(i32_odd, {1}), DType::Int64,
+               each(rows(odd), wrapped_prod));
+  check_values("int32 prod, all", kiln::prod(i32_odd), DType::Int64, whole(odd, wrapped_prod));
+  Array i64 = gpu_array(top, DType::Int64, shape);
+  check_values("int64 sum wraps, all", kiln::sum(i64), DType::Int64, whole(top, wrapped_sum));
+  check_values("int64 sum wraps, rows", kiln::sum(i64, {1}), DType::Int64,
+               each(rows(top), wrapped_sum));
+  check_values("int64 sum wraps, columns", kiln::sum(i64, {0}), DType::Int64,
+               each(cols(top), wrapped_sum));
+  Array i64_odd = gpu_array(odd, DType::Int64, shape);
+  check_values("int64 prod wraps, rows", kiln::prod(i64_odd, {1}), DType::Int64,
+               each(rows(odd), wrapped_prod));
+  check_values("int64 prod wraps, columns", kiln::prod(i64_odd, {0}, true), DType::Int64,
+               each(cols(odd), wrapped_prod));
+  // A bool sum counts: 0, 3, ..., 4098 is 1367 values per row.
+  Array b = kiln::asarray(kiln::asarray(every_third, shape), kiln::cuda());
+  check_values("bool sum, rows", kiln::sum(b, {1}), DType::Int64,
+               std::vector<int64_t>(kRows, 1367));
+  check_values("bool sum, all", kiln::sum(b), DType::Int64, std::vector<int64_t>{3 * 1367});
+  // By hand: 2^63 - 1 + 1 = -2^63; (2^32)^2 = 2^64 = 0; (2^32 + 1)^2 = 2^64 + 2^33 + 1.
+  const int64_t two32 = int64_t{1} << 32;
+  check_values("int64: max + 1", kiln::sum(gpu_array({kI64Max, 1}, DType::Int64, {2})),
+               DType::Int64, std::vector<int64_t>{std::numeric_limits<int64_t>::min()});
+  check_values(
+      "int64: 2^32 * 2^32, (2^32+1)^2",
+      kiln::prod(gpu_array({two32, two32 + 1, two32, two32 + 1}, DType::Int64, {2, 2}), {0}),
+      DType::Int64, std::vector<int64_t>{0, (int64_t{1} << 33) + 1});
+  check_values("int32: 65536 * 65536 * 3 in int64",
+               kiln::prod(gpu_array({65536, 65536, 3}, DType::Int32, {3})), DType::Int64,
+               std::vector<int64_t>{int64_t{3} << 32});
+}
+
+GPU_TEST_CASE("gpu: max, min, argmax, argmin of integers at their extremes; any and all") {
+  constexpr int64_t kLo = std::numeric_limits<int64_t>::min(),
+                    kHi = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kLo32 = std::numeric_limits<int32_t>::min(),
+                    kHi32 = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kCols = 6000;
+  // Row 0 holds both int64 extremes twice (the first of each counts), row 1 the int32 ones.
+  std::vector<int64_t> m(2 * kCols, 0);
+  m[4321] = m[5000] = kHi;
+  m[17] = m[5999] = kLo;
+  m[kCols + 3000] = m[kCols + 3001] = kHi32;
+  m[kCols + 0] = kLo32;
+  for (DType t : {DType::Int64, DType::Int32}) {
+    std::vector<int64_t> v = m;
+    if (t == DType::Int32)  // the int64 extremes wrap to 0 (low 32 bits); set them apart
+      for (int64_t i = 0; i < kCols; ++i) v[i] = i == 4321 ? kHi32 : i == 17 ? kLo32 : 0;
+    Array a = gpu_array(v, t, {2, kCols});
+    std::string n = kiln::dtype_name(t);
+    bool wide = t == DType::Int64;
+    check_values(n + " max", kiln::max(a, {1}), t, std::vector<int64_t>{wide ? kHi : kHi32, kHi32});
+    check_values(n + " min", kiln::min(a, {1}), t, std::vector<int64_t>{wide ? kLo : kLo32, kLo32});
+    check_values(n + " argmax", kiln::argmax(a, 1), DType::Int64, std::vector<int64_t>{4321, 3000});
+    check_values(n + " argmin", kiln::argmin(a, 1), DType::Int64, std::vector<int64_t>{17, 0});
+    check_values(n + " argmax flat", kiln::argmax(a), DType::Int64, std::vector<int64_t>{4321});
+    check_values(n + " max of all", kiln::max(a), t, std::vector<int64_t>{wide ? kHi : kHi32});
+  }
+  // any/all of numbers: non-zero is true, NaN too, -0.0 is not; rows of 5000 with one odd one
+  // out at 4000.
+  std::vector<double> zeros(5000, 0.0), ones(5000, 1.0);
+  auto with = [](std::vector<double> v, double x) {
+    v[4000] = x;
+    return v;
+  };
+  std::vector<double> rows;
+  for (const auto& r : {zeros, with(zeros, 7), with(zeros, NAN), with(zeros, -0.0), ones,
+                        with(ones, 0), with(ones, NAN), with(ones, -0.0)})
+    rows.insert(rows.end(), r.begin(), r.end());
+  for (DType t : {DType::Bool, DType::Int32, DType::Int64, DType::Float32, DType::Float64,
+                  DType::Complex128}) {
+    Array a = kiln::asarray(kiln::asarray(rows, {8, 5000}).astype(t), kiln::cuda());
+    std::string n = kiln::dtype_name(t);
+    // (NaN cast to an integer is INT_MIN and to bool true: the same truth in every dtype.)
+    check_values(n + " any", kiln::any(a, {1}), DType::Bool,
+                 std::vector<bool>{false, true, true, false, true, true, true, true});
+    check_values(n + " all", kiln::all(a, {1}), DType::Bool,
+                 std::vector<bool>{false, false, false, false, true, false, true, false});
+    check_values(n + " any of all", kiln::any(a), DType::Bool, std::vector<bool>{true});
+    check_values(n + " all of all", kiln::all(a), DType::Bool, std::vector<bool>{false});
+  }
+  // A complex number is true when either part is non-zero (NumPy).
+  Array c = kiln::asarray(std::vector<std::complex<double>>{{0, 0}, {0, 1e-300}, {0, -0.0}},
+                          kiln::cuda());
+  check_values("complex any, per element", kiln::any(c.reshape({3, 1}), {1}), DType::Bool,
+               std::vector<bool>{false, true, false});
 }
 
 GPU_TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
