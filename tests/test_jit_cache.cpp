@@ -2,10 +2,12 @@
 // and every test gets its own temporary KILN_CACHE_DIR (re-read through the test hook).
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -88,6 +90,66 @@ int count_lines_with(const std::string& text, const std::string& needle) {
   int n = 0;
   for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
   return n;
+}
+
+// Every name in a directory (files and folders), sorted, one space between.
+std::string listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+const char* origin_name(Origin o) {
+  return o == Origin::Compiled ? "compiled" : o == Origin::Memory ? "memory" : "disk";
+}
+
+// A child that has not finished compiling in this long is taken as hung.
+constexpr unsigned kChildTimeoutS = 120;
+
+struct ChildReport {
+  int status = -1;   // exit status; 2: could not drop privileges; -1: killed (a hang)
+  std::string text;  // what the body returned
+  std::string err;   // its stderr
+};
+
+// Runs `body` (returning a report) in a forked child that first becomes `nobody` when this
+// process is root: root writes through any mode bits, as CI's containers run, so only an
+// unprivileged process sees a mode-0555 directory as read-only.
+template <typename Body>
+ChildReport run_unprivileged(Body body) {
+  TempDir tmp;
+  std::string out_path = tmp.path + "/out", err_path = tmp.path + "/err";
+  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE(out >= 0);
+  REQUIRE(err >= 0);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::alarm(kChildTimeoutS);
+    ::dup2(err, 2);
+    constexpr uid_t kNobody = 65534;
+    if (::getuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0))
+      ::_exit(2);
+    std::string text;
+    try {
+      text = body();
+    } catch (const std::exception& e) {
+      text = std::string("exception: ") + e.what();
+    }
+    ssize_t n = ::write(out, text.data(), text.size());
+    ::_exit(n == ssize_t(text.size()) ? 0 : 1);
+  }
+  ::close(out);
+  ::close(err);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(out_path), read_text(err_path)};
 }
 
 }  // namespace
@@ -303,8 +365,13 @@ TEST_CASE("an uncreatable cache directory works memory-only with one warning") {
   TempDir tmp;
   std::string file = tmp.path + "/a-file";
   write_bytes(file, {'x'});
+  // Neither can ever be created, even by root: so this holds wherever CI runs.
+  std::string dir;
+  SUBCASE("a path under a regular file (ENOTDIR)") { dir = file + "/sub"; }
+  SUBCASE("a regular file where the directory should be") { dir = file; }
+  build_cache_now();
   StderrCapture err;
-  use_cache(file + "/sub");  // a path under a regular file can never be created, even by root
+  use_cache(dir);
   auto a = jit::get(kernel());
   auto b = jit::get(kernel(1));
   auto a_again = jit::get(kernel());
@@ -314,39 +381,49 @@ TEST_CASE("an uncreatable cache directory works memory-only with one warning") {
   CHECK(a_again.origin == Origin::Memory);
   CHECK(is_elf(a.kernel->cubin));
   CHECK(kiln::cache::dir().empty());
-  CHECK(count_lines_with(out, "kiln: warning") == 1);
-  CHECK(out.find(file + "/sub") != std::string::npos);
+  CHECK_MESSAGE(count_lines_with(out, "kiln: warning") == 1, out);
+  CHECK(out.find(dir) != std::string::npos);
+  CHECK(read_text(file) == "x");  // the file in the way is left alone
 }
 
-TEST_CASE("a read-only cache directory works memory-only with one warning") {
+TEST_CASE(
+    "a read-only cache directory: old entries load, new kernels stay in memory, one warning") {
   TempDir tmp;
+  // The child below may be `nobody`: it must be able to reach the directory and read entries.
+  fs::permissions(tmp.path, fs::perms(0755));
   std::string ro = tmp.path + "/ro";
-  REQUIRE(::mkdir(ro.c_str(), 0555) == 0);
-  ::chmod(ro.c_str(), 0555);
-  std::string probe = ro + "/probe";
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT, 0600);
-  if (fd >= 0) {  // root ignores the mode; the uncreatable-directory case above covers this
-    ::close(fd);
-    ::unlink(probe.c_str());
-    MESSAGE("running as root: chmod 0555 does not stop writes, case skipped");
-    return;
-  }
-  StderrCapture err;
   use_cache(ro);
-  auto a = jit::get(kernel());
-  auto b = jit::get(kernel(1));
-  std::string out = err.finish();
-  CHECK(a.origin == Origin::Compiled);
-  CHECK(b.origin == Origin::Compiled);
-  CHECK(jit::get(kernel()).origin == Origin::Memory);
-  CHECK(count_lines_with(out, "kiln: warning") == 1);
-  CHECK(files_in(ro).empty());
+  auto old_entry = jit::get(kernel());  // an entry written while the directory was writable
+  REQUIRE(old_entry.origin == Origin::Compiled);
+  fs::permissions(ro, fs::perms(0555));
+  std::string old_name = old_entry.kernel->key + ".kkc";
+  std::vector<char> old_cubin = old_entry.kernel->cubin;
+
+  ChildReport child = run_unprivileged([&] {
+    std::ostringstream report;
+    int fd = ::open((ro + "/probe").c_str(), O_WRONLY | O_CREAT, 0600);
+    report << "probe " << (fd < 0 ? std::strerror(errno) : "created") << "\n";
+    use_cache(ro);
+    auto old_again = jit::get(kernel());
+    auto fresh = jit::get(kernel(1));
+    auto fresh_again = jit::get(kernel(1));
+    report << "old " << origin_name(old_again.origin) << " same "
+           << (old_again.kernel->cubin == old_cubin) << "\nnew " << origin_name(fresh.origin) << " "
+           << origin_name(fresh_again.origin) << " elf " << is_elf(fresh.kernel->cubin) << "\n";
+    return report.str();
+  });
+  fs::permissions(ro, fs::perms(0755));  // so that TempDir can remove it when not root
+  CHECK(child.status == 0);
+  CHECK(child.text ==
+        "probe Permission denied\n"
+        "old disk same 1\n"
+        "new compiled memory elf 1\n");
+  CHECK(count_lines_with(child.err, "kiln: warning") == 1);
+  CHECK(count_lines_with(child.err, ro + " is not writable") == 1);
+  CHECK(listing(ro) == old_name);  // nothing written, no usage log
 }
 
 // ---- processes -------------------------------------------------------------------------------
-
-// A child that has not finished compiling in this long is taken as hung.
-constexpr unsigned kChildTimeoutS = 120;
 
 TEST_CASE("processes racing to compile and write the same key leave one intact entry") {
   TempDir dir;

@@ -52,6 +52,14 @@ inline void use_cache(const std::string& dir, const char* max_bytes = nullptr,
   kiln::jit::reinitialize_for_testing();
 }
 
+// The process's cache is built, from the environment, on its first use, and reinitializing
+// builds it again: so a test's first use_cache() can warn twice about one bad setting. A test
+// that counts warnings calls this before it starts capturing stderr.
+inline void build_cache_now() {
+  TempDir somewhere;
+  use_cache(somewhere.path);
+}
+
 inline std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
