@@ -141,13 +141,29 @@ TEST_CASE("multi-output evaluation computes every output, once, as separate eval
   const Array x = ramp({500, 20}, 0.03, 0.1);
   const Array y = ramp({500, 20}, 0.02, 0.4);
   Array a = kiln::sin(x) * y + 1, b = kiln::exp(x - y), c = kiln::sum(a * b, {1});
+  // Once: across the plan's kernels sin and exp each appear once (the reduction reads a and b
+  // rather than recomputing them), and evaluating runs that one plan and its kernels, no more.
+  auto p = kiln::plan::make_plan({a.node(), b.node(), c.node()});
+  int sin_total = 0, exp_total = 0;
+  for (const auto* g : kernels(p)) {
+    sin_total += count_unary(*g, kiln::graph::UnaryOp::Sin);
+    exp_total += count_unary(*g, kiln::graph::UnaryOp::Exp);
+  }
+  CHECK(sin_total == 1);
+  CHECK(exp_total == 1);
+  REQUIRE(p.outputs.size() == 3);
+  kiln::reset_engine_stats();
   kiln::eval({a, b, c});
+  CHECK(kiln::engine_stats().plans == 1);
+  CHECK(kiln::engine_stats().kernels == count_kernels(p));
   CHECK(a.node()->is_leaf());
   CHECK(b.node()->is_leaf());
   CHECK(c.node()->is_leaf());
   const void* pa = a.data();
   a.eval();
+  kiln::eval({a, b, c});
   CHECK(a.data() == pa);  // evaluating again reuses the stored result
+  CHECK(kiln::engine_stats().plans == 1);
   // Built again (the evaluated nodes left the hash-cons table) and evaluated one by one.
   Array a2 = kiln::sin(x) * y + 1, b2 = kiln::exp(x - y), c2 = kiln::sum(a2 * b2, {1});
   CHECK(a2.node() != a.node());
@@ -164,9 +180,12 @@ TEST_CASE("multi-output evaluation computes every output, once, as separate eval
     }
     CHECK(cv[i] == doctest::Approx(s).epsilon(1e-12));
   }
-  // Duplicates and already-evaluated arrays in the list are fine.
+  // Duplicates and already-evaluated arrays in the list are fine, and d is computed once.
   Array d = x * 3;
+  kiln::reset_engine_stats();
   kiln::eval({d, d, a, x});
+  CHECK(kiln::engine_stats().plans == 1);
+  CHECK(kiln::engine_stats().kernels == 1);
   CHECK(d.to_vector<double>()[5] == xv[5] * 3);
 }
 
