@@ -185,6 +185,26 @@ Array gpu_array(const std::vector<int64_t>& v, DType t, const Shape& s) {
   return kiln::asarray(kiln::asarray(v, s).astype(t), kiln::cuda());
 }
 
+// The edges of floating point: NaN, both infinities and zeros, the largest float32 and float64
+// magnitudes (float64's are infinite in float32), a subnormal, the int32 and int64 bounds and
+// values just past them, and ordinary values.
+std::vector<double> special_values() {
+  const double inf = std::numeric_limits<double>::infinity(), two63 = 9223372036854775808.0;
+  return {NAN,           inf,           -inf,   0.0,    -0.0,    1.0,    -1.0,         2.5,
+          -2.7,          1e308,         -1e308, 3.4e38, -3.4e38, 5e-324, 2147483647.0, 2147483648.0,
+          -2147483648.0, -2147483649.0, 3e9,    two63,  -two63,  1e19,   -1e19};
+}
+
+// special_values() in dtype t; for complex, paired with the same values in another order as
+// the imaginary part, so that NaN and infinities meet finite values in the other part.
+Array specials(DType t) {
+  std::vector<double> re = special_values(), im(re.rbegin(), re.rend());
+  Shape s{static_cast<int64_t>(re.size())};
+  Array a = kiln::asarray(re, s);
+  if (kiln::is_complex(t)) a = a + kiln::asarray(im, s) * std::complex<double>(0, 1);
+  return a.astype(t).eval();
+}
+
 }  // namespace
 
 GPU_TEST_CASE("gpu: every unary op and dtype matches the host") {
@@ -426,6 +446,173 @@ GPU_TEST_CASE("gpu: max, min, argmax, argmin of integers at their extremes; any 
                           kiln::cuda());
   check_values("complex any, per element", kiln::any(c.reshape({3, 1}), {1}), DType::Bool,
                std::vector<bool>{false, true, false});
+}
+
+GPU_TEST_CASE("gpu: NaN, infinities, signed zeros and huge values match the host") {
+  for (DType t : {DType::Float32, DType::Float64})
+    for (const auto& [name, f] : kUnary)
+      same_on_gpu(name + " of specials " + kiln::dtype_name(t),
+                  [&](const std::vector<Array>& in) { return f(in[0]); }, {specials(t)});
+  // Every pair of special values: a column against a row.
+  for (DType t : {DType::Float32, DType::Float64})
+    for (const auto& [name, f] : kBinary) {
+      Array x = specials(t);
+      same_on_gpu(name + " of special pairs " + kiln::dtype_name(t),
+                  [&](const std::vector<Array>& in) { return f(in[0], in[1]); },
+                  {x.reshape({-1, 1}), x});
+    }
+  // Complex numbers with NaN or infinite parts, where their meaning is settled (ordering,
+  // equality, NaN propagation, parts and modulus).
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    for (const char* name : {"neg", "abs", "real", "imag", "conj"})
+      for (const auto& [n, f] : kUnary)
+        if (n == name)
+          same_on_gpu(n + " of specials " + kiln::dtype_name(t),
+                      [&](const std::vector<Array>& in) { return f(in[0]); }, {specials(t)});
+    for (const char* name :
+         {"add", "sub", "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge"})
+      for (const auto& [n, f] : kBinary)
+        if (n == name) {
+          Array x = specials(t);
+          same_on_gpu(n + " of special pairs " + kiln::dtype_name(t),
+                      [&](const std::vector<Array>& in) { return f(in[0], in[1]); },
+                      {x.reshape({-1, 1}), x});
+        }
+  }
+  // Every cast from the special values, to every dtype (float -> int: kernels/types.cuh).
+  for (DType from : {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128})
+    for (DType to : kiln::kAllDTypes)
+      same_on_gpu(
+          std::string("astype specials ") + kiln::dtype_name(from) + "->" + kiln::dtype_name(to),
+          [&](const std::vector<Array>& in) { return in[0].astype(to); }, {specials(from)});
+}
+
+GPU_TEST_CASE("gpu: NaN, infinities and zeros give NumPy's values, derived by hand") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = NAN;
+  auto dev = [](const std::vector<double>& v, DType t) {
+    return kiln::asarray(kiln::asarray(v).astype(t), kiln::cuda());
+  };
+  for (DType t : {DType::Float32, DType::Float64}) {
+    std::string n = std::string(" ") + kiln::dtype_name(t);
+    Array a = dev({nan, nan, 1, inf, -inf, -0.0}, t), b = dev({nan, 1, nan, inf, inf, 0.0}, t);
+    // A comparison with NaN is false, except !=; x != x finds NaN.
+    check_values("==" + n, a == b, DType::Bool, std::vector<bool>{0, 0, 0, 1, 0, 1});
+    check_values("!=" + n, a != b, DType::Bool, std::vector<bool>{1, 1, 1, 0, 1, 0});
+    check_values("<" + n, a < b, DType::Bool, std::vector<bool>{0, 0, 0, 0, 1, 0});
+    check_values("<=" + n, a <= b, DType::Bool, std::vector<bool>{0, 0, 0, 1, 1, 1});
+    check_values(">" + n, a > b, DType::Bool, std::vector<bool>{0, 0, 0, 0, 0, 0});
+    check_values(">=" + n, a >= b, DType::Bool, std::vector<bool>{0, 0, 0, 1, 0, 1});
+    check_values("x != x" + n, a != a, DType::Bool, std::vector<bool>{1, 1, 0, 0, 0, 0});
+    // maximum and minimum propagate NaN from either side.
+    check_values("maximum" + n, kiln::maximum(a, b).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{nan, nan, nan, inf, inf, 0.0});
+    check_values("minimum" + n, kiln::minimum(a, b).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{nan, nan, nan, inf, -inf, 0.0});
+    // sqrt and log of negatives, zeros and infinities; 1/x shows the sign of a zero.
+    Array x = dev({-1, -0.0, 0.0, inf, -inf, nan, 1}, t);
+    check_values("sqrt" + n, kiln::sqrt(x).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{nan, 0, 0, inf, nan, nan, 1});
+    check_values("1/sqrt" + n, (1 / kiln::sqrt(x)).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{nan, -inf, inf, 0, nan, nan, 1});
+    check_values("log" + n, kiln::log(x).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{nan, -inf, -inf, inf, nan, nan, 0});
+    // Division by zero and by infinity.
+    Array num = dev({1, -1, 0, nan, inf, 1, -0.0}, t), den = dev({0, 0, 0, 0, inf, -0.0, 5}, t);
+    check_values("/" + n, (num / den).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{inf, -inf, nan, nan, nan, -inf, -0.0});
+    // The largest finite value doubled overflows.
+    double big = t == DType::Float32 ? std::numeric_limits<float>::max()
+                                     : std::numeric_limits<double>::max();
+    Array h = dev({big, -big}, t);
+    check_values("2 * max" + n, (h * 2).astype(DType::Float64), DType::Float64,
+                 std::vector<double>{inf, -inf});
+    check_values("sum of max, max" + n, kiln::sum(dev({big, big}, t)).astype(DType::Float64),
+                 DType::Float64, std::vector<double>{inf});
+  }
+  // True division of integers is float64: by zero, inf, -inf or NaN.
+  for (DType t : {DType::Int32, DType::Int64})
+    check_values(std::string("int / 0 ") + kiln::dtype_name(t),
+                 gpu_array({7, -7, 0}, t, {3}) / gpu_array({0, 0, 0}, t, {3}), DType::Float64,
+                 std::vector<double>{inf, -inf, nan});
+}
+
+GPU_TEST_CASE("gpu: float to integer casts out of range and of NaN give the minimum integer") {
+  // kernels/types.cuh float_to_int and src/host/convert.hpp: truncation inside
+  // [-2^(bits-1), 2^(bits-1)), the minimum integer outside it and for NaN (NumPy on x86).
+  const double inf = std::numeric_limits<double>::infinity(), two63 = 9223372036854775808.0;
+  constexpr int64_t kMin32 = std::numeric_limits<int32_t>::min(),
+                    kMin64 = std::numeric_limits<int64_t>::min();
+  std::vector<double> v = {NAN,  inf,          -inf,         2.7,           -2.7,
+                           -0.0, 2147483647.0, 2147483648.0, -2147483648.0, -2147483649.0,
+                           3e9,  two63,        -two63,       1e19,          -1e19};
+  std::vector<int32_t> to32 = {kMin32, kMin32, kMin32, 2,      -2,     0,      2147483647, kMin32,
+                               kMin32, kMin32, kMin32, kMin32, kMin32, kMin32, kMin32};
+  std::vector<int64_t> to64 = {kMin64,     kMin64,     kMin64,     2,           -2,
+                               0,          2147483647, 2147483648, -2147483648, -2147483649,
+                               3000000000, kMin64,     kMin64,     kMin64,      kMin64};
+  Array f64 = kiln::asarray(kiln::asarray(v), kiln::cuda());
+  check_values("float64 -> int32", f64.astype(DType::Int32), DType::Int32, to32);
+  check_values("float64 -> int64", f64.astype(DType::Int64), DType::Int64, to64);
+  // The same values through complex128 (the imaginary part is dropped) and through float32,
+  // where 2147483647 rounds to 2^31 (out of int32's range) and 2147483649 to -2^31 (in it).
+  Array c = f64 * std::complex<double>(1, 0) + std::complex<double>(0, 5);
+  check_values("complex128 -> int64", c.astype(DType::Int64), DType::Int64, to64);
+  std::vector<int32_t> f32_to32 = to32;
+  f32_to32[6] = kMin32;
+  f32_to32[9] = kMin32;
+  check_values("float32 -> int32", f64.astype(DType::Float32).astype(DType::Int32), DType::Int32,
+               f32_to32);
+  // To bool: NaN and infinities are true, -0.0 false; to int32 from int64: the low 32 bits.
+  check_values("float64 -> bool", f64.astype(DType::Bool), DType::Bool,
+               std::vector<bool>{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1});
+  check_values("int64 -> int32",
+               gpu_array({(int64_t{1} << 32) + 5, int64_t{1} << 31, -(int64_t{1} << 31) - 1},
+                         DType::Int64, {3})
+                   .astype(DType::Int32),
+               DType::Int32, std::vector<int32_t>{5, static_cast<int32_t>(kMin32), 2147483647});
+}
+
+GPU_TEST_CASE("gpu: max, min, argmax, argmin propagate NaN; sums meet infinities") {
+  const double inf = std::numeric_limits<double>::infinity();
+  constexpr int64_t kCols = 5000;  // rows long enough to need several blocks
+  // Row 0: NaN at 3777 and 4000 (the first counts). Row 1: +inf at 2500, -inf at 100. Row 2:
+  // all -inf. Row 3: an ordinary ramp. Columns 3777 and 4000 hold a NaN.
+  std::vector<double> m(4 * kCols);
+  for (int64_t c = 0; c < kCols; ++c) {
+    m[c] = m[kCols + c] = m[3 * kCols + c] = 0.001 * c;
+    m[2 * kCols + c] = -inf;
+  }
+  m[3777] = m[4000] = NAN;
+  m[kCols + 2500] = inf;
+  m[kCols + 100] = -inf;
+  const double nan = NAN;
+  for (DType t : {DType::Float32, DType::Float64, DType::Complex128}) {
+    Array a = kiln::asarray(kiln::asarray(m, {4, kCols}).astype(t), kiln::cuda());
+    std::string n = std::string(" ") + kiln::dtype_name(t);
+    auto as_f64 = [&](const Array& r) { return kiln::real(r).astype(DType::Float64); };
+    check_values("max" + n, as_f64(kiln::max(a, {1})), DType::Float64,
+                 std::vector<double>{nan, inf, -inf, as_f64(a(3, kCols - 1)).item<double>()});
+    check_values("min" + n, as_f64(kiln::min(a, {1})), DType::Float64,
+                 std::vector<double>{nan, -inf, -inf, 0});
+    check_values("argmax" + n, kiln::argmax(a, 1), DType::Int64,
+                 std::vector<int64_t>{3777, 2500, 0, kCols - 1});
+    check_values("argmin" + n, kiln::argmin(a, 1), DType::Int64,
+                 std::vector<int64_t>{3777, 100, 0, 0});
+    check_values("argmax flat" + n, kiln::argmax(a), DType::Int64, std::vector<int64_t>{3777});
+    check_values("sum" + n, as_f64(kiln::sum(a, {1})) != as_f64(kiln::sum(a, {1})), DType::Bool,
+                 std::vector<bool>{true, true, false, false});
+    check_values("sum of -inf" + n, as_f64(kiln::sum(a(2))), DType::Float64,
+                 std::vector<double>{-inf});
+    // Over the columns, NaN appears where a column holds one, and only there.
+    std::vector<bool> nan_cols(kCols, false);
+    nan_cols[3777] = nan_cols[4000] = true;
+    Array col_max = kiln::max(a, {0});
+    check_values("max over columns is NaN" + n, col_max != col_max, DType::Bool, nan_cols);
+    Array col_min = kiln::min(a, {0}, true);
+    check_values("min over columns is NaN" + n, col_min != col_min, DType::Bool, nan_cols);
+    check_values("argmax over columns" + n, kiln::argmax(a, 0)(Slice(3776, 3779)), DType::Int64,
+                 std::vector<int64_t>{0, 0, 0});
+  }
 }
 
 GPU_TEST_CASE("gpu: reduction forms at size: full, rows, per-thread, and prologues") {
