@@ -20,6 +20,8 @@
 #include <typeinfo>
 #include <vector>
 
+#include "support/gpu.hpp"
+
 namespace {
 
 using kiln::Array;
@@ -365,13 +367,13 @@ TEST_CASE("random: bounds, dtypes and shapes; a failed call leaves the stream al
   CHECK(g.offset() == 100);
 }
 
-TEST_CASE("devices: kiln::cuda() and cuda arrays without a GPU") {
-  if (kiln::cuda_available()) {
-    int n = kiln::cuda_device_count();
-    EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(n));
-    EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(-1));
-    return;
-  }
+GPU_TEST_CASE("devices: kiln::cuda(i) refuses an index that names no device") {
+  int n = kiln::cuda_device_count();
+  EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(n));
+  EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(-1));
+}
+
+NO_GPU_TEST_CASE("devices: kiln::cuda() and cuda arrays without a GPU") {
   EXPECT_ERROR(kiln::DeviceError, "no CUDA device is available", kiln::cuda());
   EXPECT_ERROR(kiln::DeviceError, "kiln::cuda(1): no CUDA device", kiln::cuda(1));
   // A cuda Device built by hand (bypassing kiln::cuda()) is refused wherever it is used.

@@ -81,11 +81,7 @@ TEST_CASE("device() rejects indices that name no device, saying how many there a
   }
 }
 
-TEST_CASE("without a GPU: devices are refused, pinned memory falls back to host memory") {
-  if (cuda_available()) {
-    MESSAGE("a GPU is present: the no-GPU fallbacks are not exercised");
-    return;
-  }
+NO_GPU_TEST_CASE("without a GPU: devices are refused, pinned memory falls back to host memory") {
   CHECK_THROWS_AS(gpu::device(0), DeviceError);
   CHECK_THROWS_AS(gpu::set_device(0), DeviceError);
   CHECK_THROWS_AS(gpu::allocate(0, 16), DeviceError);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/node.hpp"
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -129,16 +130,15 @@ TEST_CASE("bad pointers are refused before anything reads them") {
   CHECK_THROWS_AS(kiln::wrap(bytes + 1, DType::Float32, {2}), kiln::Error);
   CHECK_NOTHROW(kiln::wrap(bytes + 4, DType::Float32, {2}));
   CHECK_THROWS_AS(kiln::wrap(bytes, DType::Float32, {2, -1}), kiln::ShapeError);
-  if (!kiln::cuda_available())
-    CHECK_THROWS_AS(kiln::wrap(bytes, DType::Float32, {2}, kiln::Device{kiln::Device::Kind::Cuda}),
-                    kiln::DeviceError);
 }
 
-TEST_CASE("device pointers in and out: the program's cudaMalloc memory, no copies") {
-  if (!kiln::cuda_available()) {
-    MESSAGE("no GPU: the device round trip is checked by scripts/gpu-check");
-    return;
-  }
+NO_GPU_TEST_CASE("without a GPU, wrapping memory as a cuda array is a DeviceError") {
+  alignas(8) unsigned char bytes[64] = {};
+  CHECK_THROWS_AS(kiln::wrap(bytes, DType::Float32, {2}, kiln::Device{kiln::Device::Kind::Cuda}),
+                  kiln::DeviceError);
+}
+
+GPU_TEST_CASE("device pointers in and out: the program's cudaMalloc memory, no copies") {
   kiln::Device gpu = kiln::cuda();
   const int n = 1000;
   std::vector<float> host(n);

@@ -1,5 +1,6 @@
 // The main of every test binary. Cases in the suite "gpu" (tests/support/gpu.hpp) are excluded
-// when no GPU is usable, unless KILN_REQUIRE_GPU=1 makes them run (and fail). A run in which
+// when no GPU is usable, unless KILN_REQUIRE_GPU=1 makes them run (and fail); cases in the
+// suite "nogpu" are excluded where a GPU is usable. A run in which
 // every selected case was skipped that way exits with kSkipped, which ctest reports as a skip
 // (tests/CMakeLists.txt); a run whose filters select no case at all is a failure, so that a
 // misspelled --test-case cannot pass vacuously.
@@ -10,18 +11,22 @@
 #include <cstring>
 #include <iostream>
 #include <kiln/kiln.hpp>
+#include <ostream>
+#include <vector>
 
 namespace {
 
 constexpr int kSkipped = 77;  // ctest's SKIP_RETURN_CODE for these binaries
 
-unsigned g_cases_run = 0;
+unsigned g_cases_run = 0, g_cases_counted = 0;
 bool g_run_ended = false;
 
 // Records how many cases passed the filters; doctest's own reporter prints the summary.
 struct RunCounter : doctest::IReporter {
   explicit RunCounter(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
+  void report_query(const doctest::QueryData& q) override {
+    if (q.run_stats) g_cases_counted = q.run_stats->numTestCasesPassingFilters;
+  }
   void test_run_start() override {}
   void test_run_end(const doctest::TestRunStats& s) override {
     g_cases_run = s.numTestCasesPassingFilters;
@@ -46,14 +51,30 @@ bool gpu_required() {
 
 }  // namespace
 
+// How many cases the command line selects by itself, before the GPU suite is excluded: a
+// doctest count query, printed nowhere.
+unsigned cases_selected(int argc, char** argv) {
+  std::vector<const char*> args(argv, argv + argc);
+  args.push_back("--count");
+  std::ostream nowhere(nullptr);
+  doctest::Context probe;
+  probe.applyCommandLine(static_cast<int>(args.size()), args.data());
+  probe.setCout(&nowhere);
+  probe.run();
+  return g_cases_counted;
+}
+
 int main(int argc, char** argv) {
+  const bool have_gpu = kiln::cuda_available();
+  const bool skip_gpu = !gpu_required() && !have_gpu;
+  const unsigned selected = skip_gpu ? cases_selected(argc, argv) : 0;
   doctest::Context context;
-  const bool skip_gpu = !gpu_required() && !kiln::cuda_available();
   if (skip_gpu) context.addFilter("test-suite-exclude", "gpu");
+  if (have_gpu) context.addFilter("test-suite-exclude", "nogpu");
   context.applyCommandLine(argc, argv);
   int rc = context.run();
   if (context.shouldExit() || rc != 0 || !g_run_ended || g_cases_run > 0) return rc;
-  if (skip_gpu) {
+  if (skip_gpu && selected > 0) {
     std::cout << "[kiln] no usable GPU: the selected GPU test cases are skipped "
                  "(KILN_REQUIRE_GPU=1 makes that a failure)\n";
     return kSkipped;

@@ -3,6 +3,8 @@
 // and ctest count it as skipped, not passed. With KILN_REQUIRE_GPU=1 the suite always runs and
 // the fixture below fails every case on a machine whose GPU cannot be used (scripts/gpu-check
 // sets it, so a broken driver cannot turn the GPU suite into a row of passes).
+// NO_GPU_TEST_CASE is the mirror image, for what kiln does on a machine without a GPU: suite
+// "nogpu", excluded (and counted as skipped) where a GPU is usable.
 #pragma once
 #include <doctest/doctest.h>
 
@@ -23,3 +25,4 @@ struct GpuCase {
 
 #define GPU_TEST_CASE(name) \
   TEST_CASE_FIXTURE(kiln::test_support::GpuCase, name * doctest::test_suite("gpu"))
+#define NO_GPU_TEST_CASE(name) TEST_CASE(name * doctest::test_suite("nogpu"))
