@@ -1,11 +1,15 @@
-// Broadcasting: every pair from a set of shapes (size-1 dims, rank mismatch, zero-size dims,
-// rank 0), rank 8 (the limit) and rank 9 (an error), and incompatible shapes, whose ShapeError
-// names both shapes. Expected values come from index arithmetic written here.
+// Broadcasting: every pair and every triple (in where) from a set of shapes (size-1 dims, rank
+// mismatch, zero-size dims, rank 0) against NumPy's shapes and values (tests/data/
+// broadcast_cases.txt, written by tests/data/make_broadcast_fixtures.py with NumPy 1.24),
+// incompatible shapes, whose ShapeError names both shapes, and rank 8 (the limit) and rank 9
+// (an error), whose expected values come from index arithmetic written here.
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <kiln/kiln.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,21 +23,6 @@ int64_t size_of(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
-}
-
-// NumPy's rule, restated: align on the right; each pair of dimensions must match or one be 1.
-std::optional<Shape> ref_broadcast(const std::vector<Shape>& shapes) {
-  size_t nd = 0;
-  for (const auto& s : shapes) nd = std::max(nd, s.size());
-  Shape out(nd, 1);
-  for (const auto& s : shapes)
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[nd - s.size() + i];
-      if (s[i] == o || s[i] == 1) continue;
-      if (o != 1) return std::nullopt;
-      o = s[i];
-    }
-  return out;
 }
 
 // The element of `v` (row-major, shape `s`) that output coordinate `c` (of rank >= s) reads.
@@ -78,54 +67,123 @@ std::string shape_error(F f) {
   return "";
 }
 
-const std::vector<Shape> kShapes = {{},     {1},       {3},       {1, 3},       {2, 1},
-                                    {2, 3}, {4, 2, 3}, {4, 1, 1}, {1, 2, 1},    {0},
-                                    {0, 3}, {2, 0, 1}, {1, 0},    {3, 1, 2, 1}, {5, 1, 1, 3}};
+// One line of broadcast_cases.txt: a * 10 + b for a pair (a from 0.5, b from 1000, counting up
+// in row-major order), or where(c, x, y) for a triple (c true where the index % 3 != 1).
+struct NumpyCase {
+  std::string kind;             // "pair" or "where"
+  std::vector<Shape> shapes;    // SA SB, or SC SX SY
+  std::optional<Shape> result;  // empty: NumPy raised
+  bool broadcast_to = false;    // pair: np.broadcast_to(a, SB) works
+  std::vector<double> values;   // NumPy's result, row-major
+};
+
+Shape parse_shape(const std::string& text) {  // "[2,0,3]", "[]"
+  Shape s;
+  std::istringstream in(text.substr(1, text.size() - 2));
+  for (std::string d; std::getline(in, d, ',');) s.push_back(std::stoll(d));
+  return s;
+}
+
+NumpyCase parse_case(const std::string& line) {
+  std::istringstream in(line);
+  NumpyCase c;
+  std::string word;
+  in >> c.kind;
+  for (int i = 0; i < (c.kind == "pair" ? 2 : 3) && in >> word; ++i)
+    c.shapes.push_back(parse_shape(word));
+  in >> word;
+  if (word != "error") c.result = parse_shape(word);
+  if (c.kind == "pair") in >> c.broadcast_to;
+  size_t n = 0;
+  in >> n;
+  c.values.resize(n);
+  for (double& v : c.values) in >> v;
+  REQUIRE_MESSAGE(!in.fail(), "bad line in broadcast_cases.txt: " << line);
+  return c;
+}
+
+std::vector<NumpyCase> numpy_cases(const std::string& kind) {
+  std::ifstream in(std::string(KILN_TEST_DATA) + "/broadcast_cases.txt");
+  REQUIRE_MESSAGE(in.good(),
+                  "missing tests/data/broadcast_cases.txt; run make_broadcast_fixtures.py");
+  std::vector<NumpyCase> out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(kind + " ", 0) == 0) out.push_back(parse_case(line));
+  return out;
+}
+
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string out;
+  for (const auto& s : shapes) out += kiln::shape_str(s) + " ";
+  return out;
+}
 
 }  // namespace
 
-TEST_CASE("every pair of shapes: broadcast result as NumPy, or a ShapeError naming both") {
+TEST_CASE(
+    "every pair of shapes: broadcast shape and values as NumPy, or a ShapeError naming both") {
+  auto cases = numpy_cases("pair");
+  REQUIRE(cases.size() == 17 * 17);
   int ok = 0, errors = 0;
-  for (const Shape& sa : kShapes)
-    for (const Shape& sb : kShapes) {
-      INFO("shapes " << kiln::shape_str(sa) << " and " << kiln::shape_str(sb));
-      auto va = values_for(sa, 0.5), vb = values_for(sb, 1000);
-      Array a = kiln::asarray(va, sa), b = kiln::asarray(vb, sb);
-      auto want_shape = ref_broadcast({sa, sb});
-      if (!want_shape) {
-        std::string msg = shape_error([&] { return a * 10 + b; });
-        CHECK(mentions(msg, sa));
-        CHECK(mentions(msg, sb));
-        msg = shape_error([&] { return b < a; });
-        CHECK(mentions(msg, sa));
-        CHECK(mentions(msg, sb));
-        CHECK_THROWS_AS(kiln::maximum(a, b), kiln::ShapeError);
-        CHECK_THROWS_AS(a.broadcast_to(sb), kiln::ShapeError);
-        ++errors;
-        continue;
-      }
-      Array r = a * 10 + b;
-      REQUIRE(r.shape() == *want_shape);
-      auto got = r.to_vector<double>();
-      REQUIRE(static_cast<int64_t>(got.size()) == size_of(*want_shape));
-      int bad = 0;
-      for (int64_t j = 0; j < size_of(*want_shape); ++j) {
-        auto c = coords(j, *want_shape);
-        bad += got[j] != read_broadcast(va, sa, c) * 10 + read_broadcast(vb, sb, c);
-      }
-      CHECK(bad == 0);
-      // Symmetric, and comparisons and mixed dtypes broadcast the same way.
-      CHECK((b + a * 10).to_vector<double>() == got);
-      Array lt = a.astype(DType::Int32) < b.astype(DType::Float32);
-      CHECK(lt.shape() == *want_shape);
-      CHECK(kiln::all(lt).item<bool>());  // every a (< 1000) is below every b (>= 1000)
-      // broadcast_to the common shape gives the same elements.
-      CHECK((a.broadcast_to(*want_shape) * 10 + b.broadcast_to(*want_shape)).to_vector<double>() ==
-            got);
-      ++ok;
+  for (const NumpyCase& c : cases) {
+    const Shape &sa = c.shapes[0], &sb = c.shapes[1];
+    INFO("shapes " << shapes_str(c.shapes));
+    Array a = kiln::asarray(values_for(sa, 0.5), sa), b = kiln::asarray(values_for(sb, 1000), sb);
+    if (c.broadcast_to)
+      CHECK(a.broadcast_to(sb).shape() == sb);
+    else
+      CHECK_THROWS_AS(a.broadcast_to(sb), kiln::ShapeError);
+    if (!c.result) {
+      std::string msg = shape_error([&] { return a * 10 + b; });
+      CHECK(mentions(msg, sa));
+      CHECK(mentions(msg, sb));
+      msg = shape_error([&] { return b < a; });
+      CHECK(mentions(msg, sa));
+      CHECK(mentions(msg, sb));
+      CHECK_THROWS_AS(kiln::maximum(a, b), kiln::ShapeError);
+      ++errors;
+      continue;
     }
-  CHECK(ok > 100);
+    Array r = a * 10 + b;
+    REQUIRE(r.shape() == *c.result);
+    CHECK(r.to_vector<double>() == c.values);
+    // Symmetric, and comparisons and mixed dtypes broadcast the same way.
+    CHECK((b + a * 10).to_vector<double>() == c.values);
+    Array lt = a.astype(DType::Int32) < b.astype(DType::Float32);
+    CHECK(lt.shape() == *c.result);
+    CHECK(kiln::all(lt).item<bool>());  // every a (< 1000) is below every b (>= 1000)
+    // broadcast_to the common shape gives the same elements.
+    CHECK((a.broadcast_to(*c.result) * 10 + b.broadcast_to(*c.result)).to_vector<double>() ==
+          c.values);
+    ++ok;
+  }
+  CHECK(ok > 200);  // the fixture's mix: most pairs broadcast, dozens do not
   CHECK(errors > 40);
+}
+
+TEST_CASE("every triple of shapes in where: shape and values as NumPy, or a ShapeError") {
+  auto cases = numpy_cases("where");
+  REQUIRE(cases.size() == 8 * 8 * 8);
+  int ok = 0, errors = 0;
+  for (const NumpyCase& c : cases) {
+    const Shape &sc = c.shapes[0], &sx = c.shapes[1], &sy = c.shapes[2];
+    INFO("shapes " << shapes_str(c.shapes));
+    std::vector<double> flags(size_of(sc));
+    for (size_t i = 0; i < flags.size(); ++i) flags[i] = i % 3 != 1;
+    Array cond = kiln::asarray(flags, sc) != 0.0;
+    Array x = kiln::asarray(values_for(sx, 0.5), sx), y = kiln::asarray(values_for(sy, 1000), sy);
+    if (!c.result) {
+      CHECK_THROWS_AS(kiln::where(cond, x, y), kiln::ShapeError);
+      ++errors;
+      continue;
+    }
+    Array w = kiln::where(cond, x, y);
+    REQUIRE(w.shape() == *c.result);
+    CHECK(w.to_vector<double>() == c.values);
+    ++ok;
+  }
+  CHECK(ok > 200);
+  CHECK(errors > 100);
 }
 
 TEST_CASE("three-way broadcasting in where and clip") {
