@@ -1,5 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint
+//   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
 #include <nvrtc.h>
@@ -9,8 +10,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -251,6 +254,39 @@ void bench_randint() {
   print("randint", {{"kiln_ms", ms}, {"bytes", 4000.0 * 4000 * 8}});
 }
 
+// The 2-d programs of PERFORMANCE.md's second set, at any shape:
+//   gpu_bench layout softmax|layernorm|colsum|rowsum|transpose|outer ROWS COLS
+// (outer: a of ROWS times b of COLS). Prints the time and the bytes that must move once.
+kiln::Array layout_program(const std::string& w, const kiln::Array& x, const kiln::Array& b) {
+  if (w == "softmax") {
+    auto e = kiln::exp(x - kiln::max(x, {1}, true));
+    return e / kiln::sum(e, {1}, true);
+  }
+  if (w == "layernorm") {
+    auto d = x - kiln::mean(x, {1}, true);
+    return d / kiln::sqrt(kiln::mean(d * d, {1}, true) + 1e-5);
+  }
+  if (w == "colsum") return kiln::sum(x, {0});
+  if (w == "rowsum") return kiln::sum(x, {1});
+  if (w == "transpose") return x.T() * 2 + 1;
+  if (w == "outer") return x.reshape({-1, 1}) * b.reshape({1, -1});
+  throw std::invalid_argument("unknown layout workload " + w);
+}
+
+void bench_layout(const std::string& w, int64_t rows, int64_t cols) {
+  kiln::random::Generator g(5, kiln::cuda());
+  bool outer = w == "outer";
+  auto x = (outer ? g.uniform(0, 1, {rows}, kiln::DType::Float32)
+                  : g.uniform(0, 1, {rows, cols}, kiln::DType::Float32))
+               .eval();
+  auto b = g.uniform(0, 1, {outer ? cols : 1}, kiln::DType::Float32).eval();
+  auto out = layout_program(w, x, b).eval();
+  double ms = time_ms([&] { layout_program(w, x, b).eval(); });
+  double bytes = double(x.nbytes() + out.nbytes()) + (outer ? double(b.nbytes()) : 0.0);
+  print("layout",
+        {{"kiln_ms", ms}, {"bytes", bytes}, {"rows", double(rows)}, {"cols", double(cols)}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,10 +315,13 @@ int main(int argc, char** argv) {
     bench_fft_first();
   else if (w == "randint")
     bench_randint();
+  else if (w == "layout" && argc == 5)
+    bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
   else {
     std::fprintf(
         stderr,
-        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n");
+        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n"
+        "       gpu_bench layout softmax|layernorm|colsum|rowsum|transpose|outer ROWS COLS\n");
     return 2;
   }
   return 0;

@@ -17,10 +17,10 @@ ONLY = sys.argv[3:]
 N = 1 << 27
 
 
-def kiln(workload, env=None):
+def kiln(workload, env=None, args=()):
     e = dict(os.environ)
     e.update(env or {})
-    r = subprocess.run([os.path.join(BUILD, "bin", "gpu_bench"), workload], env=e,
+    r = subprocess.run([os.path.join(BUILD, "bin", "gpu_bench"), workload, *args], env=e,
                        capture_output=True, text=True, timeout=600)
     line = [l for l in r.stdout.splitlines() if l.startswith("{")]
     if r.returncode or not line:
@@ -28,6 +28,60 @@ def kiln(workload, env=None):
         return {"error": (r.stderr or r.stdout)[-2000:]}
     print(line[-1], flush=True)
     return json.loads(line[-1])
+
+
+# PERFORMANCE.md's second set (the 2-d programs users write), float32: the tuned shape first,
+# then shapes nobody tuned for. (workload, rows, cols); outer multiplies a[rows] by b[cols].
+LAYOUT = [
+    ("softmax", 16384, 4096), ("softmax", 4096, 50257), ("softmax", 262144, 33),
+    ("softmax", 32, 1000000),
+    ("layernorm", 16384, 4096), ("layernorm", 4096, 50257), ("layernorm", 262144, 33),
+    ("colsum", 16384, 4096), ("colsum", 4096, 16384), ("colsum", 1000000, 7),
+    ("colsum", 100000, 64), ("colsum", 7, 1000000),
+    ("rowsum", 16384, 4096), ("rowsum", 4096, 50257), ("rowsum", 1000000, 7),
+    ("rowsum", 1000000, 33), ("rowsum", 7, 1000000),
+    ("transpose", 8192, 8192), ("transpose", 4097, 1000), ("transpose", 64, 1000000),
+    ("outer", 8192, 8192), ("outer", 1000, 100000), ("outer", 100000, 33),
+]
+
+
+def layout_key(w, rows, cols):
+    return f"{w}_{rows}x{cols}"
+
+
+def layout_program(w, m):
+    """The workload in NumPy's spelling for module m (torch or cupy); x, b are arguments."""
+    def amax(x):
+        return x.amax(1, keepdims=True) if m.__name__ == "torch" else x.max(1, keepdims=True)
+
+    progs = {
+        "softmax": lambda x, b: (lambda e: e / e.sum(1, keepdims=True))(m.exp(x - amax(x))),
+        "layernorm": lambda x, b: (lambda d: d / m.sqrt((d * d).mean(1, keepdims=True) + 1e-5))(
+            x - x.mean(1, keepdims=True)),
+        "colsum": lambda x, b: x.sum(0),
+        "rowsum": lambda x, b: x.sum(1),
+        "transpose": lambda x, b: (x.T * 2 + 1).copy() if m.__name__ != "torch" else (x.T * 2 + 1).contiguous(),
+        "outer": lambda x, b: x[:, None] * b[None, :],
+    }
+    return progs[w]
+
+
+def layout_peers(res, cp, torch, sync, tsync):
+    for w, rows, cols in LAYOUT:
+        key = layout_key(w, rows, cols)
+        shape = (rows,) if w == "outer" else (rows, cols)
+        x = cp.random.random(shape, dtype=cp.float32)
+        b = cp.random.random((cols if w == "outer" else 1,), dtype=cp.float32)
+        res[f"{key}_cupy_ms"] = cuda_ms(lambda: layout_program(w, cp)(x, b), sync, 10, 5)
+        tx, tb = torch.as_tensor(x, device="cuda"), torch.as_tensor(b, device="cuda")
+        f = layout_program(w, torch)
+        res[f"{key}_torch_ms"] = cuda_ms(lambda: f(tx, tb), tsync, 10, 5)
+        try:
+            comp = torch.compile(f, dynamic=False)
+            res[f"{key}_torch_compile_ms"] = cuda_ms(lambda: comp(tx, tb), tsync, 10, 5)
+        except Exception as e:
+            res[f"{key}_torch_compile_error"] = str(e)[:200]
+        del x, b, tx, tb
 
 
 def median(xs):
@@ -136,6 +190,8 @@ def peers():
         s + 1
     res["tiny_cupy_us"] = (time.perf_counter() - t0) * 1e6 / 20000
     sync()
+    if not ONLY or "layout" in ONLY:
+        layout_peers(res, cp, torch, sync, tsync)
     return res
 
 
@@ -152,6 +208,9 @@ def main():
     for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint"]:
         if not ONLY or w in ONLY:
             results[w] = kiln(w)
+    if not ONLY or "layout" in ONLY:
+        results["layout"] = {layout_key(w, r_, c_): kiln("layout", args=[w, str(r_), str(c_)])
+                             for w, r_, c_ in LAYOUT}
     with tempfile.TemporaryDirectory() as d:
         results["cold"] = kiln("cold", {"KILN_CACHE_DIR": d})
     with tempfile.TemporaryDirectory() as d:
@@ -245,6 +304,27 @@ def rows(r):
     return out
 
 
+def layout_rows(r):
+    """Second table: each 2-d program beside torch.compile, torch eager and CuPy, with its roof
+    (bytes that must move once at the measured copy bandwidth)."""
+    p, out = r["peers"], []
+    roof = p.get("copy_tbps")
+    for w, rows, cols in LAYOUT:
+        key = layout_key(w, rows, cols)
+        c = r.get("layout", {}).get(key, {})
+        if "kiln_ms" not in c or not roof:
+            continue
+        roof_ms = c["bytes"] / (roof / 2) / 1e9  # copy_tbps counts read + write
+        tc = p.get(f"{key}_torch_compile_ms")
+        eager = min(v for v in (p.get(f"{key}_torch_ms"), p.get(f"{key}_cupy_ms")) if v)
+        out.append((f"{w} {rows}x{cols}", f"{c['kiln_ms']:.4f}",
+                    f"{tc:.4f}" if tc else "n/a", f"{p.get(f'{key}_torch_ms', float('nan')):.4f}",
+                    f"{p.get(f'{key}_cupy_ms', float('nan')):.4f}", f"{roof_ms:.4f}",
+                    f"{ratio(c['kiln_ms'], tc):.2f}x", f"{ratio(c['kiln_ms'], eager):.2f}x",
+                    f"{100 * roof_ms / c['kiln_ms']:.0f}%"))
+    return out
+
+
 def write(r):
     with open(os.path.join(OUT, "h200.json"), "w") as f:
         json.dump(r, f, indent=2, sort_keys=True)
@@ -253,6 +333,13 @@ def write(r):
              "| workload | kiln | peers (same run) | ratio | target |", "|---|---|---|---|---|"]
     for row in rows(r):
         lines.append("| " + " | ".join(row) + " |")
+    lr = layout_rows(r)
+    if lr:
+        lines += ["", "The 2-d programs (float32; ms; target <= 1.1x torch.compile, never slower than "
+                  "the fastest eager peer, >= 85% of the roof):", "",
+                  "| workload | kiln | torch.compile | torch eager | CuPy | roof | kiln / compile | "
+                  "kiln / fastest eager | % of roof |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(row) + " |" for row in lr]
     lines.append("")
     if "copy_tbps" in r["peers"]:
         lines.append(f"Device-to-device copy bandwidth (read + write): {r['peers']['copy_tbps']:.2f} TB/s.")

@@ -220,4 +220,40 @@ __device__ __forceinline__ void finish_full_reduction(typename Op::acc acc,
   }
 }
 
+// The end of a column reduction (32 x 8 threads, thread (x, y) holding a partial of output
+// o = blockIdx.x * 32 + x): the 8 rows of the block merge in order; with one block per column
+// that is the result. Otherwise each block stores its partial at partials[blockIdx.y * n + o]
+// and the last block of the column to arrive (counted on done[blockIdx.x], which it re-zeroes)
+// merges them in blockIdx.y order, so the result does not depend on which block came last.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op::acc* partials,
+                                               unsigned int* done, Out* out, i64 o, i64 n,
+                                               i64 r) {
+  __shared__ typename Op::acc rows[8][32];
+  __shared__ bool last;
+  rows[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  const bool mine = threadIdx.y == 0 && o < n;
+  if (threadIdx.y == 0)
+    for (int k = 1; k < 8; ++k) Op::merge(acc, rows[k][threadIdx.x]);
+  if (gridDim.y == 1) {
+    if (mine) out[o] = Op::finish(acc, r);
+    return;
+  }
+  if (mine) partials[(i64)blockIdx.y * n + o] = acc;
+  __threadfence();  // the partial is visible before the count says so
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (mine) {
+    typename Op::acc a = partials[o];
+    for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
+    out[o] = Op::finish(a, r);
+  }
+  if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;
+}
+
 }  // namespace kiln

@@ -22,7 +22,9 @@ std::string num(int64_t v) { return std::to_string(v); }
 struct Context {
   const FusedGroup& g;
   KernelSource& k;
-  int64_t kept = 1, row = 1;  // outputs and values folded per output (reductions)
+  // Strided accesses index as b<a> + j * (the reduced axis's stride), from a base each thread
+  // computes once (ReduceColumns with one reduced axis), instead of dividing per element.
+  bool incremental = false;
 };
 
 void classify(Context& c) {
@@ -32,7 +34,7 @@ void classify(Context& c) {
                                : plan::is_dense(s.shape, st) ? AccessKind::Dense
                                                              : AccessKind::Strided);
   for (size_t d = 0; d < s.shape.size(); ++d)
-    (d + s.reduced < s.shape.size() ? c.kept : c.row) *= s.shape[d];
+    (d + s.reduced < s.shape.size() ? c.k.kept : c.k.row) *= s.shape[d];
 }
 
 bool has_strided(const Context& c) {
@@ -41,18 +43,18 @@ bool has_strided(const Context& c) {
   return false;
 }
 
-// Reductions: rows that are contiguous in memory get a block each; otherwise one thread per
-// output walks its row, which keeps neighbouring threads on neighbouring addresses.
+// Reductions: rows that are contiguous in memory get a block each (a thread each when
+// shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
+// step of the row reads a coalesced line (ReduceColumns).
 Form choose_form(const Context& c) {
   if (!c.g.reduction) return Form::Elementwise;
-  if (c.kept == 1) return Form::ReduceFull;
-  bool rows_contiguous = true;
+  if (c.k.kept == 1) return Form::ReduceFull;
+  bool rows_contiguous = c.k.space.reduced > 0;
   for (size_t a = 0; a < c.k.space.strides.size(); ++a)
-    if (c.k.access_kinds[a] != AccessKind::Constant && c.k.space.reduced > 0)
+    if (c.k.access_kinds[a] != AccessKind::Constant)
       rows_contiguous &= c.k.space.strides[a].back() == 1;
-  if (c.k.space.reduced == 0) rows_contiguous = false;
-  if ((rows_contiguous && c.row >= 32) || (c.kept < 1024 && c.row >= 4096)) return Form::ReduceRows;
-  return Form::ReducePerThread;
+  if (!rows_contiguous) return Form::ReduceColumns;
+  return c.k.row >= 32 ? Form::ReduceRows : Form::ReducePerThread;
 }
 
 // 16-byte steps: V lanes of the widest dense value (1 when any is 16 bytes wide).
@@ -115,11 +117,12 @@ std::string signature(Context& c) {
     if (ins.kind == InstrKind::Param)
       add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
   add(Arg::Count, -1, "I n");
-  if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread)
+  if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
+      c.k.form == Form::ReduceColumns)
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull)
     add(Arg::VecFlag, -1, "int vec");
-  if (c.k.form == Form::ReduceFull) {
+  if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns) {
     add(Arg::Partials, -1, "Op::acc* partials");
     add(Arg::Counter, -1, "unsigned int* done");
   }
@@ -141,6 +144,9 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
     case AccessKind::Dense:
       return idx;
     default:
+      if (c.incremental)
+        return "(b" + num(a) + " + j * (I)L.strides[" + num(a) + "][" +
+               num(c.k.space.shape.size() - 1) + "])";
       return "kiln::offset_of<" + num(c.k.space.shape.size()) + ">(" + idx +
              ", L.shape, L.strides[" + num(a) + "])";
   }
@@ -316,6 +322,35 @@ std::string reduce_rows_kernel(Context& c) {
   return os.str();
 }
 
+// Thread (x, y) of a 32 x 8 block folds output o = blockIdx.x * 32 + x over the rows j = y +
+// 8 * blockIdx.y + 8 * gridDim.y * k; kiln::finish_columns merges the block's 8 warps and then,
+// when gridDim.y > 1, the blocks of a column in a fixed order (deterministic).
+std::string reduce_columns_kernel(Context& c) {
+  std::ostringstream os;
+  int value = c.g.outputs[0].instr;
+  const size_t rank = c.k.space.shape.size();
+  c.incremental = c.k.space.reduced == 1;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  const I o = (I)blockIdx.x * 32 + threadIdx.x;\n"
+     << "  Op::acc acc = Op::init();\n"
+     << "  if (o < n) {\n";
+  if (c.incremental)
+    for (size_t a = 0; a < c.k.access_kinds.size(); ++a)
+      if (c.k.access_kinds[a] == AccessKind::Strided)
+        os << "    const I b" << a << " = kiln::offset_of<" << rank
+           << ">(o * r, L.shape, L.strides[" << a << "]);\n";
+  os << "#pragma unroll 4\n"
+     << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
+     << "      const I i = o * r + j;\n"
+     << lane_program(c, "i", false) << "      Op::fold(acc, t" << value
+     << ", (kiln::i64)j);\n    }\n  }\n"
+     << "  kiln::finish_columns<Op>(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, "
+        "(kiln::i64)r);\n}\n";
+  c.incremental = false;
+  return os.str();
+}
+
 // A short stable hash of the text, for the kernel name (the cache key is separate and full).
 std::string short_hash(const std::string& s) {
   uint32_t h = 2166136261u;
@@ -354,6 +389,8 @@ KernelSource generate(const FusedGroup& g) {
     os << elementwise_kernel(c);
   else if (k.form == Form::ReduceFull)
     os << reduce_full_kernel(c);
+  else if (k.form == Form::ReduceColumns)
+    os << reduce_columns_kernel(c);
   else
     os << reduce_rows_kernel(c);
   k.source = os.str();

@@ -15,7 +15,9 @@ enum class Form : uint8_t {
   Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
   ReduceFull,       // one output: block partials, merged by the last block to finish
   ReduceRows,       // a block per output row (reduced axes contiguous in memory)
-  ReducePerThread,  // a thread per output (short rows, or reduced axes strided)
+  ReducePerThread,  // a thread per output (short contiguous rows)
+  ReduceColumns,    // reduced axes strided: 32 outputs across a warp, the rows split over
+                    // the block's 8 warps and, when outputs are too few, over blocks too
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 
@@ -30,8 +32,8 @@ struct Arg {
     RowLength,   // elements folded into each output (I)
     VecFlag,     // int: 1 when every dense pointer is aligned for V-lane access
     Layout,      // kiln::layout<R, A>: collapsed shape and every access's strides
-    Partials,    // ReduceFull: scratch for one accumulator per block
-    Counter,     // ReduceFull: unsigned int, zero before the launch; the kernel re-zeroes it
+    Partials,    // Launch::partials accumulators of scratch
+    Counter,     // Launch::counters unsigned ints, zero before the launch; the kernel re-zeroes
   } kind;
   int index = -1;
 };
@@ -47,9 +49,21 @@ struct KernelSource {
   std::vector<Arg> args;
   std::vector<AccessKind> access_kinds;
   plan::IterationSpace space;
-  size_t partial_bytes = 64;  // ReduceFull: an upper bound on one accumulator's size
+  int64_t kept = 1, row = 1;  // outputs, and values folded into each (1, n when elementwise)
+  size_t partial_bytes = 64;  // an upper bound on one accumulator's size
 };
 
 KernelSource generate(const plan::FusedGroup& g);
+
+// How a kernel is launched on a device with `sm_count` SMs: decided here, with the kernel it
+// belongs to, so that the launcher only allocates what it says and packs arguments.
+struct Launch {
+  int64_t grid_x = 1, grid_y = 1;
+  int block_x = 256, block_y = 1;
+  int64_t partials = 0;  // accumulators of scratch the kernel needs (Arg::Partials)
+  int64_t counters = 0;  // zeroed completion counters it needs (Arg::Counter)
+  int64_t count = 0;     // the value of Arg::Count
+};
+Launch launch_for(const KernelSource& k, int sm_count);
 
 }  // namespace kiln::codegen

@@ -15,7 +15,6 @@ namespace {
 
 using codegen::Arg;
 using codegen::Form;
-constexpr int kBlock = 256;  // matches the __launch_bounds__ codegen emits
 
 struct Loaded {
   cudaKernel_t main = nullptr;
@@ -128,46 +127,36 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
   return true;
 }
 
-// One zeroed counter per device for one-output reductions: each launch's last block sets it
-// back to zero, and launches on the device's one stream never overlap.
-void* completion_counter(int device) {
+// Zeroed completion counters per device for reductions that merge across blocks: each
+// launch's last block sets its counter back to zero, and launches on the device's one stream
+// never overlap, so the counters are zero whenever a launch starts. Grown on demand; the
+// smaller buffers are kept, since a queued launch may still use them.
+void* completion_counters(int device, int64_t count) {
+  struct Counters {
+    std::shared_ptr<graph::Buffer> buffer;
+    int64_t capacity = 0;
+    std::vector<std::shared_ptr<graph::Buffer>> retired;
+  };
   static std::mutex mu;
-  static auto* counters = new std::map<int, std::shared_ptr<graph::Buffer>>;  // kept to exit
+  static auto* counters = new std::map<int, Counters>;  // kept to exit
   std::lock_guard lock(mu);
   auto& c = (*counters)[device];
-  if (!c) {
-    c = allocate(device, sizeof(unsigned));
-    KILN_CUDA_CHECK(cudaMemsetAsync(c->data(), 0, sizeof(unsigned), gpu::device(device).stream));
+  if (c.capacity < count) {
+    int64_t capacity = std::max<int64_t>(count, 2 * c.capacity);
+    if (c.buffer) c.retired.push_back(std::move(c.buffer));
+    c.buffer = allocate(device, capacity * sizeof(unsigned));
+    KILN_CUDA_CHECK(cudaMemsetAsync(c.buffer->data(), 0, capacity * sizeof(unsigned),
+                                    gpu::device(device).stream));
+    c.capacity = capacity;
   }
-  return c->data();
+  return c.buffer->data();
 }
 
-struct Launch {
+struct LaunchArgs {
   ArgPack args;
-  int64_t blocks = 1;
-  std::shared_ptr<graph::Buffer> partials;  // ReduceFull
+  codegen::Launch shape;
+  std::shared_ptr<graph::Buffer> partials;
 };
-
-int64_t grid_size(const codegen::KernelSource& src, int sm_count, int64_t n, int64_t kept) {
-  auto cap = [&](int64_t want, int64_t per_sm) {
-    return std::clamp<int64_t>(want, 1, int64_t{sm_count} * per_sm);
-  };
-  int64_t steps = (n + src.vec * kBlock - 1) / (src.vec * kBlock);
-  // Blocks per SM, measured on the H200 (bench/gpu_bench): 64 for elementwise kernels (the
-  // chain: 0.390 ms against 0.402 ms with 32 and 0.433 ms uncapped), 8 for one-output
-  // reductions (max of 128 MB: 0.0364 ms; 16 and 32 were slower).
-  switch (src.form) {
-    case Form::Elementwise:
-      return cap(steps, 64);
-    case Form::ReduceFull:
-      return cap(steps, 8);
-    case Form::ReduceRows:
-      return cap(kept, 32);
-    case Form::ReducePerThread:
-      return cap((kept + kBlock - 1) / kBlock, 32);
-  }
-  return 1;
-}
 
 void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scalar>& params,
                int index) {
@@ -176,16 +165,12 @@ void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scala
       visit_dtype(ins.dtype, [&](auto z) { args.add(params[index].as<decltype(z)>()); });
 }
 
-Launch prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-               const codegen::KernelSource& src, int device,
-               const std::function<void*(int)>& data) {
-  Launch l;
-  int64_t n = shape_size(src.space.shape), kept = 1, row = 1;
-  for (size_t d = 0; d < src.space.shape.size(); ++d)
-    (d + src.space.reduced < src.space.shape.size() ? kept : row) *= src.space.shape[d];
-  l.blocks = grid_size(src, gpu::device(device).sm_count, n, kept);
-  if (src.form == Form::ReduceFull) l.partials = allocate(device, l.blocks * src.partial_bytes);
-  bool per_row = src.form == Form::ReduceRows || src.form == Form::ReducePerThread;
+LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+                   const codegen::KernelSource& src, int device,
+                   const std::function<void*(int)>& data) {
+  LaunchArgs l;
+  l.shape = codegen::launch_for(src, gpu::device(device).sm_count);
+  if (l.shape.partials) l.partials = allocate(device, l.shape.partials * src.partial_bytes);
   for (const Arg& a : src.args) {
     switch (a.kind) {
       case Arg::Input: {
@@ -204,10 +189,10 @@ Launch prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
         l.args.add_index(g.accesses[a.index].offset, src.index64);
         break;
       case Arg::Count:
-        l.args.add_index(per_row ? kept : n, src.index64);
+        l.args.add_index(l.shape.count, src.index64);
         break;
       case Arg::RowLength:
-        l.args.add_index(row, src.index64);
+        l.args.add_index(src.row, src.index64);
         break;
       case Arg::VecFlag:
         l.args.add(static_cast<int>(vector_aligned(g, src, data)));
@@ -217,11 +202,11 @@ Launch prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
         l.args.add(layout.data(), layout.size() * sizeof(int64_t));
         break;
       }
-      case Arg::Partials:
-        l.args.add(l.partials->data());
+      case Arg::Partials:  // none when the kernel merges within its blocks
+        l.args.add(l.partials ? l.partials->data() : nullptr);
         break;
       case Arg::Counter:
-        l.args.add(completion_counter(device));
+        l.args.add(l.shape.counters ? completion_counters(device, l.shape.counters) : nullptr);
         break;
     }
   }
@@ -307,9 +292,12 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
                    fresh ? &src.source : nullptr};
   if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
   set_device(device);
-  Launch l = prepare(g, params, src, device, data);
-  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k.main), dim3(l.blocks),
-                                   dim3(kBlock), l.args.pointers(), 0, info.stream));
+  LaunchArgs l = prepare(g, params, src, device, data);
+  const codegen::Launch& s = l.shape;
+  KILN_CUDA_CHECK(
+      cudaLaunchKernel(reinterpret_cast<const void*>(k.main),
+                       dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
+                       dim3(s.block_x, s.block_y), l.args.pointers(), 0, info.stream));
   return rec;
 }
 
