@@ -1,19 +1,24 @@
 // The differential fuzzer (tests/fuzz/) in CI: a fixed budget of random programs must agree
-// on every path (host lazy and eager; GPU lazy and eager as well where there is a GPU), the
+// on every path (host lazy and eager, and the scalar reference for every program without an
+// FFT; GPU lazy and eager in the GPU cases), every value's dtype and shape must be the
+// oracle's (NumPy's tables in tests/data, the fuzzer's own shape rules), the
 // seeds and programs that once disagreed must agree, and shrinking must reduce a failure to
 // the op that causes it. build/bin/kiln_fuzz runs the same fuzzer at any size.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <complex>
-#include <functional>
 #include <kiln/kiln.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "fuzz/facts.hpp"
 #include "fuzz/fuzz.hpp"
+#include "fuzz/oracle.hpp"
+#include "fuzz/reference.hpp"
 #include "fuzz/shrink.hpp"
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -31,19 +36,20 @@ Limits ci_limits() {
   return l;
 }
 
-CheckOptions every_path() {
+// Host lazy, host eager and the scalar reference; with gpu, GPU lazy and eager as well.
+CheckOptions paths(bool gpu) {
   CheckOptions o;
-  o.gpu = true;  // skipped without a GPU
+  o.gpu = gpu;
+  o.reference = true;
   return o;
 }
 
-TEST_CASE("fuzz: random programs agree on every path") {
-  if (!kiln::cuda_available()) MESSAGE("no GPU found: the GPU paths are skipped");
+RunStats run_ci_cases(bool gpu) {
   RunOptions o;
   o.seed = 1;
   o.cases = kCases;
   o.limits = ci_limits();
-  o.check = every_path();
+  o.check = paths(gpu);
   std::ostringstream reports;
   o.out = &reports;
   RunStats s = run_cases(o);
@@ -54,7 +60,19 @@ TEST_CASE("fuzz: random programs agree on every path") {
   CHECK(s.crashes == 0);
   CHECK(s.ok + s.rejected == s.cases);
   CHECK(s.rejected < s.cases / 10);  // almost every program is valid and compared
+  return s;
 }
+
+TEST_CASE("fuzz: random programs agree on the host and with the scalar reference") {
+  run_ci_cases(false);
+  // The sample the reference checks: every program without an FFT.
+  int64_t modelled = 0;
+  for (int64_t i = 0; i < kCases; ++i) modelled += has_reference(generate(1 + i, ci_limits()));
+  MESSAGE(modelled << " of " << kCases << " programs compared with the scalar reference");
+  CHECK(modelled > kCases / 2);
+}
+
+GPU_TEST_CASE("fuzz: random programs agree on the GPU") { run_ci_cases(true); }
 
 // Seeds that once failed (generated with these limits), and what was wrong.
 struct SeedCase {
@@ -69,10 +87,10 @@ const std::vector<SeedCase> kFailedSeeds = {
      "(src/host/fused.cpp)"},
 };
 
-TEST_CASE("fuzz: seeds that once failed") {
+void check_failed_seeds(bool gpu) {
   for (const SeedCase& c : kFailedSeeds) {
     Program p = generate(c.seed, c.limits);
-    CheckResult r = check(p, every_path());
+    CheckResult r = check(p, paths(gpu));
     // One string: INFO captures its operands lazily, and shows a char* as a pointer.
     std::string context =
         "seed " + std::to_string(c.seed) + ": " + c.what + "\n" + r.message + "\n" + to_cpp(p);
@@ -81,26 +99,44 @@ TEST_CASE("fuzz: seeds that once failed") {
   }
 }
 
+TEST_CASE("fuzz: seeds that once failed") { check_failed_seeds(false); }
+GPU_TEST_CASE("fuzz: seeds that once failed, on the GPU") { check_failed_seeds(true); }
+
 // ---- disagreements found while building the fuzzer, as direct checks ---------------------
 
-// The parts of every element, NaN compared equal to NaN, part by part.
+// The parts of every element.
 std::vector<double> parts(const Array& a) {
   std::vector<double> out;
   for (auto z : a.get().to_vector<std::complex<double>>())
     out.insert(out.end(), {z.real(), z.imag()});
   return out;
 }
-bool same_parts(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-  return true;
+// Complex mean of an infinity, and of nothing, on device d.
+void check_complex_mean(kiln::Device d) {
+  using C = std::complex<double>;
+  // NumPy (and the GPU's MeanOp) divide by complex(n, 0) with Smith's method, so inf * 0 makes
+  // the real part NaN; the host used to divide each part by n and kept it finite.
+  auto m = parts(kiln::mean(kiln::asarray(std::vector<C>{{1, INFINITY}, {2, 0}}, {1, 2}, d), {1}));
+  REQUIRE(m.size() == 2);
+  CHECK(std::isnan(m[0]));
+  CHECK(m[1] == INFINITY);
+  // An empty mean is NaN + NaNj (the host gave NaN + 0j).
+  auto e = parts(kiln::mean(kiln::zeros({0, 2}, DType::Complex64, d), {0}));
+  REQUIRE(e.size() == 4);
+  for (double v : e) CHECK(std::isnan(v));
 }
-// f on the host, and on the GPU where there is one: the same parts.
-std::vector<double> on_every_device(const std::function<Array(kiln::Device)>& f) {
-  std::vector<double> host = parts(f(kiln::host()));
-  if (kiln::cuda_available()) CHECK(same_parts(host, parts(f(kiln::cuda()))));
-  return host;
+
+// Complex 0 ** y on device d.
+void check_complex_zero_pow(kiln::Device d) {
+  using C = std::complex<double>;
+  // NumPy's npy_cpow and the host; the GPU returned 0 for every y.
+  Array zero = kiln::zeros({3}, DType::Complex128, d);
+  Array y = kiln::asarray(std::vector<C>{{2, 0}, {-1, 0}, {1, 1}}, {3}, d);
+  auto r = parts(kiln::pow(zero, y));
+  REQUIRE(r.size() == 6);
+  CHECK(r[0] == 0);
+  CHECK(r[1] == 0);
+  for (int i = 2; i < 6; ++i) CHECK(std::isnan(r[i]));
 }
 
 TEST_CASE("fuzz findings: outputs that share one value are all written") {
@@ -117,34 +153,18 @@ TEST_CASE("fuzz findings: outputs that share one value are all written") {
 }
 
 TEST_CASE("fuzz findings: complex mean divides by the count as a complex number") {
-  using C = std::complex<double>;
-  // NumPy (and the GPU's MeanOp) divide by complex(n, 0) with Smith's method, so inf * 0 makes
-  // the real part NaN; the host used to divide each part by n and kept it finite.
-  auto m = on_every_device([](kiln::Device d) {
-    return kiln::mean(kiln::asarray(std::vector<C>{{1, INFINITY}, {2, 0}}, {1, 2}, d), {1});
-  });
-  CHECK(std::isnan(m[0]));
-  CHECK(m[1] == INFINITY);
-  // An empty mean is NaN + NaNj (the host gave NaN + 0j).
-  auto e = on_every_device([](kiln::Device d) {
-    return kiln::mean(kiln::zeros({0, 2}, DType::Complex64, d), {0});
-  });
-  REQUIRE(e.size() == 4);
-  for (double v : e) CHECK(std::isnan(v));
+  check_complex_mean(kiln::host());
+}
+GPU_TEST_CASE("fuzz findings: complex mean divides by the count as a complex number, on the GPU") {
+  check_complex_mean(kiln::cuda());
 }
 
 TEST_CASE("fuzz findings: complex 0 ** y is 0 for real positive y and NaN otherwise") {
-  using C = std::complex<double>;
-  // NumPy's npy_cpow and the host; the GPU returned 0 for every y.
-  auto r = on_every_device([](kiln::Device d) {
-    Array zero = kiln::zeros({3}, DType::Complex128, d);
-    Array y = kiln::asarray(std::vector<C>{{2, 0}, {-1, 0}, {1, 1}}, {3}, d);
-    return kiln::pow(zero, y);
-  });
-  REQUIRE(r.size() == 6);
-  CHECK(r[0] == 0);
-  CHECK(r[1] == 0);
-  for (int i = 2; i < 6; ++i) CHECK(std::isnan(r[i]));
+  check_complex_zero_pow(kiln::host());
+}
+GPU_TEST_CASE(
+    "fuzz findings: complex 0 ** y is 0 for real positive y and NaN otherwise, on the GPU") {
+  check_complex_zero_pow(kiln::cuda());
 }
 
 // ---- the fuzzer's own machinery --------------------------------------------------------------

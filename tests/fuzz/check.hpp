@@ -4,8 +4,11 @@
 // GPU lazy and GPU eager, built from the same inputs made on the GPU. Exact values must be
 // identical (NaN equal to NaN, -0 equal to 0); noisy ones within their error bound (see
 // facts.hpp). A program whose op kiln rejects while building must be rejected the same way on
-// every path. A crash (an exception that is not a rejection, thrown while building or
-// evaluating) or a disagreement is a failure.
+// every path. Every value's dtype and shape must be the oracle's (oracle.hpp). With
+// `reference`, host lazy must also agree with the scalar reference (reference.hpp) within the
+// same bounds; float sums, there and between paths, within gamma_{n-1} * sum |x_i| of their
+// actual terms when the reference models the program. A crash (an exception that is not a
+// rejection, thrown while building or evaluating) or a disagreement is a failure.
 #pragma once
 #include <string>
 
@@ -29,6 +32,10 @@ struct CheckOptions {
   // too; any NaN equals any NaN): both run the same host executor, whose results do not
   // depend on how work is fused or split (README, tests/test_eager_lazy.cpp).
   bool host_bitwise = true;
+  // Also compare host lazy with the scalar reference (reference.hpp), for programs it
+  // models (every program without an FFT): dtypes and shapes are compared with the oracle
+  // (oracle.hpp) on every program regardless.
+  bool reference = false;
 };
 
 struct CheckResult {

@@ -102,7 +102,9 @@ void count_program(const Program& p, Counts& c) {
       return;
     }
     const Array& r = values.back();
-    facts.push_back(infer(op, facts, r.dtype(), r.shape()).value_or(Facts{}));
+    Facts fallback;
+    fallback.dtype = r.dtype(), fallback.shape = r.shape();
+    facts.push_back(infer(op, facts).value_or(fallback));
     c[std::string("value dtype ") + dtype_name(r.dtype())]++;
     c["value rank " + std::to_string(r.ndim())]++;
     if (r.size() == 0) c["value zero-size"]++;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "fuzz/oracle.hpp"
 #include "fuzz/program.hpp"
 
 namespace kiln::fuzz {
@@ -38,15 +39,24 @@ struct Facts {
   bool noisy = false;      // may differ between paths, by up to abs_err + rel_err * |value|
   bool zero_sign = false;  // a zero element may be -0 on one path and +0 on another
   double abs_err = 0, rel_err = 0;
+  // Float sums and means: the part of abs_err the terms' own errors make (n times theirs).
+  // Given the terms' magnitudes (reference.hpp), check.cpp bounds the rounding part by
+  // gamma_{n-1} * sum |x_i| instead of abs_err's a-priori n * gamma_{n-1} * bound.
+  double sum_input_err = 0;
 };
 
 Facts input_facts(const InputSpec& s);
-// The facts of op's result (whose dtype and shape kiln decided), or nullopt when op would
-// make a value whose paths may legitimately disagree beyond any tolerance.
-std::optional<Facts> infer(const Op& op, const std::vector<Facts>& values, DType dtype,
-                           const Shape& shape);
+// The facts of op's result, whose dtype and shape are the oracle's (oracle.hpp), never
+// kiln's; nullopt when NumPy refuses op or op would make a value whose paths may
+// legitimately disagree beyond any tolerance.
+std::optional<Facts> infer(const Op& op, const std::vector<Facts>& values);
+// The values' dtypes and shapes, as the oracle reads them.
+std::vector<Typed> typed(const std::vector<Facts>& values);
 
 // The unit roundoff of a dtype's real part (0 for integers and bool).
 double unit_roundoff(DType t);
+// gamma_n = n u / (1 - n u): recursive or pairwise summation of n + 1 terms in any order is
+// off by at most gamma_n * sum |x_i| (Higham, Accuracy and Stability, 4.2).
+double gamma(double n, double u);
 
 }  // namespace kiln::fuzz

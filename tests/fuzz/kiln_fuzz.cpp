@@ -1,9 +1,11 @@
 // kiln_fuzz: the differential fuzzer as a program.
 //   kiln_fuzz [--cases N] [--seed S] [--gpu] [--max-ops K] [--max-elems E] [--no-fft]
-//             [--no-shrink] [--verbose] [--print] [--coverage]
+//             [--no-reference] [--no-shrink] [--verbose] [--print] [--coverage]
 // Runs N random programs (seeds S, S+1, ...) on the host lazily and eagerly, and with --gpu
-// on the GPU too, and compares them. Prints each failure (shrunk, as C++) and a summary line;
-// exits 1 on any mismatch or crash. --print shows each program instead of checking it, and
+// on the GPU too, and compares them with each other, with the dtype and shape oracle and
+// (unless --no-reference) with the scalar reference. Prints each failure (shrunk, as C++) and a
+// summary line; exits 1 on any mismatch or crash. --print shows each program instead of checking
+// it, and
 // --coverage counts what the programs contain.
 #include <unistd.h>
 
@@ -53,7 +55,7 @@ void on_fatal_signal(int sig) {
 [[noreturn]] void usage(const char* why) {
   std::cerr << "kiln_fuzz: " << why
             << "\nusage: kiln_fuzz [--cases N] [--seed S] [--gpu] [--max-ops K] [--max-elems E]"
-               " [--no-fft] [--no-shrink] [--verbose] [--print] [--coverage]\n";
+               " [--no-fft] [--no-reference] [--no-shrink] [--verbose] [--print] [--coverage]\n";
   std::exit(2);
 }
 
@@ -73,6 +75,7 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   a.run.out = &std::cout;
+  a.run.check.reference = true;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
     if (s == "--cases")
@@ -87,6 +90,8 @@ Args parse(int argc, char** argv) {
       a.run.limits.max_elems = static_cast<int64_t>(number(i, argc, argv));
     else if (s == "--no-fft")
       a.run.limits.fft = false;
+    else if (s == "--no-reference")
+      a.run.check.reference = false;
     else if (s == "--no-shrink")
       a.run.shrink = false;
     else if (s == "--verbose")

@@ -1,0 +1,439 @@
+#include "fuzz/oracle.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace kiln::fuzz {
+namespace {
+
+// ---- the dtype tables -----------------------------------------------------------------------
+
+// Names as the tables write them, in the fuzzer's enum orders (program.hpp).
+constexpr const char* kUnaryNames[] = {"neg",   "invert", "abs",  "sqrt", "exp",
+                                       "log",   "sin",    "cos",  "tan",  "tanh",
+                                       "floor", "ceil",   "real", "imag", "conj"};
+constexpr const char* kBinaryNames[] = {"+",  "-", "*",  "/", "**", "minimum", "maximum", "==",
+                                        "!=", "<", "<=", ">", ">=", "&",       "|",       "^"};
+constexpr const char* kReduceNames[] = {"sum", "prod", "max",    "min",   "mean",
+                                        "any", "all",  "argmax", "argmin"};
+constexpr const char* kFftNames[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
+                                     "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
+static_assert(std::size(kUnaryNames) == kUnaryCount && std::size(kBinaryNames) == kBinaryCount);
+static_assert(std::size(kReduceNames) == kReduceCount && std::size(kFftNames) == kFftCount);
+
+std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("KILN_FUZZ_DATA")) return env;
+  // This file's directory is tests/fuzz (CMake compiles it by its absolute path); a copy of
+  // the tree elsewhere (the GPU machine) finds tests/data from the repository root.
+  auto beside = std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
+  if (std::filesystem::exists(beside / "fuzz_dtypes.txt")) return beside;
+  return "tests/data";
+}
+
+// NumPy's answer where kiln documents another (the same rules test_promotion.cpp states):
+// kiln has no float16 (NumPy's sqrt, exp, ... of bool) and no int8 (conj of bool is the array).
+std::string kiln_dtype(const std::string& key, std::string numpy) {
+  if (numpy == "float16") return "float32";
+  if (numpy == "int8" && key.rfind("unary conj ", 0) == 0) return "bool";
+  return numpy;
+}
+
+using Table = std::map<std::string, std::string>;
+
+// Lines "WORD... RESULT": the key is every word but the last. reductions_dtypes.txt has no
+// leading word: its lines become "reduce OP A".
+void read_table(Table& t, const std::string& name, const std::string& prefix) {
+  std::ifstream in(data_dir() / name);
+  if (!in) throw std::runtime_error("fuzz oracle: cannot read " + (data_dir() / name).string());
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    auto last = line.rfind(' ');
+    std::string key = prefix + line.substr(0, last), value = line.substr(last + 1);
+    auto [it, added] = t.emplace(key, kiln_dtype(key, value));
+    if (!added && it->second != kiln_dtype(key, value))
+      throw std::runtime_error("fuzz oracle: " + name + " contradicts an earlier table: " + key);
+  }
+}
+
+const Table& table() {
+  static Table t;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    read_table(t, "promotion.txt", "");
+    read_table(t, "reductions_dtypes.txt", "reduce ");
+    read_table(t, "fuzz_dtypes.txt", "");
+  });
+  return t;
+}
+
+// nullopt where NumPy raises.
+std::optional<DType> lookup(const std::string& key) {
+  auto it = table().find(key);
+  if (it == table().end()) throw std::runtime_error("fuzz oracle: no table entry for " + key);
+  if (it->second == "error") return std::nullopt;
+  for (DType t : kAllDTypes)
+    if (it->second == dtype_name(t)) return t;
+  throw std::runtime_error("fuzz oracle: unknown dtype " + it->second + " for " + key);
+}
+
+std::string name(DType t) { return dtype_name(t); }
+
+const char* scalar_kind(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool:
+      return "bool";
+    case Scalar::Kind::Int:
+      return "int";
+    case Scalar::Kind::Float:
+      return "float";
+    default:
+      return "complex";
+  }
+}
+
+// A Python scalar alone takes its kind's default dtype.
+DType default_dtype(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool:
+      return DType::Bool;
+    case Scalar::Kind::Int:
+      return DType::Int64;
+    case Scalar::Kind::Float:
+      return DType::Float64;
+    default:
+      return DType::Complex128;
+  }
+}
+
+}  // namespace
+
+std::optional<DType> promote(const std::vector<Operand>& args, const std::vector<Typed>& v) {
+  std::optional<DType> strong;
+  for (const Operand& o : args) {
+    if (o.is_scalar()) continue;
+    DType t = v.at(static_cast<size_t>(o.value)).dtype;
+    strong = strong ? lookup("pair " + name(*strong) + " " + name(t)) : t;
+    if (!strong) return std::nullopt;
+  }
+  if (!strong) {
+    auto rank = [](const Operand& o) { return static_cast<int>(o.scalar.kind()); };
+    auto top = std::max_element(args.begin(), args.end(),
+                                [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+    return default_dtype(top->scalar);
+  }
+  for (const Operand& o : args)
+    if (o.is_scalar() && strong)
+      strong = lookup("weakpair " + name(*strong) + " " + scalar_kind(o.scalar));
+  return strong;
+}
+
+namespace {
+
+// ---- shapes -----------------------------------------------------------------------------------
+
+struct Refused {
+  std::string why;
+};
+
+Shape shape_of(const Operand& o, const std::vector<Typed>& v) {
+  return o.is_scalar() ? Shape{} : v.at(static_cast<size_t>(o.value)).shape;
+}
+
+Shape broadcast(const std::vector<Shape>& shapes) {
+  size_t n = 0;
+  for (const Shape& s : shapes) n = std::max(n, s.size());
+  Shape out(n, 1);
+  for (const Shape& s : shapes)
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& d = out[n - s.size() + i];
+      int64_t e = s[i];
+      if (e != 1 && d != 1 && e != d) throw Refused{"shapes do not broadcast"};
+      if (d == 1) d = e;
+    }
+  return out;
+}
+
+Shape broadcast_args(const Op& op, const std::vector<Typed>& v) {
+  std::vector<Shape> shapes;
+  for (const Operand& o : op.args) shapes.push_back(shape_of(o, v));
+  return broadcast(shapes);
+}
+
+int normal_axis(int a, size_t ndim) {
+  int nd = static_cast<int>(ndim);
+  if (a < -nd || a >= nd) throw Refused{"axis " + std::to_string(a) + " out of range"};
+  return a < 0 ? a + nd : a;
+}
+
+std::vector<int> normal_axes(const std::vector<int>& axes, size_t ndim) {
+  std::vector<int> out;
+  for (int a : axes) {
+    int n = normal_axis(a, ndim);
+    if (std::find(out.begin(), out.end(), n) != out.end()) throw Refused{"a repeated axis"};
+    out.push_back(n);
+  }
+  return out;
+}
+
+Shape reduce_shape(const Op& op, const Shape& in) {
+  auto fn = static_cast<ReduceFn>(op.fn);
+  bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+  std::vector<int> axes = normal_axes(op.axes, in.size());
+  if (op.axes.empty())  // every axis (argmax: of the flattened array)
+    for (size_t i = 0; i < in.size(); ++i) axes.push_back(static_cast<int>(i));
+  Shape out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int>(i)) != axes.end();
+    // NumPy: an empty axis has no min, max, argmax or argmin (sum and the others give identities).
+    if (reduced && in[i] == 0 && (fn == ReduceFn::Max || fn == ReduceFn::Min || arg))
+      throw Refused{"an empty reduction with no identity"};
+    if (!reduced)
+      out.push_back(in[i]);
+    else if (op.keepdims)
+      out.push_back(1);
+  }
+  if (arg && op.axes.empty() && shape_size(in) == 0) throw Refused{"argmax of an empty array"};
+  return out;
+}
+
+// Python's slice.indices(d), then the slice's length.
+int64_t slice_length(const Slice& s, int64_t d) {
+  if (s.step == 0) throw Refused{"slice step 0"};
+  auto clamp = [&](std::optional<int64_t> x, int64_t fallback, int64_t lo, int64_t hi) {
+    if (!x) return fallback;
+    int64_t v = *x < 0 ? *x + d : *x;
+    return std::clamp(v, lo, hi);
+  };
+  if (s.step > 0) {
+    int64_t start = clamp(s.start, 0, 0, d), stop = clamp(s.stop, d, 0, d);
+    return stop > start ? (stop - start - 1) / s.step + 1 : 0;
+  }
+  int64_t start = clamp(s.start, d - 1, -1, d - 1), stop = clamp(s.stop, -1, -1, d - 1);
+  return start > stop ? (start - stop - 1) / -s.step + 1 : 0;
+}
+
+Shape index_shape(const std::vector<Index>& index, const Shape& in) {
+  if (index.size() > in.size()) throw Refused{"too many indices"};
+  Shape out;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (const auto* k = std::get_if<int64_t>(&index[i])) {
+      if (*k < -in[i] || *k >= in[i]) throw Refused{"index out of range"};
+      continue;
+    }
+    out.push_back(slice_length(std::get<Slice>(index[i]), in[i]));
+  }
+  out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(index.size()), in.end());
+  return out;
+}
+
+Shape reshape_shape(const std::vector<int64_t>& target, const Shape& in) {
+  int64_t known = 1, unknown = 0;
+  for (int64_t d : target) {
+    if (d == -1)
+      ++unknown;
+    else if (d < 0)
+      throw Refused{"a negative extent"};
+    else
+      known *= d;
+  }
+  Shape out(target.begin(), target.end());
+  if (unknown > 1) throw Refused{"more than one -1"};
+  if (unknown == 1) {
+    if (known == 0 || shape_size(in) % known != 0) throw Refused{"-1 cannot be inferred"};
+    *std::find(out.begin(), out.end(), -1) = shape_size(in) / known;
+  }
+  if (shape_size(out) != shape_size(in)) throw Refused{"a different number of elements"};
+  return out;
+}
+
+Shape broadcast_to_shape(const std::vector<int64_t>& target, const Shape& in) {
+  Shape t(target.begin(), target.end());
+  if (in.size() > t.size()) throw Refused{"fewer dimensions than the array"};
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1 && in[i] != t[t.size() - in.size() + i]) throw Refused{"not broadcastable"};
+  return t;
+}
+
+Shape transpose_shape(const Op& op, const Shape& in) {
+  if (!op.has_axes) return Shape(in.rbegin(), in.rend());
+  if (op.axes.size() != in.size()) throw Refused{"axes are not a permutation"};
+  std::vector<int> axes = normal_axes(op.axes, in.size());
+  Shape out;
+  for (int a : axes) out.push_back(in[static_cast<size_t>(a)]);
+  return out;
+}
+
+// numpy.fft's axes and lengths: the single-axis functions take axis -1 by default; fft2 the
+// last two; fftn every axis, or the last len(s) when only s is given.
+Shape fft_shape(const Op& op, const Shape& in) {
+  auto fn = static_cast<FftFn>(op.fn);
+  bool single = fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft;
+  bool two = fn == FftFn::Fft2 || fn == FftFn::Ifft2;
+  bool r2c = fn == FftFn::Rfft || fn == FftFn::Rfftn,
+       c2r = fn == FftFn::Irfft || fn == FftFn::Irfftn;
+  std::vector<int> axes;
+  if (single) {
+    axes = {op.has_axes ? op.axes.at(0) : -1};
+  } else if (op.has_axes || two) {
+    axes = op.has_axes ? op.axes : std::vector<int>{-2, -1};
+  } else {
+    int nd = static_cast<int>(in.size());
+    int k = op.has_lengths ? static_cast<int>(op.shape.size()) : nd;
+    if (k > nd) throw Refused{"more lengths than axes"};
+    for (int i = nd - k; i < nd; ++i) axes.push_back(i);
+  }
+  if (op.has_lengths && !single && op.shape.size() != axes.size())
+    throw Refused{"lengths and axes differ in number"};
+  axes = normal_axes(axes, in.size());
+  if (axes.empty() && (r2c || c2r)) throw Refused{"a real transform over no axis"};
+  Shape out = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    bool last = i + 1 == axes.size();
+    int64_t m = in[static_cast<size_t>(axes[i])];
+    int64_t n = op.has_lengths ? op.shape.at(i) : c2r && last ? 2 * (m - 1) : m;
+    if (n < 1) throw Refused{"a transform length below 1"};
+    out[static_cast<size_t>(axes[i])] = r2c && last ? n / 2 + 1 : n;
+  }
+  return out;
+}
+
+// ---- dtypes -----------------------------------------------------------------------------------
+
+std::optional<DType> binary_dtype(const Op& op, const std::vector<Typed>& v) {
+  std::string fn = kBinaryNames[op.fn];
+  const Operand &a = op.args.at(0), &b = op.args.at(1);
+  if (a.is_scalar() && b.is_scalar()) throw Refused{"two Python scalars"};
+  if (!a.is_scalar() && !b.is_scalar())
+    return lookup("binop " + fn + " " + name(v.at(static_cast<size_t>(a.value)).dtype) + " " +
+                  name(v.at(static_cast<size_t>(b.value)).dtype));
+  const Operand& array = a.is_scalar() ? b : a;
+  const Operand& scalar = a.is_scalar() ? a : b;
+  return lookup("weak " + fn + " " + name(v.at(static_cast<size_t>(array.value)).dtype) + " " +
+                scalar_kind(scalar.scalar));
+}
+
+const Typed& first(const Op& op, const std::vector<Typed>& v) {
+  if (op.args.empty() || op.args[0].is_scalar()) throw Refused{"the first operand is a scalar"};
+  return v.at(static_cast<size_t>(op.args[0].value));
+}
+
+// The result's dtype and shape, or Refused.
+Typed typed(const Op& op, const std::vector<Typed>& v) {
+  std::optional<DType> t;
+  Shape s;
+  switch (op.kind) {
+    case OpKind::Unary:
+      t = lookup(std::string("unary ") + kUnaryNames[op.fn] + " " + name(first(op, v).dtype));
+      s = first(op, v).shape;
+      break;
+    case OpKind::Binary:
+      t = binary_dtype(op, v);
+      s = broadcast_args(op, v);
+      break;
+    case OpKind::Where:
+      first(op, v);
+      t = promote({op.args.at(1), op.args.at(2)}, v);
+      s = broadcast_args(op, v);
+      break;
+    case OpKind::Clip:
+      first(op, v);
+      t = promote(op.args, v);
+      s = broadcast_args(op, v);
+      break;
+    case OpKind::AsType:
+      t = op.dtype;
+      s = first(op, v).shape;
+      break;
+    case OpKind::Reduce:
+      t = lookup(std::string("reduce ") + kReduceNames[op.fn] + " " + name(first(op, v).dtype));
+      s = reduce_shape(op, first(op, v).shape);
+      break;
+    case OpKind::Fft:
+      t = lookup(std::string("fft ") + kFftNames[op.fn] + " " + name(first(op, v).dtype));
+      s = fft_shape(op, first(op, v).shape);
+      break;
+    case OpKind::Transpose:
+      t = first(op, v).dtype, s = transpose_shape(op, first(op, v).shape);
+      break;
+    case OpKind::Index:
+      t = first(op, v).dtype, s = index_shape(op.index, first(op, v).shape);
+      break;
+    case OpKind::Reshape:
+      t = first(op, v).dtype, s = reshape_shape(op.shape, first(op, v).shape);
+      break;
+    case OpKind::BroadcastTo:
+      t = first(op, v).dtype, s = broadcast_to_shape(op.shape, first(op, v).shape);
+      break;
+    case OpKind::Eval:
+      t = first(op, v).dtype, s = first(op, v).shape;
+      break;
+  }
+  if (!t) throw Refused{"no loop for these dtypes (TypeError)"};
+  return {*t, s};
+}
+
+// ---- describing ---------------------------------------------------------------------------------
+
+const char* kind_word(OpKind k) {
+  static constexpr const char* names[] = {"unary",        "binary",    "where", "clip",
+                                          "astype",       "transpose", "index", "reshape",
+                                          "broadcast_to", "reduce",    "fft",   "eval"};
+  return names[static_cast<int>(k)];
+}
+
+std::string fn_name(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Unary:
+      return kUnaryNames[op.fn];
+    case OpKind::Binary:
+      return kBinaryNames[op.fn];
+    case OpKind::Reduce:
+      return kReduceNames[op.fn];
+    case OpKind::Fft:
+      return kFftNames[op.fn];
+    case OpKind::AsType:
+      return std::string("astype ") + dtype_name(op.dtype);
+    default:
+      return kind_word(op.kind);
+  }
+}
+
+}  // namespace
+
+Expectation expect(const Op& op, const std::vector<Typed>& values) {
+  try {
+    return {typed(op, values), ""};
+  } catch (const Refused& r) {
+    return {std::nullopt, r.why};
+  }
+}
+
+std::string describe(const Op& op, const std::vector<Typed>& values) {
+  std::ostringstream os;
+  os << fn_name(op) << "(";
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const Operand& o = op.args[i];
+    os << (i ? ", " : "");
+    if (o.is_scalar()) {
+      os << "Python " << scalar_kind(o.scalar);
+      continue;
+    }
+    const Typed& t = values.at(static_cast<size_t>(o.value));
+    os << "v" << o.value << ": " << dtype_name(t.dtype) << " " << shape_str(t.shape);
+  }
+  os << ")";
+  if (op.kind == OpKind::Reduce || op.kind == OpKind::Fft || op.kind == OpKind::Transpose) {
+    os << " axes (";
+    for (int a : op.axes) os << a << ",";
+    os << ")" << (op.keepdims ? " keepdims" : "");
+  }
+  return os.str();
+}
+
+}  // namespace kiln::fuzz
