@@ -92,13 +92,16 @@ std::string against_oracle(const Program& p, size_t op, const std::vector<Facts>
                            const Array& got) {
   std::vector<Typed> operands = typed(facts);
   Expectation e = expect(p.ops[op], operands);
-  std::string gave = std::string(dtype_name(got.dtype())) + " " + shape_str(got.shape());
-  std::string head =
-      "v" + std::to_string(p.inputs.size() + op) + " = " + describe(p.ops[op], operands) + ": ";
-  if (!e.result) return head + "NumPy refuses it (" + e.refusal + "), kiln gave " + gave;
-  if (e.result->dtype == got.dtype() && e.result->shape == got.shape()) return "";
-  return head + "expected " + dtype_name(e.result->dtype) + " " + shape_str(e.result->shape) +
-         " (oracle), kiln gave " + gave;
+  if (e.result && e.result->dtype == got.dtype() && e.result->shape == got.shape()) return "";
+  std::ostringstream os;
+  os << "v" << p.inputs.size() + op << " = " << describe(p.ops[op], operands) << ": ";
+  if (e.result)
+    os << "expected " << dtype_name(e.result->dtype) << " " << shape_str(e.result->shape)
+       << " (oracle)";
+  else
+    os << "NumPy refuses it (" << e.refusal << ")";
+  os << ", kiln gave " << dtype_name(got.dtype()) << " " << shape_str(got.shape());
+  return os.str();
 }
 
 // Builds every value (inferring facts along the way when asked), then evaluates the
