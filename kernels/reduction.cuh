@@ -220,6 +220,51 @@ __device__ __forceinline__ void finish_full_reduction(typename Op::acc acc,
   }
 }
 
+// A warp's walk along its row for ReduceRows: the block's share of the row (blockIdx.y of
+// gridDim.y equal parts, each a multiple of V long) goes V elements per lane per step through
+// 16-byte loads when `vec` says the row is aligned for them, the tail one element at a time.
+// body(lanes<V>, j) folds row positions j .. j + V - 1.
+template <int V, class I, class Body>
+__device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
+  I per = (r + gridDim.y - 1) / gridDim.y;
+  per = (per + V - 1) / V * V;
+  I lo = (I)blockIdx.y * per, hi = lo + per < r ? lo + per : r, done = lo;
+  if (V > 1 && vec && lo < hi) {
+#pragma unroll 4
+    for (I j = lo + lane * V; j + V <= hi; j += 32 * V) body(lanes<V>{}, j);
+    done = lo + (hi - lo) / V * V;
+  }
+  for (I j = done + lane; j < hi; j += 32) body(lanes<1>{}, j);
+}
+
+// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes;
+// with one block per row that is the result, otherwise the blocks of a row merge through
+// partials in blockIdx.y order as finish_columns does.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
+                                            unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
+  __shared__ bool last;
+  acc = warp_merge<Op>(acc);
+  const bool mine = threadIdx.x % 32 == 0 && o < n;
+  if (gridDim.y == 1) {
+    if (mine) out[o] = Op::finish(acc, r);
+    return;
+  }
+  if (mine) partials[(i64)blockIdx.y * n + o] = acc;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (mine) {
+    typename Op::acc a = partials[o];
+    for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
+    out[o] = Op::finish(a, r);
+  }
+  if (threadIdx.x == 0) done[blockIdx.x] = 0;
+}
+
 // The end of a column reduction (32 x 8 threads, thread (x, y) holding a partial of output
 // o = blockIdx.x * 32 + x): the 8 rows of the block merge in order; with one block per column
 // that is the result. Otherwise each block stores its partial at partials[blockIdx.y * n + o]

@@ -22,9 +22,11 @@ std::string num(int64_t v) { return std::to_string(v); }
 struct Context {
   const FusedGroup& g;
   KernelSource& k;
-  // Strided accesses index as b<a> + j * (the reduced axis's stride), from a base each thread
-  // computes once (ReduceColumns with one reduced axis), instead of dividing per element.
+  // Strided accesses index as b<a> + pos * (the reduced axis's stride), from a base each
+  // thread computes once (row and column reductions with one reduced axis), instead of
+  // dividing per element; `pos` is the position along the row.
   bool incremental = false;
+  std::string pos = "j";
 };
 
 void classify(Context& c) {
@@ -59,7 +61,8 @@ Form choose_form(const Context& c) {
 
 // 16-byte steps: V lanes of the widest dense value (1 when any is 16 bytes wide).
 int choose_vec(const Context& c) {
-  if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull) return 1;
+  if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull && c.k.form != Form::ReduceRows)
+    return 1;
   int widest = 1;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
     if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
@@ -120,9 +123,10 @@ std::string signature(Context& c) {
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
       c.k.form == Form::ReduceColumns)
     add(Arg::RowLength, -1, "I r");
-  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull)
+  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull || c.k.form == Form::ReduceRows)
     add(Arg::VecFlag, -1, "int vec");
-  if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns) {
+  if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
+      c.k.form == Form::ReduceRows) {
     add(Arg::Partials, -1, "Op::acc* partials");
     add(Arg::Counter, -1, "unsigned int* done");
   }
@@ -145,7 +149,7 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
       return idx;
     default:
       if (c.incremental)
-        return "(b" + num(a) + " + j * (I)L.strides[" + num(a) + "][" +
+        return "(b" + num(a) + " + " + c.pos + " * (I)L.strides[" + num(a) + "][" +
                num(c.k.space.shape.size() - 1) + "])";
       return "kiln::offset_of<" + num(c.k.space.shape.size()) + ">(" + idx +
              ", L.shape, L.strides[" + num(a) + "])";
@@ -296,29 +300,57 @@ std::string reduce_full_kernel(Context& c) {
   return os.str();
 }
 
+// Declares b<a>, the element offset of row o's start, for every strided access.
+std::string row_bases(const Context& c) {
+  std::ostringstream os;
+  for (size_t a = 0; a < c.k.access_kinds.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Strided)
+      os << "    const I b" << a << " = kiln::offset_of<" << c.k.space.shape.size()
+         << ">(o * r, L.shape, L.strides[" << a << "]);\n";
+  return os.str();
+}
+
+// A warp per row, 8 rows per block; blockIdx.y splits long rows (kiln::row_loop). Dense
+// inputs are read 16 bytes at a time when the row length keeps every row aligned.
 std::string reduce_rows_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
-  bool rows = c.k.form == Form::ReduceRows;
+  c.incremental = c.k.space.reduced == 1;
+  c.pos = "(j + l)";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n";
-  if (rows)
-    os << "  for (I o = blockIdx.x; o < n; o += gridDim.x) {\n"
-       << "    Op::acc acc = Op::init();\n"
-       << "    for (I j = threadIdx.x; j < r; j += blockDim.x) {\n";
-  else
-    os << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * "
-          "blockDim.x) {\n"
-       << "    Op::acc acc = Op::init();\n"
-       << "    for (I j = 0; j < r; ++j) {\n";
-  os << "      const I i = o * r + j;\n"
+     << signature(c) << ") {\n"
+     << "  const I o = (I)blockIdx.x * " << kBlock / 32 << " + threadIdx.x / 32;\n"
+     << "  Op::acc acc = Op::init();\n"
+     << "  if (o < n) {\n"
+     << (c.incremental ? row_bases(c) : "") << "    auto step = [&](auto lanes, I j) {\n"
+     << "      constexpr int V = decltype(lanes)::value;\n"
+     << "      const I i = o * r + j;\n"
+     << vector_loads(c) << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
+     << lane_program(c, "(i + l)", true) << "        Op::fold(acc, t" << value
+     << ", (kiln::i64)(j + l));\n      }\n    };\n"
+     << "    kiln::row_loop<" << c.k.vec << ">(r, vec && r % " << c.k.vec
+     << " == 0, (int)(threadIdx.x % 32), step);\n  }\n"
+     << "  kiln::finish_rows<Op>(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, "
+        "(kiln::i64)r);\n}\n";
+  c.incremental = false;
+  c.pos = "j";
+  return os.str();
+}
+
+// A thread per output, for rows shorter than a warp.
+std::string reduce_per_thread_kernel(Context& c) {
+  std::ostringstream os;
+  int value = c.g.outputs[0].instr;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * "
+        "blockDim.x) {\n"
+     << "    Op::acc acc = Op::init();\n"
+     << "    for (I j = 0; j < r; ++j) {\n"
+     << "      const I i = o * r + j;\n"
      << lane_program(c, "i", false) << "      Op::fold(acc, t" << value
-     << ", (kiln::i64)j);\n    }\n";
-  if (rows)
-    os << "    acc = kiln::block_merge<Op, " << kBlock << ">(acc);\n"
-       << "    if (threadIdx.x == 0) out0[o] = Op::finish(acc, r);\n    __syncthreads();\n  }\n}\n";
-  else
-    os << "    out0[o] = Op::finish(acc, r);\n  }\n}\n";
+     << ", (kiln::i64)j);\n    }\n"
+     << "    out0[o] = Op::finish(acc, r);\n  }\n}\n";
   return os.str();
 }
 
@@ -328,18 +360,13 @@ std::string reduce_rows_kernel(Context& c) {
 std::string reduce_columns_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
-  const size_t rank = c.k.space.shape.size();
   c.incremental = c.k.space.reduced == 1;
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
      << "  const I o = (I)blockIdx.x * 32 + threadIdx.x;\n"
      << "  Op::acc acc = Op::init();\n"
-     << "  if (o < n) {\n";
-  if (c.incremental)
-    for (size_t a = 0; a < c.k.access_kinds.size(); ++a)
-      if (c.k.access_kinds[a] == AccessKind::Strided)
-        os << "    const I b" << a << " = kiln::offset_of<" << rank
-           << ">(o * r, L.shape, L.strides[" << a << "]);\n";
+     << "  if (o < n) {\n"
+     << (c.incremental ? row_bases(c) : "");
   os << "#pragma unroll 4\n"
      << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
      << "      const I i = o * r + j;\n"
@@ -391,8 +418,10 @@ KernelSource generate(const FusedGroup& g) {
     os << reduce_full_kernel(c);
   else if (k.form == Form::ReduceColumns)
     os << reduce_columns_kernel(c);
-  else
+  else if (k.form == Form::ReduceRows)
     os << reduce_rows_kernel(c);
+  else
+    os << reduce_per_thread_kernel(c);
   k.source = os.str();
   k.name = g.name + "_" + short_hash(k.source);
   replace_all(k.source, "KILN_KERNEL", k.name);

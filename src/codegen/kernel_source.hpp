@@ -14,7 +14,8 @@ namespace kiln::codegen {
 enum class Form : uint8_t {
   Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
   ReduceFull,       // one output: block partials, merged by the last block to finish
-  ReduceRows,       // a block per output row (reduced axes contiguous in memory)
+  ReduceRows,       // a warp per output row (reduced axes contiguous in memory), long rows
+                    // split over blocks when the rows are too few to fill the GPU
   ReducePerThread,  // a thread per output (short contiguous rows)
   ReduceColumns,    // reduced axes strided: 32 outputs across a warp, the rows split over
                     // the block's 8 warps and, when outputs are too few, over blocks too

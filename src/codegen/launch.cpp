@@ -29,6 +29,20 @@ void columns(Launch& l, const KernelSource& k, int sm_count) {
   }
 }
 
+// Row reductions: a warp per row, 8 per block; rows too few to fill the GPU are split over
+// blocks while each warp's share stays at least kMinPerWarp elements long.
+void rows(Launch& l, const KernelSource& k, int sm_count) {
+  constexpr int64_t kMinPerWarp = 1024, kMaxGridY = 65535;
+  l.grid_x = ceil_div(k.kept, kBlock / 32);
+  int64_t want = ceil_div(int64_t{sm_count} * 8, l.grid_x);
+  int64_t most = std::max<int64_t>(1, k.row / kMinPerWarp);
+  l.grid_y = std::clamp<int64_t>(std::min(want, most), 1, kMaxGridY);
+  if (l.grid_y > 1) {
+    l.partials = l.grid_y * k.kept;
+    l.counters = l.grid_x;
+  }
+}
+
 }  // namespace
 
 Launch launch_for(const KernelSource& k, int sm_count) {
@@ -52,7 +66,7 @@ Launch launch_for(const KernelSource& k, int sm_count) {
       l.counters = 1;
       break;
     case Form::ReduceRows:
-      l.grid_x = cap(k.kept, 32);
+      rows(l, k, sm_count);
       break;
     case Form::ReducePerThread:
       l.grid_x = cap(ceil_div(k.kept, kBlock), 32);
