@@ -209,16 +209,15 @@ double sum_err(const Facts& f, const RefValue& r, size_t i, bool mean) {
   return e / std::max(n, 1.0) + u * static_cast<double>(std::abs(r.v.at(i)));
 }
 
-// Per element, the sum's error bound (empty for other values).
+// Per element of a sum, how far two results may be apart (empty for other values).
 using SumBound = std::vector<double>;
 
-// Both results may be off by `err` (one path's bound), in opposite directions.
 template <class R>
-bool within(R x, R y, double err) {
+bool within(R x, R y, double tolerance) {
   if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
   if (x == y) return true;
   if (std::isinf(x) || std::isinf(y)) return false;
-  return std::abs(x - y) <= 2 * err + 64 * std::numeric_limits<float>::min();
+  return std::abs(x - y) <= tolerance + 64 * std::numeric_limits<float>::min();
 }
 
 // The index of the first element on which a and b disagree, and both values, or "".
@@ -263,17 +262,25 @@ std::string compare_output(const Snapshot& a, const Snapshot& b, const Facts& f,
   return os.str();
 }
 
-// Each output's sum bounds, from the scalar reference's terms (none without one).
+// Each output's sum bounds, from the scalar reference's terms (none without one). Two paths
+// may each be off by the bound, in opposite directions; the reference is the exact sum
+// rounded once (within u * |sum|).
 std::vector<SumBound> sum_bounds(const Program& p, const std::vector<Facts>& facts,
-                                 const std::optional<std::vector<RefValue>>& model) {
+                                 const std::optional<std::vector<RefValue>>& model,
+                                 bool against_model) {
   std::vector<SumBound> out(p.outputs.size());
   if (!model) return out;
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     auto v = static_cast<size_t>(p.outputs[k]);
     const RefValue& r = model->at(v);
     if (r.magnitude.empty() || v < p.inputs.size()) continue;
+    const Facts& f = facts.at(v);
     bool mean = p.ops.at(v - p.inputs.size()).fn == static_cast<uint8_t>(ReduceFn::Mean);
-    for (size_t i = 0; i < r.v.size(); ++i) out[k].push_back(sum_err(facts.at(v), r, i, mean));
+    for (size_t i = 0; i < r.v.size(); ++i) {
+      double e = sum_err(f, r, i, mean);
+      double own = unit_roundoff(f.dtype) * static_cast<double>(std::abs(r.v[i]));
+      out[k].push_back(against_model ? e + own : 2 * e);
+    }
   }
   return out;
 }
@@ -349,9 +356,9 @@ CheckResult check_paths(const Program& p, const CheckOptions& o) {
   if (ref.status == Status::Crash) return {Verdict::Crash, std::string("host lazy: ") + ref.what};
   std::optional<std::vector<RefValue>> model;
   if (ref.status == Status::Ok && (o.reference || o.gpu)) model = fuzz::reference(p);
-  std::vector<SumBound> sums = sum_bounds(p, facts, model);
+  std::vector<SumBound> sums = sum_bounds(p, facts, model, false);
   if (o.reference && model) {
-    std::string d = compare_model(p, facts, ref, *model, sums);
+    std::string d = compare_model(p, facts, ref, *model, sum_bounds(p, facts, model, true));
     if (!d.empty()) return {Verdict::Mismatch, d};
   }
   for (const Path& path : other_paths(o)) {
