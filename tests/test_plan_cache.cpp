@@ -1,30 +1,63 @@
 // The plan cache: a graph whose structure was planned before reuses that plan, bound to its own
-// buffers, scalars and random draws. Every rebinding must give this graph's values.
+// buffers, scalars and random draws. Every rebinding must give this graph's values. Reuse, the
+// bound on the cache's size and the guard against hash collisions are seen through the cache's
+// counters (api/evaluate.hpp); each structure below is used by one test case only, so that its
+// first evaluation is a miss.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <kiln/kiln.hpp>
+#include <optional>
 #include <vector>
 
+#include "api/evaluate.hpp"
 #include "graph/node.hpp"
+#include "support/gpu.hpp"
 
 using kiln::Array;
 using kiln::DType;
+namespace api = kiln::api;
+
+namespace {
+
+// The cache's counters from zero, and no forced hash after the test, whatever it did.
+struct CountFromZero {
+  CountFromZero() { api::reset_plan_cache_counters(); }
+  ~CountFromZero() { api::force_plan_hash_for_testing(std::nullopt); }
+  CountFromZero(const CountFromZero&) = delete;
+  CountFromZero& operator=(const CountFromZero&) = delete;
+};
+
+void check_counters(int64_t misses, int64_t hits, int64_t collisions = 0) {
+  auto c = api::plan_cache_counters();
+  CHECK(c.misses == misses);
+  CHECK(c.hits == hits);
+  CHECK(c.collisions == collisions);
+}
+
+}  // namespace
 
 TEST_CASE("plan cache: same structure, new scalars") {
   auto x = kiln::arange(0, 10, 1, DType::Float64).eval();
+  CountFromZero counting;
+  kiln::reset_engine_stats();
   for (int k = 1; k <= 5; ++k) {
     auto y = (x * k + (2 * k)).to_vector<double>();  // one structure, five sets of scalars
-    for (int i = 0; i < 10; ++i) CHECK(y[i] == doctest::Approx(i * k + 2 * k));
+    for (int i = 0; i < 10; ++i) CHECK(y[i] == i * k + 2 * k);
   }
+  check_counters(1, 4);  // planned once, then reused
+  CHECK(kiln::engine_stats().plans == 5);
 }
 
 TEST_CASE("plan cache: same structure, new buffers") {
   std::vector<Array> inputs;
   for (int k = 0; k < 4; ++k) inputs.push_back(kiln::full({3, 4}, k, DType::Int64).eval());
+  CountFromZero counting;
   for (int k = 0; k < 4; ++k) {
     auto v = kiln::sum(inputs[k] * inputs[k], {1}).to_vector<int64_t>();
     for (auto e : v) CHECK(e == 4 * k * k);
   }
+  check_counters(1, 3);
 }
 
 TEST_CASE("plan cache: the structural signature tells a+a from a+b") {
@@ -41,20 +74,71 @@ TEST_CASE("plan cache: the structural signature tells a+a from a+b") {
 }
 
 TEST_CASE("plan cache: random draws are rebound, not repeated") {
+  CountFromZero counting;
   kiln::random::Generator g(7);
   auto r1 = (g.randint(0, 1000000, {64}) * 2 + 1).to_vector<int64_t>();
   auto r2 = (g.randint(0, 1000000, {64}) * 2 + 1).to_vector<int64_t>();
   CHECK(r1 != r2);
   kiln::random::Generator h(7);
   CHECK((h.randint(0, 1000000, {64}) * 2 + 1).to_vector<int64_t>() == r1);
+  check_counters(1, 2);  // the second and third draws ran the first one's plan
 }
 
-TEST_CASE("transfer policy: explicit by default, Auto copies the smaller operand") {
+TEST_CASE("plan cache: when full it is emptied, and a structure planned before is planned again") {
+  auto x = kiln::arange(0, 7, 1, DType::Int64).eval();
+  // The oldest structure. (k must differ from 1000: equal scalars are one node, which is
+  // another structure.)
+  auto s0 = [&](int64_t k) {
+    auto v = (x * k - 1000).to_vector<int64_t>();
+    bool right = v.size() == 7;
+    for (int64_t i = 0; right && i < 7; ++i) right = v[i] == i * k - 1000;
+    return right;
+  };
+  CountFromZero counting;
+  CHECK(s0(2));
+  CHECK(s0(3));
+  check_counters(1, 1);
+  // New structures (random draws of every length: no kernel to compile) until the cache, which
+  // holds s0's plan and those of the cases before, reaches its bound and is emptied.
+  kiln::random::Generator g(11);
+  int64_t n = 0;
+  while (api::plan_cache_counters().clears == 0 && n <= int64_t{api::kMaxCachedPlans})
+    g.uniform(0, 1, {++n}).eval();
+  REQUIRE(api::plan_cache_counters().clears == 1);
+  CHECK(n <= int64_t{api::kMaxCachedPlans});  // at the bound, not later
+  check_counters(1 + n, 1);
+  CHECK(s0(5));  // made again, and right
+  check_counters(2 + n, 1);
+  CHECK(s0(6));  // and cached again
+  check_counters(2 + n, 2);
+  CHECK(api::plan_cache_counters().clears == 1);
+}
+
+TEST_CASE("plan cache: two structures under one hash are told apart by their inputs' types") {
+  auto a = kiln::arange(0, 5, 1, DType::Float64).eval();
+  auto b = kiln::arange(0, 3, 1, DType::Int64).eval();
+  CountFromZero counting;
+  api::force_plan_hash_for_testing(0x5eed);  // every structure collides with every other
+  CHECK((a * 2.5).to_vector<double>() == std::vector<double>{0, 2.5, 5, 7.5, 10});
+  check_counters(1, 0);
+  // Same hash, other input dtype and shape: the cached plan is not used; a new one replaces it.
+  CHECK((b + 7).to_vector<int64_t>() == std::vector<int64_t>{7, 8, 9});
+  check_counters(2, 0, 1);
+  CHECK((a * 0.5).to_vector<double>() == std::vector<double>{0, 0.5, 1, 1.5, 2});
+  check_counters(3, 0, 2);
+  CHECK((a * 4.0).to_vector<double>() == std::vector<double>{0, 4, 8, 12, 16});
+  check_counters(3, 1, 2);  // the same structure again: a hit under the shared hash
+}
+
+TEST_CASE("transfer policy: explicit by default, and settable") {
   CHECK(kiln::get_transfer_policy() == kiln::TransferPolicy::Explicit);
-  if (!kiln::cuda_available()) {
-    MESSAGE("no GPU found: the mixed-device half of this test is skipped");
-    return;
-  }
+  kiln::set_transfer_policy(kiln::TransferPolicy::Auto);
+  CHECK(kiln::get_transfer_policy() == kiln::TransferPolicy::Auto);
+  kiln::set_transfer_policy(kiln::TransferPolicy::Explicit);
+  CHECK(kiln::get_transfer_policy() == kiln::TransferPolicy::Explicit);
+}
+
+GPU_TEST_CASE("transfer policy: Explicit refuses mixed devices, Auto copies the smaller operand") {
   auto big = kiln::arange(0, 1000, 1, DType::Float32, kiln::cuda());
   auto small = kiln::full({1000}, 2.0f, DType::Float32);
   CHECK_THROWS_AS((void)(big + small), kiln::DeviceError);

@@ -70,22 +70,42 @@ struct CachedPlan {
 
 // Plans by structural hash: an expression whose structure was seen before skips planning,
 // code generation and kernel lookup; run_plan binds its buffers, scalars and random draws.
+// (Counters and the forced hash are for tests; like the cache, they are guarded by
+// eval_mutex.)
 class PlanCache {
  public:
   const plan::Plan& lookup_or_make(const std::vector<graph::NodeRef>& outputs,
                                    const graph::Signature& sig) {
-    auto it = plans_.find(sig.hash);
-    if (it != plans_.end() && same_values(it->second.values, sig)) return it->second.plan;
-    if (plans_.size() >= kMaxPlans) plans_.clear();  // a crude bound; plans are cheap to redo
+    const size_t key = forced_hash.value_or(sig.hash);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) {
+      if (same_values(it->second.values, sig)) {
+        ++counters.hits;
+        return it->second.plan;
+      }
+      ++counters.collisions;
+    }
+    if (plans_.size() >= kMaxCachedPlans) {  // a crude bound; plans are cheap to redo
+      plans_.clear();
+      ++counters.clears;
+    }
+    ++counters.misses;
     CachedPlan c{plan::make_plan(outputs, &sig), value_shapes(sig)};
     for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();
-    return (plans_[sig.hash] = std::move(c)).plan;
+    return (plans_[key] = std::move(c)).plan;
   }
 
+  PlanCacheCounters counters;
+  std::optional<size_t> forced_hash;
+
  private:
-  static constexpr size_t kMaxPlans = 4096;
   std::unordered_map<size_t, CachedPlan> plans_;
 };
+
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
+}
 
 }  // namespace
 
@@ -97,12 +117,24 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   for (const auto& n : nodes)
     if (!n->is_leaf()) todo.push_back(n);
   if (todo.empty()) return;
-  static PlanCache cache;
   graph::Signature sig = graph::signature(todo);
-  const plan::Plan& p = cache.lookup_or_make(todo, sig);
+  const plan::Plan& p = plan_cache().lookup_or_make(todo, sig);
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   auto results = run_plan(p, sig);
   for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);
+}
+
+PlanCacheCounters plan_cache_counters() {
+  std::lock_guard lock(eval_mutex());
+  return plan_cache().counters;
+}
+void reset_plan_cache_counters() {
+  std::lock_guard lock(eval_mutex());
+  plan_cache().counters = {};
+}
+void force_plan_hash_for_testing(std::optional<size_t> hash) {
+  std::lock_guard lock(eval_mutex());
+  plan_cache().forced_hash = hash;
 }
 
 int debug_level() {
