@@ -1,0 +1,199 @@
+// Reduction schedules by layout (codegen::generate picks the form, codegen::launch_for the
+// launch): which form each layout gets and how it is split, derived by hand from the rules in
+// src/codegen/launch.cpp; and, on a GPU, every form at the extents where its edges are (1, 7,
+// 32, 33, 1000, 4097, 50257, 10^6 elements) against the host executor, exactly.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <kiln/kiln.hpp>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_source.hpp"
+#include "plan/planner.hpp"
+#include "support/gpu.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+using kiln::codegen::Form;
+
+constexpr int kSms = 132;  // an H200's SM count, for the launch shapes
+
+// The kernel codegen writes for r's (single) kernel step.
+kiln::codegen::KernelSource kernel_of(const Array& r) {
+  auto plan = kiln::plan::make_plan({r.node()});
+  std::vector<kiln::codegen::KernelSource> kernels;
+  for (const auto& s : plan.steps)
+    if (auto* k = std::get_if<kiln::plan::KernelStep>(&s))
+      kernels.push_back(kiln::codegen::generate(k->group));
+  REQUIRE(kernels.size() == 1);
+  return kernels[0];
+}
+
+// Small integers as floats: every sum of them below 2^24 is exact in any order, so host and GPU
+// must agree bit for bit whatever the schedule, and a lost or doubled element shows.
+Array small_integers(const Shape& s, DType t) {
+  std::vector<double> v(static_cast<size_t>(kiln::shape_size(s)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i * 7919 % 13) - 6;  // -6 .. 6
+  return kiln::asarray(v, s).astype(t).eval();
+}
+
+// In memory (a constant would be read as a broadcast scalar, another layout).
+Array matrix(int64_t rows, int64_t cols, DType t = DType::Float32) {
+  return small_integers({rows, cols}, t);
+}
+
+}  // namespace
+
+TEST_CASE("schedules: each layout gets its reduction form") {
+  auto x = matrix(64, 4096);
+  CHECK(kernel_of(kiln::sum(x)).form == Form::ReduceFull);
+  CHECK(kernel_of(kiln::sum(x, {1})).form == Form::ReduceRows);
+  CHECK(kernel_of(kiln::sum(x, {0})).form == Form::ReduceColumns);
+  // Rows shorter than a warp: a thread per output.
+  CHECK(kernel_of(kiln::sum(matrix(4096, 7), {1})).form == Form::ReducePerThread);
+  // A middle axis of rank 3 is strided: columns; the last two axes merge into one long row.
+  auto y = small_integers({8, 16, 64}, DType::Float64);
+  CHECK(kernel_of(kiln::sum(y, {1})).form == Form::ReduceColumns);
+  CHECK(kernel_of(kiln::sum(y, {1, 2})).form == Form::ReduceRows);
+  // The transpose's rows are the matrix's columns.
+  CHECK(kernel_of(kiln::sum(x.T(), {1})).form == Form::ReduceColumns);
+  CHECK(kernel_of(kiln::sum(x.T(), {0})).form == Form::ReduceRows);
+  // A prologue reading the matrix and its transpose has no contiguous rows.
+  auto sq = matrix(256, 256);
+  CHECK(kernel_of(kiln::sum(sq + sq.T(), {1})).form == Form::ReduceColumns);
+}
+
+TEST_CASE("schedules: column reductions split the rows over blocks only when outputs are few") {
+  // 4096 outputs: 128 column tiles of 32 want ceil(132 * 8 / 128) = 9 blocks down each column;
+  // 16384 rows allow 16384 / (8 * 16) = 128, so 9.
+  auto k = kernel_of(kiln::sum(matrix(16384, 4096), {0}));
+  auto l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 32);
+  CHECK(l.block_y == 8);
+  CHECK(l.grid_x == 128);
+  CHECK(l.grid_y == 9);
+  CHECK(l.partials == 9 * 4096);
+  CHECK(l.counters == 128);
+  CHECK(l.count == 4096);
+  // Many outputs: no split, no scratch.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {0})), kSms);
+  CHECK(l.grid_x == 31250);
+  CHECK(l.grid_y == 1);
+  CHECK(l.partials == 0);
+  CHECK(l.counters == 0);
+  // Seven outputs of a million rows: one column tile, as many blocks down it as fill the GPU.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(1000000, 7), {0})), kSms);
+  CHECK(l.grid_x == 1);
+  CHECK(l.grid_y == 1056);
+  CHECK(l.partials == 1056 * 7);
+  // Too few rows to be worth splitting: 100 rows give 100 / 128 -> 1 block per column.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 64), {0})), kSms);
+  CHECK(l.grid_y == 1);
+}
+
+TEST_CASE("schedules: row reductions take a warp per row and split long rows when rows are few") {
+  // 16384 rows: 2048 blocks of 8 warps fill the GPU; no split.
+  auto k = kernel_of(kiln::sum(matrix(16384, 4096), {1}));
+  CHECK(k.vec == 4);  // float32: 16-byte loads
+  auto l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 256);
+  CHECK(l.grid_x == 2048);
+  CHECK(l.grid_y == 1);
+  CHECK(l.count == 16384);
+  // 7 rows of a million: one block of rows; filling the GPU wants 132 * 8 = 1056 blocks, but
+  // each warp keeps at least 1024 values, so 10^6 / 1024 = 976.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {1})), kSms);
+  CHECK(l.grid_x == 1);
+  CHECK(l.grid_y == 976);
+  CHECK(l.partials == l.grid_y * 7);
+  CHECK(l.counters == 1);
+  // float64 and complex128 rows: 2 and 1 lanes per 16-byte load.
+  CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Float64), {1})).vec == 2);
+  CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Complex128), {1})).vec == 1);
+}
+
+namespace {
+
+void same_on_gpu(const std::string& what, const Array& host_in,
+                 const std::function<Array(const Array&)>& f) {
+  INFO(what);
+  Array host = f(host_in).eval();
+  Array gpu = f(kiln::asarray(host_in, kiln::cuda())).eval();
+  REQUIRE(gpu.device() == kiln::cuda());
+  Array back = gpu.get();
+  REQUIRE(back.dtype() == host.dtype());
+  REQUIRE(back.shape() == host.shape());
+  CHECK(kiln::array_equal(back, host));
+  // The split merges in a fixed order: a second evaluation gives the same bits.
+  CHECK(kiln::array_equal(f(kiln::asarray(host_in, kiln::cuda())).get(), back));
+}
+
+}  // namespace
+
+GPU_TEST_CASE("schedules: rows and columns at the extents where forms change, every reduction") {
+  const std::vector<int64_t> extents = {1, 7, 32, 33, 1000, 4097};
+  for (int64_t rows : extents)
+    for (int64_t cols : extents)
+      for (DType t : {DType::Float32, DType::Int32}) {
+        Array x = small_integers({rows, cols}, t);
+        std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+        for (int axis : {0, 1}) {
+          std::string at = shape + " axis " + std::to_string(axis);
+          same_on_gpu("sum " + at, x, [&](const Array& a) { return kiln::sum(a, {axis}); });
+          same_on_gpu("max " + at, x, [&](const Array& a) { return kiln::max(a, {axis}); });
+          same_on_gpu("argmin " + at, x, [&](const Array& a) { return kiln::argmin(a, axis); });
+          same_on_gpu("mean keepdims " + at, x,
+                      [&](const Array& a) { return kiln::mean(a, {axis}, true); });
+          same_on_gpu("any " + at, x, [&](const Array& a) { return kiln::any(a > 5, {axis}); });
+        }
+      }
+}
+
+GPU_TEST_CASE("schedules: long rows and columns, split over blocks, every dtype") {
+  const std::vector<Shape> shapes = {{7, 1000000}, {1000000, 7}, {3, 50257},
+                                     {50257, 3},   {64, 16384},  {16384, 64}};
+  for (const Shape& s : shapes)
+    for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Complex64}) {
+      Array x = small_integers(s, t);
+      std::string shape =
+          std::to_string(s[0]) + "x" + std::to_string(s[1]) + " " + kiln::dtype_name(t);
+      for (int axis : {0, 1}) {
+        std::string at = shape + " axis " + std::to_string(axis);
+        same_on_gpu("sum " + at, x, [&](const Array& a) { return kiln::sum(a * 2 + 1, {axis}); });
+        same_on_gpu("argmax " + at, x, [&](const Array& a) { return kiln::argmax(a, axis); });
+        if (!kiln::is_complex(t))
+          same_on_gpu("min " + at, x, [&](const Array& a) { return kiln::min(a, {axis}); });
+      }
+    }
+}
+
+GPU_TEST_CASE("schedules: rank 3 and 4 over every axis subset, views as inputs") {
+  Array x4 = small_integers({5, 6, 7, 33}, DType::Float32);
+  for (int mask = 1; mask < 16; ++mask) {
+    kiln::Axes axes;
+    for (int a = 0; a < 4; ++a)
+      if (mask & (1 << a)) axes.push_back(a);
+    std::string at = "mask " + std::to_string(mask);
+    same_on_gpu("sum rank 4 " + at, x4, [&](const Array& a) { return kiln::sum(a, axes); });
+    same_on_gpu("max of a permutation " + at, x4, [&](const Array& a) {
+      return kiln::max(a.transpose({2, 0, 3, 1}), axes);
+    });
+    same_on_gpu("sum of a strided slice " + at, x4, [&](const Array& a) {
+      return kiln::sum(
+          a.index({kiln::Slice(), kiln::Slice(1, 6, 2), kiln::Slice(), kiln::Slice(0, 33, 3)}),
+          axes, true);
+    });
+  }
+  Array x3 = small_integers({33, 4097, 3}, DType::Int32);
+  for (int mask = 1; mask < 8; ++mask) {
+    kiln::Axes axes;
+    for (int a = 0; a < 3; ++a)
+      if (mask & (1 << a)) axes.push_back(a);
+    same_on_gpu("sum rank 3 mask " + std::to_string(mask), x3,
+                [&](const Array& a) { return kiln::sum(a, axes); });
+  }
+}
