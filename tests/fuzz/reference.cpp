@@ -100,6 +100,18 @@ C complex_pow(const C& x, const C& y) {
   return std::pow(x, y);
 }
 
+// NumPy's complex division (Smith's method; x / 0 divides each part by |re 0| = +0).
+C smith_divide(const C& a, const C& b) {
+  LD ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  if (std::fabs(br) >= std::fabs(bi)) {
+    if (br == 0 && bi == 0) return {ar / std::fabs(br), ai / std::fabs(br)};
+    LD rat = bi / br, scl = 1 / (br + bi * rat);
+    return {(ar + ai * rat) * scl, (ai - ar * rat) * scl};
+  }
+  LD rat = br / bi, scl = 1 / (bi + br * rat);
+  return {(ar * rat + ai) * scl, (ai * rat - ar) * scl};
+}
+
 // a op b, both already in dtype t (the result's dtype for arithmetic).
 C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
   if (fn == BinaryFn::Minimum || fn == BinaryFn::Maximum)
@@ -139,7 +151,7 @@ C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
             return store<T>(x * y);
         case BinaryFn::Div:
           if constexpr (complex_v<T>)
-            return convert(a / b, DType::Complex128, t);  // noisy: within its bound
+            return convert(smith_divide(a, b), DType::Complex128, t);  // noisy: within its bound
           else
             return store<T>(x / y);
         default:
