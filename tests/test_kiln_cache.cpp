@@ -24,6 +24,7 @@
 #include "jit/jit.hpp"
 #include "jit/usage_log.hpp"
 #include "support/child_processes.hpp"
+#include "support/gpu.hpp"
 #include "support/temp_cache.hpp"
 #include "support/variant_kernel.hpp"
 
@@ -118,9 +119,12 @@ ToolRun tool(const std::string& dir, const std::string& args, const std::string&
   return shell(env + " " KILN_CACHE_TOOL " --dir '" + dir + "' " + args);
 }
 
-// Whether the text is one valid JSON document (checked by Python's parser when there is one).
+// Whether the text is one valid JSON document, by Python's parser: a test without it would
+// check much less, so a missing interpreter fails the test.
 bool valid_json(const std::string& text) {
-  if (::access(KILN_PYTHON, X_OK) != 0) return text.starts_with("{");
+  REQUIRE_MESSAGE(::access(KILN_PYTHON, X_OK) == 0, KILN_PYTHON
+                  " is missing: the JSON checks use Python's json module; install "
+                  "python3 (scripts/install-deps does)");
   TempDir tmp;
   write_text(tmp.path + "/doc.json", text);
   std::string cmd = std::string(KILN_PYTHON) +
@@ -286,14 +290,25 @@ TEST_CASE("usage logs: torn and garbage lines are ignored; hits sum, the latest 
   CHECK(jit::read_usage(dir.path)[key].hits == 5);  // now from the summary
 }
 
+TEST_CASE("valid_json, the oracle of the --json checks, rejects what is not one JSON document") {
+  CHECK(valid_json(R"({"entries":[{"key":"ab","hits":2}],"bytes":1.5e3})"));
+  CHECK_FALSE(valid_json(R"({"entries":[{"key":"ab","hits":2},]})"));  // trailing comma
+  CHECK_FALSE(valid_json(R"({"key":"ab"})"
+                         "\n"
+                         R"({"key":"cd"})"));    // two documents
+  CHECK_FALSE(valid_json(R"({"key":"a\qb"})"));  // a bad escape
+  CHECK_FALSE(valid_json(R"({"bytes":})"));
+}
+
 // ---- the tool on caches made by kiln itself ----------------------------------------------------
 
-TEST_CASE("kiln expressions (KILN_JIT_ARCH=sm_90) fill the cache; list, show, stats describe it") {
+namespace {
+
+// Evaluates kiln expressions on `d`, then checks that the cache holds their kernels and that
+// list, list --json and show describe them.
+void check_tool_on_evaluated_kernels(kiln::Device d) {
   TempDir dir;
   use_cache(dir.path);
-  // Without a GPU the host evaluation also compiles (KILN_JIT_ARCH); with one, the device runs
-  // the kernels: either way they land in the cache.
-  kiln::Device d = kiln::cuda_available() ? kiln::cuda() : kiln::host();
   auto x = kiln::arange(0, 1000, 1, kiln::DType::Float32, d);
   auto y = (kiln::sin(x) * 2 + kiln::cos(x) / 3).eval();
   double total = kiln::sum(x * x).get().item<double>();
@@ -339,6 +354,19 @@ TEST_CASE("kiln expressions (KILN_JIT_ARCH=sm_90) fill the cache; list, show, st
                  "is not on PATH"));
   CHECK(contains(show.out, ".visible .entry " + entries[0].name + "("));
   CHECK(contains(show.out, "\ndtypes     "));
+}
+
+}  // namespace
+
+// Without a GPU a host evaluation also compiles each kernel (KILN_JIT_ARCH); with one, only the
+// device's evaluations do.
+NO_GPU_TEST_CASE(
+    "host expressions (KILN_JIT_ARCH=sm_90) fill the cache; list and show describe it") {
+  check_tool_on_evaluated_kernels(kiln::host());
+}
+
+GPU_TEST_CASE("GPU expressions fill the cache; list and show describe it") {
+  check_tool_on_evaluated_kernels(kiln::cuda());
 }
 
 // ---- the tool on kernels compiled directly -------------------------------------------------
