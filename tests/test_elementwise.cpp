@@ -581,3 +581,127 @@ TEST_CASE("function results do not depend on the element's position") {
     }
   }
 }
+
+// ---- allclose and array_equal, on which every GPU check rests ------------------------------
+// Expected answers are derived by hand from NumPy's rule, |a - b| <= atol + rtol * |b|
+// (asymmetric: |b|, not |a|), and were checked against NumPy 1.24. Values sit well clear of
+// rounding at the boundary (many ulps), so "just inside" and "just outside" are exact claims.
+
+TEST_CASE("allclose: just inside rtol and atol is true, just outside is false") {
+  using V = std::vector<double>;
+  auto close = [](const V& a, const V& b, double rtol, double atol) {
+    return kiln::allclose(kiln::asarray(a), kiln::asarray(b), rtol, atol);
+  };
+  // float64, rtol alone: the tolerance at b = 1000 is 0.01.
+  CHECK(close({1000.0099}, {1000}, 1e-5, 0));
+  CHECK_FALSE(close({1000.0101}, {1000}, 1e-5, 0));
+  CHECK_FALSE(close({999.9899}, {1000}, 1e-5, 0));
+  // atol alone decides at b = 0 (the defaults: rtol 1e-5, atol 1e-8).
+  CHECK(kiln::allclose(kiln::asarray(V{0.9e-8, -0.9e-8}), kiln::asarray(V{0, 0})));
+  CHECK_FALSE(kiln::allclose(kiln::asarray(V{1.1e-8}), kiln::asarray(V{0})));
+  // Both add up: 0.01 + 0.005 at b = 1000.
+  CHECK(close({1000.0149}, {1000}, 1e-5, 0.005));
+  CHECK_FALSE(close({1000.0151}, {1000}, 1e-5, 0.005));
+  // Asymmetric: the tolerance scales with |b|, so swapping the arguments changes the answer.
+  CHECK(close({100}, {111}, 0.1, 0));        // 11 <= 11.1
+  CHECK_FALSE(close({111}, {100}, 0.1, 0));  // 11 > 10
+  // One element outside among a thousand inside makes the whole answer false.
+  V b(1000), a(1000);
+  for (int i = 0; i < 1000; ++i) b[i] = 1 + i, a[i] = b[i] * (1 + 0.9e-5);
+  CHECK(close(a, b, 1e-5, 0));
+  a[617] = b[617] * (1 + 1.1e-5);
+  CHECK_FALSE(close(a, b, 1e-5, 0));
+}
+
+TEST_CASE("allclose: float32 and complex just inside and just outside") {
+  // float32, computed in float32 as in NumPy: 1000 + 2^-7 and 1000 + 2^-6 are exact, 128 and
+  // 256 ulps from 1000, either side of the tolerance 0.01.
+  auto f32 = [](float v) { return kiln::asarray(std::vector<float>{v}); };
+  CHECK(f32(1000.0078125f).dtype() == DType::Float32);
+  CHECK(kiln::allclose(f32(1000.0078125f), f32(1000), 1e-5, 0));
+  CHECK_FALSE(kiln::allclose(f32(1000.015625f), f32(1000), 1e-5, 0));
+  // complex128: |a - b| is the modulus, so each part within the tolerance is not enough.
+  using C = std::complex<double>;
+  auto c128 = [](C v) { return kiln::asarray(std::vector<C>{v}); };
+  CHECK(kiln::allclose(c128({1000.006, 0.006}), c128(1000), 1e-5, 0));        // |d| = 0.0085
+  CHECK_FALSE(kiln::allclose(c128({1000.008, 0.008}), c128(1000), 1e-5, 0));  // |d| = 0.0113
+  // ... and |b| is the modulus too: at b = 600 + 800i the tolerance is 0.01, not 0.006.
+  CHECK(kiln::allclose(c128({600.007, 800}), c128({600, 800}), 1e-5, 0));
+  CHECK_FALSE(kiln::allclose(c128({600.011, 800}), c128({600, 800}), 1e-5, 0));
+  // complex64.
+  using C32 = std::complex<float>;
+  auto c64 = [](C32 v) { return kiln::asarray(std::vector<C32>{v}); };
+  CHECK(kiln::allclose(c64({1000, 0.0078125f}), c64(1000), 1e-5, 0));
+  CHECK_FALSE(kiln::allclose(c64({1000, 0.015625f}), c64(1000), 1e-5, 0));
+}
+
+TEST_CASE("allclose and array_equal: NaN only with equal_nan, infinities only when equal") {
+  const double nan = std::nan(""), inf = INFINITY;
+  auto arr = [](std::vector<double> v) { return kiln::asarray(v); };
+  CHECK_FALSE(kiln::allclose(arr({nan, 1}), arr({nan, 1})));
+  CHECK(kiln::allclose(arr({nan, 1}), arr({nan, 1}), 1e-5, 1e-8, true));
+  CHECK_FALSE(kiln::allclose(arr({nan}), arr({1}), 1e-5, 1e-8, true));
+  CHECK_FALSE(kiln::allclose(arr({1}), arr({nan}), 1e-5, 1e-8, true));
+  CHECK(kiln::allclose(arr({inf, -inf}), arr({inf, -inf})));
+  CHECK_FALSE(kiln::allclose(arr({inf}), arr({1e308})));
+  CHECK_FALSE(kiln::array_equal(arr({1, nan}), arr({1, nan})));
+  CHECK(kiln::array_equal(arr({1, nan}), arr({1, nan}), true));
+  CHECK_FALSE(kiln::array_equal(arr({1, nan}), arr({1, 2}), true));
+  CHECK(kiln::array_equal(arr({inf, -inf}), arr({inf, -inf})));
+  CHECK_FALSE(kiln::array_equal(arr({inf}), arr({-inf})));
+}
+
+// KNOWN BUG (should_fail until src/api/reduce.cpp is fixed; then remove the decorator): kiln
+// applies the tolerance to a non-finite b too, where NumPy compares non-finite elements with ==.
+// With b = inf the tolerance is inf, so every a, finite or -inf, is "close" to it; a GPU result
+// of 1.0 where the host has inf passes allclose(gpu, host).
+TEST_CASE("allclose: an infinity in b is close only to the same infinity" *
+          doctest::should_fail()) {
+  const double inf = INFINITY;
+  auto arr = [](std::vector<double> v) { return kiln::asarray(v); };
+  CHECK_FALSE(kiln::allclose(arr({1}), arr({inf})));
+  CHECK_FALSE(kiln::allclose(arr({-inf}), arr({inf})));
+  CHECK_FALSE(kiln::allclose(arr({1e308}), arr({inf}), 1.0, 0));
+}
+
+TEST_CASE("allclose broadcasts as NumPy; array_equal needs equal shapes") {
+  Array ones23 = kiln::ones({2, 3});
+  CHECK(kiln::allclose(ones23, kiln::ones({3})));
+  CHECK(kiln::allclose(kiln::ones({3}), ones23));
+  CHECK(kiln::allclose(ones23, kiln::asarray(std::vector<double>{1}, Shape{})));
+  CHECK_FALSE(kiln::allclose(ones23, kiln::asarray<double>({1, 1, 1.001})));
+  CHECK_THROWS_AS(kiln::allclose(kiln::ones({2}), kiln::ones({3})), kiln::ShapeError);
+  // array_equal does not broadcast: other shapes are simply not equal.
+  CHECK_FALSE(kiln::array_equal(ones23, kiln::ones({3})));
+  CHECK_FALSE(kiln::array_equal(kiln::ones({2}), kiln::ones({3})));
+  CHECK_FALSE(kiln::array_equal(kiln::ones({1, 3}), kiln::ones({3})));
+  CHECK(kiln::array_equal(ones23, kiln::ones({2, 3})));
+}
+
+TEST_CASE("array_equal: one differing element; integers and bools") {
+  std::vector<double> v(5000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<double>(i));
+  Array a = kiln::asarray(v);
+  CHECK(kiln::array_equal(a, kiln::asarray(v)));
+  v[4321] = std::nextafter(v[4321], 2.0);  // one ulp
+  CHECK_FALSE(kiln::array_equal(a, kiln::asarray(v)));
+  CHECK(kiln::allclose(a, kiln::asarray(v)));  // yet close
+  // int64 compared as integers: 2^53 + 1 and 2^53 are one float64 but not one int64.
+  const int64_t big = int64_t{1} << 53;
+  Array i = kiln::asarray(std::vector<int64_t>{big + 1, -7});
+  CHECK(kiln::array_equal(i, kiln::asarray(std::vector<int64_t>{big + 1, -7})));
+  CHECK_FALSE(kiln::array_equal(i, kiln::asarray(std::vector<int64_t>{big, -7})));
+  CHECK_FALSE(kiln::array_equal(i, kiln::asarray(std::vector<int64_t>{big + 1, -8})));
+  // allclose on integers goes through float64, as NumPy: 10^6 and 10^6 + 1 are within rtol.
+  auto i32 = [](int32_t x) { return kiln::asarray(std::vector<int32_t>{x}); };
+  CHECK(kiln::allclose(i32(1000000), i32(1000001)));
+  CHECK_FALSE(kiln::allclose(i32(0), i32(1)));
+  CHECK_FALSE(kiln::allclose(i32(1000000), i32(1000011)));  // 11 > 10.00011
+  // Bools.
+  const bool tf[] = {true, false}, tt[] = {true, true};
+  Array b1 = kiln::asarray(tf, DType::Bool, {2}), b2 = kiln::asarray(tt, DType::Bool, {2});
+  CHECK(kiln::array_equal(b1, kiln::asarray(tf, DType::Bool, {2})));
+  CHECK_FALSE(kiln::array_equal(b1, b2));
+  CHECK(kiln::allclose(b1, kiln::asarray(tf, DType::Bool, {2})));
+  CHECK_FALSE(kiln::allclose(b1, b2));
+}
