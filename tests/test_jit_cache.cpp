@@ -66,32 +66,6 @@ std::vector<std::string> files_in(const std::string& dir) {
   return names;
 }
 
-// Redirects fd 2 into a file until finish(), which returns what was written.
-struct StderrCapture {
-  TempDir tmp;
-  int saved = -1;
-  StderrCapture() {
-    std::fflush(stderr);
-    saved = ::dup(2);
-    int fd = ::open((tmp.path + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 2);
-    ::close(fd);
-  }
-  std::string finish() {
-    std::fflush(stderr);
-    ::dup2(saved, 2);
-    ::close(saved);
-    return read_text(tmp.path + "/err");
-  }
-};
-
-int count_lines_with(const std::string& text, const std::string& needle) {
-  std::istringstream in(text);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
-  return n;
-}
-
 // Every name in a directory (files and folders), sorted, one space between.
 std::string listing(const std::string& dir) {
   std::vector<std::string> names;

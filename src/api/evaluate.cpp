@@ -4,19 +4,34 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "api/debug.hpp"
 #include "api/run_plan.hpp"
+#include "jit/cache_config.hpp"
 #include "kiln/array.hpp"
 #include "plan/planner.hpp"
 
 namespace kiln {
 namespace {
 
+// Every thread reads KILN_MODE as it starts: one warning per bad value, not one per thread.
+void warn_bad_mode(const std::string& value) {
+  static std::mutex mu;
+  static std::string warned;
+  std::lock_guard lock(mu);
+  if (value == warned) return;
+  warned = value;
+  jit::warn("KILN_MODE=" + value + " is not one of lazy, eager; using lazy");
+}
+
 Mode mode_from_env() {
   const char* m = std::getenv("KILN_MODE");
-  return m && std::strcmp(m, "eager") == 0 ? Mode::Eager : Mode::Lazy;
+  std::string value = m ? m : "";
+  if (value == "eager") return Mode::Eager;
+  if (!value.empty() && value != "lazy") warn_bad_mode(value);
+  return Mode::Lazy;
 }
 thread_local Mode t_mode = mode_from_env();
 

@@ -58,6 +58,8 @@ bool parse_size(const std::string& v, uint64_t& out) {
     if (pos == std::string::npos) return false;
     for (size_t i = 0; i <= pos; ++i) scale *= 1024;
   }
+  // 2^64 bytes and more do not fit, and converting them to uint64_t is undefined.
+  if (number * scale >= 18446744073709551616.0) return false;
   out = uint64_t(number * scale);
   return true;
 }

@@ -1,14 +1,19 @@
 // A throw-away kernel cache for tests: a temporary directory, KILN_CACHE_* pointed at it, and
-// the file helpers that inspect or damage the entries written there. Shared by the tests of the
-// JIT cache (test_jit_cache) and of its inventory and tool (test_kiln_cache), so that both
-// set up the cache exactly the same way.
+// the file helpers that inspect or damage the entries written there, and a capture of the
+// warnings kiln prints. Shared by the tests of the JIT cache (test_jit_cache), of its inventory
+// and tool (test_kiln_cache) and of the environment (test_environment), so that all set up the
+// cache exactly the same way.
 #pragma once
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -77,6 +82,43 @@ inline std::string read_text(const std::string& path) {
 
 inline void write_text(const std::string& path, const std::string& s) {
   write_bytes(path, std::vector<char>(s.begin(), s.end()));
+}
+
+// Redirects fd 2 into a file until finish(), which returns what was written (or until it is
+// destroyed, when an assertion ends the case first).
+struct StderrCapture {
+  TempDir tmp;
+  int saved = -1;
+  StderrCapture() {
+    std::fflush(stderr);
+    saved = ::dup(2);
+    int fd = ::open((tmp.path + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ~StderrCapture() { restore(); }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+  std::string finish() {
+    restore();
+    return read_text(tmp.path + "/err");
+  }
+
+ private:
+  void restore() {
+    if (saved < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    saved = -1;
+  }
+};
+
+inline int count_lines_with(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
 }
 
 }  // namespace kiln::test_support
