@@ -314,7 +314,7 @@ def layout_rows(r):
         c = r.get("layout", {}).get(key, {})
         if "kiln_ms" not in c or not roof:
             continue
-        roof_ms = c["bytes"] / (roof / 2) / 1e9  # copy_tbps counts read + write
+        roof_ms = c["bytes"] / roof / 1e9  # copy_tbps counts bytes read + bytes written
         tc = p.get(f"{key}_torch_compile_ms")
         eager = min(v for v in (p.get(f"{key}_torch_ms"), p.get(f"{key}_cupy_ms")) if v)
         out.append((f"{w} {rows}x{cols}", f"{c['kiln_ms']:.4f}",

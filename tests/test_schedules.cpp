@@ -197,3 +197,22 @@ GPU_TEST_CASE("schedules: rank 3 and 4 over every axis subset, views as inputs")
                 [&](const Array& a) { return kiln::sum(a, axes); });
   }
 }
+
+TEST_CASE("schedules: an empty output launches nothing; an empty row still writes its outputs") {
+  auto empty_rows = kiln::zeros({0, 5}, DType::Float32).eval();
+  for (int axis : {0, 1}) {
+    auto l = kiln::codegen::launch_for(kernel_of(kiln::sum(empty_rows + 1, {axis})), kSms);
+    CHECK(l.grid_x == (axis == 0 ? 1 : 0));  // axis 0 leaves 5 outputs, each a sum of nothing
+  }
+  auto l = kiln::codegen::launch_for(kernel_of(kiln::sum(empty_rows + 1)), kSms);
+  CHECK(l.grid_x == 1);  // the sum of nothing is 0, and someone must write it
+}
+
+GPU_TEST_CASE("schedules: reductions of empty extents give NumPy's identities") {
+  Array e = kiln::asarray(kiln::zeros({0, 5}, DType::Float32), kiln::cuda());
+  CHECK(kiln::sum(e * 2, {0}).get().to_vector<float>() == std::vector<float>(5, 0.f));
+  CHECK(kiln::sum(e * 2, {1}).get().size() == 0);
+  CHECK(kiln::prod(e * 2, {0}).get().to_vector<float>() == std::vector<float>(5, 1.f));
+  CHECK(kiln::sum(e * 2).item<float>() == 0.f);
+  CHECK(kiln::all(e > 1, {0}).get().to_vector<bool>() == std::vector<bool>(5, true));
+}

@@ -59,7 +59,7 @@ KernelSource generate(const plan::FusedGroup& g);
 // How a kernel is launched on a device with `sm_count` SMs: decided here, with the kernel it
 // belongs to, so that the launcher only allocates what it says and packs arguments.
 struct Launch {
-  int64_t grid_x = 1, grid_y = 1;
+  int64_t grid_x = 1, grid_y = 1;  // grid_x 0: nothing to launch (the output is empty)
   int block_x = 256, block_y = 1;
   int64_t partials = 0;  // accumulators of scratch the kernel needs (Arg::Partials)
   int64_t counters = 0;  // zeroed completion counters it needs (Arg::Counter)

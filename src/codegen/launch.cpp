@@ -53,6 +53,10 @@ Launch launch_for(const KernelSource& k, int sm_count) {
   const int64_t n = shape_size(k.space.shape);
   const int64_t steps = ceil_div(n, int64_t{k.vec} * kBlock);
   l.count = k.form == Form::Elementwise || k.form == Form::ReduceFull ? n : k.kept;
+  if ((k.form == Form::Elementwise ? n : k.kept) == 0) {  // an empty output: nothing to launch
+    l.grid_x = 0;
+    return l;
+  }
   // Blocks per SM, measured on the H200 (bench/gpu_bench): 64 for elementwise kernels (the
   // chain: 0.390 ms against 0.402 ms with 32 and 0.433 ms uncapped), 8 for one-output
   // reductions (max of 128 MB: 0.0364 ms; 16 and 32 were slower).

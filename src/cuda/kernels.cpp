@@ -290,10 +290,10 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
   const auto& g = step.group;
   LaunchRecord rec{&src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
                    fresh ? &src.source : nullptr};
-  if (shape_size(src.space.shape) == 0 && src.form == Form::Elementwise) return rec;
   set_device(device);
   LaunchArgs l = prepare(g, params, src, device, data);
   const codegen::Launch& s = l.shape;
+  if (s.grid_x == 0) return rec;
   KILN_CUDA_CHECK(
       cudaLaunchKernel(reinterpret_cast<const void*>(k.main),
                        dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
