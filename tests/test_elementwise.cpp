@@ -651,17 +651,21 @@ TEST_CASE("allclose and array_equal: NaN only with equal_nan, infinities only wh
   CHECK_FALSE(kiln::array_equal(arr({inf}), arr({-inf})));
 }
 
-// KNOWN BUG (should_fail until src/api/reduce.cpp is fixed; then remove the decorator): kiln
-// applies the tolerance to a non-finite b too, where NumPy compares non-finite elements with ==.
-// With b = inf the tolerance is inf, so every a, finite or -inf, is "close" to it; a GPU result
-// of 1.0 where the host has inf passes allclose(gpu, host).
-TEST_CASE("allclose: an infinity in b is close only to the same infinity" *
-          doctest::should_fail()) {
+// NumPy compares non-finite elements with ==: with b = inf a tolerance would be inf, and a GPU
+// result of 1.0 where the host has inf would pass allclose(gpu, host).
+TEST_CASE("allclose: an infinity in b is close only to the same infinity") {
   const double inf = INFINITY;
   auto arr = [](std::vector<double> v) { return kiln::asarray(v); };
   CHECK_FALSE(kiln::allclose(arr({1}), arr({inf})));
   CHECK_FALSE(kiln::allclose(arr({-inf}), arr({inf})));
   CHECK_FALSE(kiln::allclose(arr({1e308}), arr({inf}), 1.0, 0));
+  CHECK(kiln::allclose(arr({inf, -inf, 1}), arr({inf, -inf, 1})));
+  // Complex: an infinite part makes b non-finite; only the same value is close to it.
+  using C = std::complex<double>;
+  auto carr = [](std::vector<C> v) { return kiln::asarray(v); };
+  CHECK_FALSE(kiln::allclose(carr({C(1, 0)}), carr({C(inf, 0)})));
+  CHECK(kiln::allclose(carr({C(inf, 1)}), carr({C(inf, 1)})));
+  CHECK(kiln::allclose(carr({C(1, 1)}), carr({C(1, 1 + 1e-12)})));
 }
 
 TEST_CASE("allclose broadcasts as NumPy; array_equal needs equal shapes") {

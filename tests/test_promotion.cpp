@@ -267,6 +267,15 @@ TEST_CASE("weak scalars by hand: the array's precision wins within a kind") {
   CHECK(kiln::where(b, f32, 2).dtype() == DType::Float32);
   CHECK(kiln::clip(i32, 0, 10).dtype() == DType::Int32);
   CHECK(kiln::clip(i32, 0, 2.5).dtype() == DType::Float64);
+  // NEP 50 for three operands: the arrays promote together, then the weak scalar; pairwise
+  // (maximum, then minimum) would give int64, float64, complex128. Found by the fuzzer's oracle.
+  CHECK(kiln::clip(b, 0, i32).dtype() == DType::Int32);
+  CHECK(kiln::clip(b, 0.5, f32).dtype() == DType::Float32);
+  CHECK(kiln::clip(b, 0, f32.astype(DType::Complex64)).dtype() == DType::Complex64);
+  auto v = kiln::clip(b, 0, i32).to_vector<int32_t>();
+  auto bv = b.to_vector<bool>();
+  auto iv = i32.to_vector<int32_t>();
+  for (size_t k = 0; k < v.size(); ++k) CHECK(v[k] == std::min<int32_t>(bv[k] ? 1 : 0, iv[k]));
 }
 
 TEST_CASE("errors: bool subtraction and negation, out-of-bounds scalars, bitwise on floats") {

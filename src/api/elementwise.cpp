@@ -175,8 +175,16 @@ Array where(const Array& cond, const Operand& x, const Operand& y) {
   return api::finish(graph::make_node(std::move(s)));
 }
 
+// NumPy 2's clip takes its dtype from the three operands at once (the arrays promoted together,
+// then each weak scalar), not pair by pair as minimum(maximum(a, lo), hi) alone would:
+// clip(bool array, 0, int32 array) is int32, not int64.
 Array clip(const Array& a, const Operand& lo, const Operand& hi) {
-  return minimum(maximum(a, lo), hi);
+  DType t = api::node_of(a).dtype;
+  for (const Operand* o : {&lo, &hi})
+    if (auto* arr = std::get_if<Array>(o)) t = promote_types(t, api::node_of(*arr).dtype);
+  for (const Operand* o : {&lo, &hi})
+    if (auto* s = std::get_if<Scalar>(o)) t = api::weak_result(t, *s);
+  return minimum(maximum(t == a.dtype() ? a : a.astype(t), lo), hi);
 }
 
 }  // namespace kiln

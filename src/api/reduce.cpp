@@ -1,6 +1,8 @@
 // Reductions. The builder casts the input to the accumulation dtype (NumPy's: int32 and bool
 // sums accumulate in int64, integer means in float64), so the planner can fuse that cast
 // into the reduction's prologue and backends accumulate in the input's dtype.
+#include <limits>
+
 #include "api/build.hpp"
 #include "graph/shape.hpp"
 
@@ -101,10 +103,11 @@ bool allclose(const Array& a, const Array& b, double rtol, double atol, bool equ
   // b is first made floating (bool and integers to float64), so bool arrays subtract too.
   DType bt = b.dtype();
   Array y = is_floating(bt) || is_complex(bt) ? b : b.astype(DType::Float64);
-  Array close = abs(a - y) <= atol + rtol * abs(y);
+  // The tolerance applies where b is finite: an infinite b would make it infinite and every a
+  // "close". Elsewhere, as in NumPy, only an equal value is (the same infinity).
+  Array finite = abs(y) < std::numeric_limits<double>::infinity();
+  Array close = ((abs(a - y) <= atol + rtol * abs(y)) & finite) | (a == y);
   if (equal_nan) close = close | ((a != a) & (y != y));
-  if (!is_complex(a.dtype()) && !is_complex(bt))
-    close = close | (a == y);  // equal infinities are close, as in NumPy
   return all(close).item<bool>();
 }
 

@@ -231,13 +231,33 @@ std::string vector_loads(const Context& c) {
   return os.str();
 }
 
+// Declares b<a> = the element offset of strided access a at iteration index `at`, from which
+// element_index steps along the last axis (see Context::incremental).
+std::string strided_bases(const Context& c, const std::string& at, const std::string& indent) {
+  std::ostringstream os;
+  for (size_t a = 0; a < c.k.access_kinds.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Strided)
+      os << indent << "const I b" << a << " = kiln::offset_of<" << c.k.space.shape.size() << ">("
+         << at << ", L.shape, L.strides[" << a << "]);\n";
+  return os.str();
+}
+
+// The 16-byte path of a kernel with strided accesses takes V elements of one row per step
+// (the last axis's extent a multiple of V), so those accesses find their offsets once per step.
+std::string vec_condition(const Context& c) {
+  if (!has_strided(c) || c.k.vec == 1) return "vec";
+  return "vec && L.shape[" + num(c.k.space.shape.size() - 1) + "] % " + num(c.k.vec) + " == 0";
+}
+
 std::string elementwise_kernel(Context& c) {
   std::ostringstream os;
+  c.incremental = true;
+  c.pos = "l";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
-     << vector_loads(c);
+     << vector_loads(c) << strided_bases(c, "i", "    ");
   for (size_t o = 0; o < c.g.outputs.size(); ++o)
     os << "    kiln::vec<" << cuda_type(c.g.code[c.g.outputs[o].instr].dtype) << ", V> r" << o
        << ";\n";
@@ -247,7 +267,10 @@ std::string elementwise_kernel(Context& c) {
   os << "    }\n";
   for (size_t o = 0; o < c.g.outputs.size(); ++o)
     os << "    kiln::store<V>(out" << o << " + i, r" << o << ");\n";
-  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, vec, step);\n}\n";
+  os << "  };\n  kiln::contiguous_loop<" << c.k.vec << ">(n, " << vec_condition(c)
+     << ", step);\n}\n";
+  c.incremental = false;
+  c.pos = "j";
   return os.str();
 }
 
@@ -286,27 +309,22 @@ std::string op_type(const Context& c) {
 std::string reduce_full_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
+  c.incremental = true;
+  c.pos = "l";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
      << "  Op::acc acc = Op::init();\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
-     << vector_loads(c) << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
+     << vector_loads(c) << strided_bases(c, "i", "    ")
+     << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
      << lane_program(c, "(i + l)", true) << "      Op::fold(acc, t" << value
      << ", (kiln::i64)(i + l));\n    }\n  };\n"
-     << "  kiln::contiguous_loop<" << c.k.vec << ", 2>(n, vec, step);\n"
+     << "  kiln::contiguous_loop<" << c.k.vec << ", 2>(n, " << vec_condition(c) << ", step);\n"
      << "  kiln::finish_full_reduction<Op, " << kBlock
      << ">(acc, partials, done, out0, (kiln::i64)n);\n}\n";
-  return os.str();
-}
-
-// Declares b<a>, the element offset of row o's start, for every strided access.
-std::string row_bases(const Context& c) {
-  std::ostringstream os;
-  for (size_t a = 0; a < c.k.access_kinds.size(); ++a)
-    if (c.k.access_kinds[a] == AccessKind::Strided)
-      os << "    const I b" << a << " = kiln::offset_of<" << c.k.space.shape.size()
-         << ">(o * r, L.shape, L.strides[" << a << "]);\n";
+  c.incremental = false;
+  c.pos = "j";
   return os.str();
 }
 
@@ -322,7 +340,8 @@ std::string reduce_rows_kernel(Context& c) {
      << "  const I o = (I)blockIdx.x * " << kBlock / 32 << " + threadIdx.x / 32;\n"
      << "  Op::acc acc = Op::init();\n"
      << "  if (o < n) {\n"
-     << (c.incremental ? row_bases(c) : "") << "    auto step = [&](auto lanes, I j) {\n"
+     << (c.incremental ? strided_bases(c, "o * r", "    ") : "")
+     << "    auto step = [&](auto lanes, I j) {\n"
      << "      constexpr int V = decltype(lanes)::value;\n"
      << "      const I i = o * r + j;\n"
      << vector_loads(c) << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
@@ -366,7 +385,7 @@ std::string reduce_columns_kernel(Context& c) {
      << "  const I o = (I)blockIdx.x * 32 + threadIdx.x;\n"
      << "  Op::acc acc = Op::init();\n"
      << "  if (o < n) {\n"
-     << (c.incremental ? row_bases(c) : "");
+     << (c.incremental ? strided_bases(c, "o * r", "    ") : "");
   os << "#pragma unroll 4\n"
      << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
      << "      const I i = o * r + j;\n"
