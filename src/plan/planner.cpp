@@ -62,6 +62,7 @@ class Planner {
           const Node* c = args[i++].get();
           if (seen.insert(c).second) stack.push_back({c, 0});
         } else {
+          position_.emplace(n, order_.size());
           order_.push_back(n);
           stack.pop_back();
         }
@@ -85,9 +86,50 @@ class Planner {
     return in_memory && is_integer_or_bool(src->dtype) ? src : in;
   }
 
-  static bool cheap(const Node* n) {
+  // Views of a leaf, a scalar, an iota or a value in memory: a load wherever they are read.
+  bool cheap(const Node* n) const {
     while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
-    return n->is_leaf() || n->kind == OpKind::Scalar || n->kind == OpKind::Iota;
+    return n->is_leaf() || n->kind == OpKind::Scalar || n->kind == OpKind::Iota || roots_.count(n);
+  }
+
+  static bool transcendental(const Node& n) {
+    using graph::UnaryOp;
+    if (n.kind == OpKind::User) return true;
+    if (n.kind == OpKind::Binary) return static_cast<graph::BinaryOp>(n.op) == graph::BinaryOp::Pow;
+    if (n.kind != OpKind::Unary) return false;
+    auto op = static_cast<UnaryOp>(n.op);
+    return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sin || op == UnaryOp::Cos ||
+           op == UnaryOp::Tan || op == UnaryOp::Tanh;
+  }
+
+  static int64_t nbytes(const Node& n) { return shape_size(n.shape) * itemsize(n.dtype); }
+
+  // Whether a node several groups read is better computed again in each than written once and
+  // read back: when what it reads from memory is not much bigger than it is (so each reader
+  // moves about the bytes it would read anyway) and its arithmetic is short, with at most one
+  // transcendental function. Softmax's exp(x - max(x)) and layernorm's x - mean(x) qualify: the
+  // groups that read them read x instead, and nothing writes them.
+  bool recomputable(const Node* n) const {
+    constexpr int kMaxInstructions = 16;
+    int instructions = 0, heavy = 0;
+    int64_t input_bytes = 0;
+    std::vector<const Node*> stack{n};
+    std::unordered_set<const Node*> seen{n};
+    while (!stack.empty()) {
+      const Node* m = stack.back();
+      stack.pop_back();
+      if (m->kind == OpKind::Scalar || m->kind == OpKind::Iota) continue;
+      if (m != n && materialized(m)) {
+        input_bytes += nbytes(*m);
+        continue;
+      }
+      if (m->kind == OpKind::Reduce || is_library(m->kind)) return false;
+      if (!is_view(m->kind)) ++instructions;
+      heavy += transcendental(*m);
+      for (const auto& c : m->args())
+        if (seen.insert(c.get()).second) stack.push_back(c.get());
+    }
+    return instructions <= kMaxInstructions && heavy <= 1 && 2 * input_bytes <= 3 * nbytes(*n);
   }
 
   void choose_roots() {
@@ -120,12 +162,23 @@ class Planner {
     return in;
   }
 
-  // An expensive node needed by two groups is computed once, into memory.
+  // A node needed by two groups is computed once, into memory, unless it is cheaper to
+  // compute again in each (recomputable). Decided one node at a time from the outputs down:
+  // once a node is in memory, what only it read is read by its own group alone, so for
+  // y = sin(x) * 2 + cos(x) / 3 read by two groups the plan writes y, not sin(x), cos(x) and
+  // every partial sum as well.
   void resolve_sharing() {
-    for (bool changed = true; changed;) {
-      changed = false;
+    for (;;) {
+      const Node* top = nullptr;
       for (auto& [n, groups] : reach())
-        if (groups.size() > 1 && !roots_.count(n) && !cheap(n)) changed |= roots_.insert(n).second;
+        if (groups.size() > 1 && !roots_.count(n) && !recomputed_.count(n) && !cheap(n) &&
+            (!top || position_.at(n) > position_.at(top)))
+          top = n;
+      if (!top) return;
+      if (recomputable(top))
+        recomputed_.insert(top);
+      else
+        roots_.insert(top);
     }
   }
 
@@ -295,6 +348,8 @@ class Planner {
   static inline const std::vector<graph::NodeRef> kNoArgs{};
   const std::vector<graph::NodeRef>& outputs_;
   std::vector<const Node*> order_;
+  std::unordered_map<const Node*, size_t> position_;  // in order_
+  std::unordered_set<const Node*> recomputed_;        // shared, but computed in each reader
   std::unordered_set<const Node*> roots_;
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_map<const Node*, int> buffer_ids_;
