@@ -158,7 +158,9 @@ C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
           if constexpr (complex_v<T>)
             return convert(complex_pow(a, b), DType::Complex128, t);
           else
-            return store<T>(static_cast<T>(std::pow(static_cast<LD>(x), static_cast<LD>(y))));
+            // In double: glibc's long double powl gets pow(-inf, -2^63) wrong (inf, not 0).
+            return store<T>(
+                static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y))));
       }
     }
     return 0;
