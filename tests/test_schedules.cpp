@@ -4,6 +4,7 @@
 // 32, 33, 1000, 4097, 50257, 10^6 elements) against the host executor, exactly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <kiln/kiln.hpp>
 #include <string>
@@ -215,4 +216,54 @@ GPU_TEST_CASE("schedules: reductions of empty extents give NumPy's identities") 
   CHECK(kiln::prod(e * 2, {0}).get().to_vector<float>() == std::vector<float>(5, 1.f));
   CHECK(kiln::sum(e * 2).item<float>() == 0.f);
   CHECK(kiln::all(e > 1, {0}).get().to_vector<bool>() == std::vector<bool>(5, true));
+}
+
+TEST_CASE("schedules: an input contiguous along another axis than the output is tiled") {
+  auto x = matrix(8192, 8192);
+  auto k = kernel_of(x.T() * 2 + 1);
+  CHECK(k.form == Form::Tiled);
+  CHECK(k.tile_axis == 0);
+  auto l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 32);
+  CHECK(l.block_y == 8);
+  CHECK(l.grid_x == 256 * 256);  // 32 x 32 tiles
+  CHECK(l.grid_y == 1);
+  // Beside a dense input; a permutation of rank 3 (axes 0 and 2 swapped keep axis 1 between).
+  auto sq = matrix(300, 300);
+  CHECK(kernel_of(sq + sq.T()).form == Form::Tiled);
+  auto y = small_integers({10, 20, 30}, DType::Float64);
+  auto k3 = kernel_of(y.transpose({2, 1, 0}) * 3);
+  CHECK(k3.form == Form::Tiled);
+  CHECK(k3.tile_axis == 0);  // the output's axis 0 is y's last, contiguous axis
+  l = kiln::codegen::launch_for(k3, kSms);
+  CHECK(l.grid_x == 1 * 1);  // 10 x 30 plane: one 32 x 32 tile
+  CHECK(l.grid_y == 20);     // one per coordinate of the middle axis
+  // What is not transposed stays elementwise: broadcasts, reversed-stride-free slices.
+  CHECK(kernel_of(x * 2).form == Form::Elementwise);
+  CHECK(kernel_of(x.index({kiln::Slice(0, 8192, 2)}) + 1).form == Form::Elementwise);
+  CHECK(kernel_of(x + small_integers({8192, 1}, DType::Float32)).form == Form::Elementwise);
+}
+
+GPU_TEST_CASE("schedules: transposes and permutations at odd extents, against the host") {
+  for (int64_t rows : {1, 7, 33, 1000, 4097})
+    for (int64_t cols : {1, 32, 33, 1000}) {
+      Array x = small_integers({rows, cols}, DType::Float32);
+      std::string at = std::to_string(rows) + "x" + std::to_string(cols);
+      same_on_gpu("x.T * 2 + 1 " + at, x, [](const Array& a) { return a.T() * 2 + 1; });
+    }
+  Array sq = small_integers({513, 513}, DType::Int64);
+  same_on_gpu("x + x.T int64", sq, [](const Array& a) { return a + a.T(); });
+  Array c = small_integers({65, 97}, DType::Complex128);
+  same_on_gpu("conj(x.T) complex128", c, [](const Array& a) { return kiln::conj(a.T()) * 2; });
+  Array s = small_integers({200, 300}, DType::Float64);
+  same_on_gpu("a strided slice, transposed", s, [](const Array& a) {
+    return a.index({kiln::Slice(1, 200, 3), kiln::Slice(0, 300, 2)}).T() - 1;
+  });
+  Array y = small_integers({9, 17, 33, 5}, DType::Float32);
+  std::vector<int> perm = {0, 1, 2, 3};
+  do {
+    std::string at = "permutation " + std::to_string(perm[0]) + std::to_string(perm[1]) +
+                     std::to_string(perm[2]) + std::to_string(perm[3]);
+    same_on_gpu(at, y, [&](const Array& a) { return a.transpose(perm) * 3 - 2; });
+  } while (std::next_permutation(perm.begin(), perm.end()));
 }

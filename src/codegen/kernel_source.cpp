@@ -22,6 +22,7 @@ std::string num(int64_t v) { return std::to_string(v); }
 struct Context {
   const FusedGroup& g;
   KernelSource& k;
+  std::vector<bool> staged{};  // Tiled: accesses read through a shared-memory tile
   // Strided accesses index as b<a> + pos * (the reduced axis's stride), from a base each
   // thread computes once (row and column reductions with one reduced axis), instead of
   // dividing per element; `pos` is the position along the row.
@@ -45,11 +46,25 @@ bool has_strided(const Context& c) {
   return false;
 }
 
+// The axis (not the last) along which some input in memory is contiguous while it is not along
+// the last axis, as in a transpose; -1 when there is none.
+int transposed_axis(const Context& c) {
+  const auto& sp = c.k.space;
+  if (sp.shape.size() < 2) return -1;
+  for (size_t a = 0; a < sp.strides.size(); ++a) {
+    if (c.k.access_kinds[a] != AccessKind::Strided || c.g.accesses[a].buffer < 0) continue;
+    if (sp.strides[a].back() == 1 || sp.strides[a].back() == 0) continue;
+    for (size_t d = 0; d + 1 < sp.shape.size(); ++d)
+      if (sp.strides[a][d] == 1) return static_cast<int>(d);
+  }
+  return -1;
+}
+
 // Reductions: rows that are contiguous in memory get a block each (a thread each when
 // shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
 // step of the row reads a coalesced line (ReduceColumns).
 Form choose_form(const Context& c) {
-  if (!c.g.reduction) return Form::Elementwise;
+  if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
   if (c.k.kept == 1) return Form::ReduceFull;
   bool rows_contiguous = c.k.space.reduced > 0;
   for (size_t a = 0; a < c.k.space.strides.size(); ++a)
@@ -148,6 +163,9 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
     case AccessKind::Dense:
       return idx;
     default:
+      if (c.k.form == Form::Tiled)
+        return "(ob" + num(a) + " + dd * (I)L.strides[" + num(a) + "][" + num(c.k.tile_axis) +
+               "] + ll * (I)L.strides[" + num(a) + "][" + num(c.k.space.shape.size() - 1) + "])";
       if (c.incremental)
         return "(b" + num(a) + " + " + c.pos + " * (I)L.strides[" + num(a) + "][" +
                num(c.k.space.shape.size() - 1) + "])";
@@ -187,7 +205,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     std::string e;
     switch (ins.kind) {
       case InstrKind::Load:
-        if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense)
+        if (!c.staged.empty() && c.staged[ins.arg])
+          e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
+        else if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense)
           e = "v" + num(ins.arg) + "[l]";
         else
           e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
@@ -228,6 +248,71 @@ std::string vector_loads(const Context& c) {
     if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
       os << "    const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", V> v"
          << a << " = kiln::load<V>(in" << a << " + i);\n";
+  return os.str();
+}
+
+// Form::Tiled. A block takes a 32 x 32 tile of the (tile axis D, last axis) plane at one outer
+// coordinate o (the other axes). Inputs contiguous along D are staged: thread (x, y) reads
+// element (d0 + x, l0 + y + k), so a warp reads 32 neighbours along D, and keeps it in shared
+// memory; then thread (x, y) computes output (d0 + y + k, l0 + x), so a warp writes 32
+// neighbours along the last axis. Everything else is read where it lies.
+std::string tiled_kernel(Context& c) {
+  std::ostringstream os;
+  const auto& sp = c.k.space;
+  const int rank = static_cast<int>(sp.shape.size()), D = c.k.tile_axis, last = rank - 1;
+  // Tiles of 32 x 33 elements (the pad keeps the column reads free of bank conflicts), within
+  // the 48 KB of static shared memory a block may have; inputs past that are read in place.
+  constexpr size_t kTileBudget = 40 * 1024;
+  size_t tile_bytes = 0;
+  c.staged.assign(c.g.accesses.size(), false);
+  for (size_t a = 0; a < c.g.accesses.size(); ++a) {
+    size_t bytes = 32 * 33 * itemsize(load_dtype(c.g, static_cast<int>(a)));
+    c.staged[a] = c.k.access_kinds[a] == AccessKind::Strided && c.g.accesses[a].buffer >= 0 &&
+                  sp.strides[a][D] == 1 && sp.strides[a][last] != 1 &&
+                  tile_bytes + bytes <= kTileBudget;
+    if (c.staged[a]) tile_bytes += bytes;
+  }
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n";
+  for (size_t a = 0; a < c.staged.size(); ++a)
+    if (c.staged[a])
+      os << "  __shared__ " << cuda_type(load_dtype(c.g, static_cast<int>(a))) << " tile" << a
+         << "[32][33];\n";
+  os << "  const I nl = (I)L.shape[" << last << "], nd = (I)L.shape[" << D << "];\n"
+     << "  const I tiles_l = (nl + 31) / 32, outer = n / (nl * nd);\n"
+     << "  const I l0 = (I)(blockIdx.x % tiles_l) * 32, d0 = (I)(blockIdx.x / tiles_l) * 32;\n"
+     << "  I sd = 1;  // the output's stride along D\n"
+     << "  for (int a = " << D + 1 << "; a < " << rank << "; ++a) sd *= (I)L.shape[a];\n"
+     << "  for (I o = blockIdx.y; o < outer; o += gridDim.y) {\n"
+     << "    I rest = o, dense = 1, oi = 0;\n";
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Strided) os << "    I ob" << a << " = 0;\n";
+  os << "#pragma unroll\n    for (int ax = " << last << "; ax >= 0; --ax) {\n"
+     << "      const I extent = (I)L.shape[ax];\n"
+     << "      if (ax != " << D << " && ax != " << last << ") {\n"
+     << "        const I x = rest % extent;\n        rest /= extent;\n"
+     << "        oi += x * dense;\n";
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Strided)
+      os << "        ob" << a << " += x * (I)L.strides[" << a << "][ax];\n";
+  os << "      }\n      dense *= extent;\n    }\n"
+     << "#pragma unroll\n    for (int k = 0; k < 32; k += 8) {\n"
+     << "      const I dd = d0 + threadIdx.x, ll = l0 + threadIdx.y + k;\n"
+     << "      if (dd < nd && ll < nl) {\n";
+  for (size_t a = 0; a < c.staged.size(); ++a)
+    if (c.staged[a])
+      os << "        tile" << a << "[threadIdx.x][threadIdx.y + k] = in" << a << "["
+         << element_index(c, static_cast<int>(a), "") << "];\n";
+  os << "      }\n    }\n    __syncthreads();\n"
+     << "#pragma unroll\n    for (int k = 0; k < 32; k += 8) {\n"
+     << "      const I dd = d0 + threadIdx.y + k, ll = l0 + threadIdx.x;\n"
+     << "      if (dd < nd && ll < nl) {\n"
+     << "        const I i = oi + dd * sd + ll;\n"
+     << lane_program(c, "i", false);
+  for (size_t o = 0; o < c.g.outputs.size(); ++o)
+    os << "        out" << o << "[i] = t" << c.g.outputs[o].instr << ";\n";
+  os << "      }\n    }\n    __syncthreads();\n  }\n}\n";
+  c.staged.clear();
   return os.str();
 }
 
@@ -419,6 +504,7 @@ KernelSource generate(const FusedGroup& g) {
   Context c{g, k};
   classify(c);
   k.form = choose_form(c);
+  if (k.form == Form::Tiled) k.tile_axis = transposed_axis(c);
   k.vec = choose_vec(c);
   k.index64 = needs_index64(c);
   std::ostringstream os;
@@ -433,6 +519,8 @@ KernelSource generate(const FusedGroup& g) {
   os << "\n";
   if (k.form == Form::Elementwise)
     os << elementwise_kernel(c);
+  else if (k.form == Form::Tiled)
+    os << tiled_kernel(c);
   else if (k.form == Form::ReduceFull)
     os << reduce_full_kernel(c);
   else if (k.form == Form::ReduceColumns)

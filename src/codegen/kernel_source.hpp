@@ -13,6 +13,8 @@ namespace kiln::codegen {
 
 enum class Form : uint8_t {
   Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
+  Tiled,            // an input contiguous along another axis than the output (a transpose):
+                    // 32 x 32 tiles of that axis and the last staged through shared memory
   ReduceFull,       // one output: block partials, merged by the last block to finish
   ReduceRows,       // a warp per output row (reduced axes contiguous in memory), long rows
                     // split over blocks when the rows are too few to fill the GPU
@@ -51,6 +53,7 @@ struct KernelSource {
   std::vector<AccessKind> access_kinds;
   plan::IterationSpace space;
   int64_t kept = 1, row = 1;  // outputs, and values folded into each (1, n when elementwise)
+  int tile_axis = -1;         // Tiled: the axis of the space tiled with the last one
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
 };
 

@@ -43,6 +43,18 @@ void rows(Launch& l, const KernelSource& k, int sm_count) {
   }
 }
 
+// Tiled: a block per 32 x 32 tile of the (tile axis, last axis) plane; blockIdx.y walks the
+// other axes, looping when there are more than a grid may have.
+void tiles(Launch& l, const KernelSource& k) {
+  constexpr int64_t kMaxGridY = 65535;
+  const auto& s = k.space.shape;
+  int64_t nl = s.back(), nd = s[static_cast<size_t>(k.tile_axis)];
+  l.block_x = 32;
+  l.block_y = 8;
+  l.grid_x = ceil_div(nl, 32) * ceil_div(nd, 32);
+  l.grid_y = std::clamp<int64_t>(shape_size(s) / (nl * nd), 1, kMaxGridY);
+}
+
 }  // namespace
 
 Launch launch_for(const KernelSource& k, int sm_count) {
@@ -52,8 +64,9 @@ Launch launch_for(const KernelSource& k, int sm_count) {
   };
   const int64_t n = shape_size(k.space.shape);
   const int64_t steps = ceil_div(n, int64_t{k.vec} * kBlock);
-  l.count = k.form == Form::Elementwise || k.form == Form::ReduceFull ? n : k.kept;
-  if ((k.form == Form::Elementwise ? n : k.kept) == 0) {  // an empty output: nothing to launch
+  const bool elementwise = k.form == Form::Elementwise || k.form == Form::Tiled;
+  l.count = elementwise || k.form == Form::ReduceFull ? n : k.kept;
+  if ((elementwise ? n : k.kept) == 0) {  // an empty output: nothing to launch
     l.grid_x = 0;
     return l;
   }
@@ -63,6 +76,9 @@ Launch launch_for(const KernelSource& k, int sm_count) {
   switch (k.form) {
     case Form::Elementwise:
       l.grid_x = cap(steps, 64);
+      break;
+    case Form::Tiled:
+      tiles(l, k);
       break;
     case Form::ReduceFull:
       l.grid_x = cap(steps, 8);
