@@ -50,7 +50,8 @@ struct Describe {
     const Device& d = p.buffers[g.outputs[0].buffer].device;
     os << "kernel " << src.name << " on " << d.str() << " (" << cache_state(src, d)
        << "): " << src.summary << "\n    " << g.code.size() << " instructions over "
-       << shape_str(g.shape) << ", moves " << mb(bytes) << "\n";
+       << shape_str(g.shape) << ", moves " << mb(bytes)
+       << "\n    schedule: " << codegen::describe_schedule(src) << "\n";
   }
   void operator()(const plan::FftStep& s) const {
     os << "fft (" << (s.inverse ? "inverse" : "forward") << ") " << buffer(p, s.in) << " -> "

@@ -59,6 +59,9 @@ struct KernelSource {
 
 KernelSource generate(const plan::FusedGroup& g);
 
+// The schedule in a few words, for explain(): "rows: a warp per row, 16-byte loads".
+std::string describe_schedule(const KernelSource& k);
+
 // How a kernel is launched on a device with `sm_count` SMs: decided here, with the kernel it
 // belongs to, so that the launcher only allocates what it says and packs arguments.
 struct Launch {

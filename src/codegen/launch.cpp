@@ -2,6 +2,7 @@
 // beside the code generator that wrote the kernel, so that the CUDA executor only allocates
 // what the Launch says and packs arguments.
 #include <algorithm>
+#include <string>
 
 #include "codegen/kernel_source.hpp"
 
@@ -96,6 +97,27 @@ Launch launch_for(const KernelSource& k, int sm_count) {
       break;
   }
   return l;
+}
+
+std::string describe_schedule(const KernelSource& k) {
+  std::string vec = k.vec > 1 ? ", " + std::to_string(k.vec) + " lanes per 16-byte access" : "";
+  switch (k.form) {
+    case Form::Elementwise:
+      return "elementwise, grid-stride" + vec;
+    case Form::Tiled:
+      return "tiled: 32 x 32 tiles of axes " + std::to_string(k.tile_axis) + " and " +
+             std::to_string(k.space.shape.size() - 1) +
+             " of the collapsed space through shared memory";
+    case Form::ReduceFull:
+      return "full reduction: block partials merged by the last block" + vec;
+    case Form::ReduceRows:
+      return "rows: a warp per row, long rows split over blocks" + vec;
+    case Form::ReducePerThread:
+      return "short rows: a thread per output";
+    case Form::ReduceColumns:
+      return "columns: 32 outputs per warp, rows split over warps and blocks";
+  }
+  return "";
 }
 
 }  // namespace kiln::codegen
