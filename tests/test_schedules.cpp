@@ -269,67 +269,6 @@ GPU_TEST_CASE("schedules: transposes and permutations at odd extents, against th
   } while (std::next_permutation(perm.begin(), perm.end()));
 }
 
-namespace {
-
-// Every kernel step's outputs, as (step, number of outputs, elements written).
-struct Writes {
-  int kernels = 0, outputs = 0;
-  int64_t elements = 0;
-};
-Writes writes_of(const Array& r) {
-  auto p = kiln::plan::make_plan({r.node()});
-  Writes w;
-  for (const auto& s : p.steps)
-    if (auto* k = std::get_if<kiln::plan::KernelStep>(&s)) {
-      ++w.kernels;
-      for (const auto& o : k->group.outputs) {
-        ++w.outputs;
-        w.elements += kiln::shape_size(p.buffers[o.buffer].shape);
-      }
-    }
-  return w;
-}
-
-}  // namespace
-
-TEST_CASE("planner: a value two groups read is written once, its parts are not") {
-  Array x = small_integers({64, 256}, DType::Float32) * 0.1;
-  x.eval();
-  // y is read by the max and by the subtraction: y is written, sin(x), cos(x) and the partial
-  // sums are not (they were, as four more outputs of y's kernel).
-  Array y = kiln::sin(x) * 2 + kiln::cos(x) / 3;
-  Writes w = writes_of(y - kiln::max(y));
-  CHECK(w.kernels == 3);
-  CHECK(w.outputs == 3);                  // y, max(y), the result
-  CHECK(w.elements == 64 * 256 * 2 + 1);  // y and the result in full, one max
-  // Softmax: exp(x - max) is recomputed where it is read, never written: three kernels
-  // (max, sum of exp, the division), x read by each, one full-size write.
-  Array e = kiln::exp(x - kiln::max(x, {1}, true));
-  w = writes_of(e / kiln::sum(e, {1}, true));
-  CHECK(w.kernels == 3);
-  CHECK(w.outputs == 3);
-  CHECK(w.elements == 64 * 256 + 64 + 64);
-  // Layernorm likewise: x - mean(x) is not written.
-  Array d = x - kiln::mean(x, {1}, true);
-  w = writes_of(d / kiln::sqrt(kiln::mean(d * d, {1}, true) + 1e-5));
-  CHECK(w.elements == 64 * 256 + 64 + 64);
-  // Something long or heavy that two groups read is still written once, not recomputed.
-  Array h = kiln::exp(kiln::sin(x)) * kiln::tanh(x);
-  w = writes_of(h - kiln::max(h));
-  CHECK(w.elements == 64 * 256 * 2 + 1);
-  // And the values are right: softmax rows sum to 1, against a direct computation.
-  auto sm = (e / kiln::sum(e, {1}, true)).to_vector<float>();
-  auto xv = x.to_vector<float>();
-  for (int r = 0; r < 64; r += 9) {
-    double mx = -1e30, total = 0;
-    for (int c = 0; c < 256; ++c) mx = std::max<double>(mx, xv[r * 256 + c]);
-    for (int c = 0; c < 256; ++c) total += std::exp(double(xv[r * 256 + c]) - mx);
-    for (int c = 0; c < 256; c += 31)
-      CHECK(sm[r * 256 + c] ==
-            doctest::Approx(std::exp(double(xv[r * 256 + c]) - mx) / total).epsilon(1e-5));
-  }
-}
-
 TEST_CASE("explain says which schedule each kernel runs") {
   auto x = matrix(512, 256);
   CHECK(kiln::explain({kiln::sum(x, {0})}).find("schedule: columns") != std::string::npos);

@@ -198,6 +198,15 @@ TransferPolicy get_transfer_policy();
 enum class Mode { Lazy, Eager };
 void set_mode(Mode m);
 Mode get_mode();
+
+// ---- what an evaluation writes ---------------------------------------------------------------
+// An evaluation writes the arrays asked for, the values its later steps read, and (unless this
+// is switched off) every unevaluated array below them that the program still holds a handle
+// to, so that using it again reads it instead of recomputing its history (a loop that checks
+// max(x) of a value it updates stays one cached plan per iteration). Off: only what is asked
+// for and what the plan needs; held arrays are recomputed when used. Global; on by default.
+void set_materialize_held(bool on);
+bool get_materialize_held();
 class EagerScope {
  public:
   EagerScope() : saved_(get_mode()) { set_mode(Mode::Eager); }

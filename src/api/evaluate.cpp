@@ -1,5 +1,6 @@
 #include "api/evaluate.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -40,6 +41,12 @@ thread_local Mode t_mode = mode_from_env();
 void set_mode(Mode m) { t_mode = m; }
 Mode get_mode() { return t_mode; }
 
+namespace {
+std::atomic<bool> g_materialize_held{true};
+}  // namespace
+void set_materialize_held(bool on) { g_materialize_held = on; }
+bool get_materialize_held() { return g_materialize_held; }
+
 }  // namespace kiln
 
 namespace kiln::api {
@@ -52,7 +59,11 @@ std::mutex& eval_mutex() {
   return mu;
 }
 
-// What a value node looked like when a plan was made: a guard against hash collisions.
+// What a value node looked like when a plan was made: a guard against hash collisions. A leaf
+// is data whatever it was computed by: an evaluated product and a Buffer are the same kind.
+graph::OpKind value_kind(const graph::Node& n) {
+  return n.is_leaf() ? graph::OpKind::Buffer : n.kind;
+}
 struct ValueShape {
   graph::OpKind kind;
   bool leaf;
@@ -66,7 +77,8 @@ bool same_values(const std::vector<ValueShape>& cached, const graph::Signature& 
   for (size_t i = 0; i < cached.size(); ++i) {
     const graph::Node& n = *sig.values[i];
     const ValueShape& c = cached[i];
-    if (c.kind != n.kind || c.leaf != n.is_leaf() || c.dtype != n.dtype || c.shape != n.shape)
+    if (c.kind != value_kind(n) || c.leaf != n.is_leaf() || c.dtype != n.dtype ||
+        c.shape != n.shape)
       return false;
   }
   return true;
@@ -74,7 +86,8 @@ bool same_values(const std::vector<ValueShape>& cached, const graph::Signature& 
 
 std::vector<ValueShape> value_shapes(const graph::Signature& sig) {
   std::vector<ValueShape> out;
-  for (const auto* n : sig.values) out.push_back({n->kind, n->is_leaf(), n->dtype, n->shape});
+  for (const auto* n : sig.values)
+    out.push_back({value_kind(*n), n->is_leaf(), n->dtype, n->shape});
   return out;
 }
 
@@ -126,11 +139,18 @@ PlanCache& plan_cache() {
 
 std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
 
-void realize(const std::vector<graph::NodeRef>& nodes) {
-  std::lock_guard lock(eval_mutex());
+std::vector<graph::NodeRef> to_realize(const std::vector<graph::NodeRef>& nodes) {
   std::vector<graph::NodeRef> todo;
   for (const auto& n : nodes)
     if (!n->is_leaf()) todo.push_back(n);
+  if (!todo.empty() && get_materialize_held())
+    for (auto& h : graph::held_nodes(todo)) todo.push_back(std::move(h));
+  return todo;
+}
+
+void realize(const std::vector<graph::NodeRef>& nodes) {
+  std::lock_guard lock(eval_mutex());
+  std::vector<graph::NodeRef> todo = to_realize(nodes);
   if (todo.empty()) return;
   graph::Signature sig = graph::signature(todo);
   const plan::Plan& p = plan_cache().lookup_or_make(todo, sig);

@@ -11,6 +11,9 @@
 namespace kiln::api {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
+// The unevaluated nodes of `nodes`, then the nodes below them the program holds (when
+// kiln::get_materialize_held()): what an evaluation of `nodes` writes and stores.
+std::vector<graph::NodeRef> to_realize(const std::vector<graph::NodeRef>& nodes);
 
 // Holds off every evaluation while the caller reads graphs that may be shared with other
 // threads (explain, to_dot): evaluating a node drops its inputs, which may free them.

@@ -78,9 +78,9 @@ struct Describe {
 
 std::string explain(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::vector<graph::NodeRef> nodes;
-  for (const auto& a : outputs)
-    if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());
+  std::vector<graph::NodeRef> requested;
+  for (const auto& a : outputs) requested.push_back(a.node());
+  std::vector<graph::NodeRef> nodes = api::to_realize(requested);  // what evaluating writes
   std::ostringstream os;
   if (nodes.empty()) return "nothing to do: every array is already evaluated\n";
   plan::Plan p = plan::make_plan(nodes);

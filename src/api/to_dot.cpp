@@ -106,9 +106,9 @@ class Dot {
 
 std::string to_dot(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::vector<graph::NodeRef> nodes;
-  for (const auto& a : outputs)
-    if (!api::node_of(a).is_leaf()) nodes.push_back(a.node());
+  std::vector<graph::NodeRef> requested;
+  for (const auto& a : outputs) requested.push_back(a.node());
+  std::vector<graph::NodeRef> nodes = api::to_realize(requested);  // what evaluating writes
   if (nodes.empty()) return "digraph kiln {\n}\n";
   return Dot(plan::make_plan(nodes)).draw();
 }

@@ -82,6 +82,10 @@ struct Signature {
   std::vector<const Node*> values;
 };
 Signature signature(const std::vector<NodeRef>& outputs);
+// Unevaluated nodes below `outputs` (not the outputs themselves) that something besides the
+// graph still references, such as an Array the program keeps: in the order found, views and
+// constants left out (see held.cpp).
+std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs);
 // Number of live hash-consed nodes (for tests).
 size_t live_node_count();
 
