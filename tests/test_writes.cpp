@@ -29,7 +29,8 @@ struct Writes {
   int64_t elements = 0;
 };
 Writes writes_of(const Array& r) {
-  auto p = kiln::plan::make_plan(kiln::api::to_realize({r.node()}));
+  auto req = kiln::api::to_realize({r.node()});
+  auto p = kiln::plan::make_plan(req.nodes, nullptr, req.held);
   Writes w;
   for (const auto& s : p.steps)
     if (auto* k = std::get_if<kiln::plan::KernelStep>(&s)) {
@@ -102,7 +103,7 @@ TEST_CASE("an array the program holds is written by the evaluation that computes
   Array e = kiln::exp(x - kiln::max(x, {1}, true));  // held
   Array s = e / kiln::sum(e, {1}, true);
   // e is written as well (once), and after the evaluation it is evaluated.
-  CHECK(writes_of(s).elements == 2 * 64 * 256 + 64 + 64);
+  CHECK(writes_of(s).elements == 2 * 64 * 256 + 64 + 64);  // as one more output of the last kernel
   s.eval();
   CHECK(e.node()->is_leaf());
   CHECK(kiln::allclose(e, kiln::exp(x - kiln::max(x, {1}, true))));
@@ -120,24 +121,40 @@ TEST_CASE("an array the program holds is written by the evaluation that computes
   CHECK(writes_of(t * 2).elements == 64 * 256);
 }
 
-TEST_CASE("a convergence loop is one cached plan per iteration, not a growing chain") {
-  // x = x * 0.999 + 0.001 until max(x) says stop: the program holds x, so each evaluation of
-  // max(x) writes x, and the next iteration starts from it.
+TEST_CASE("a convergence loop keeps its history short and its plans cached") {
+  // x = x * 0.999 + 0.001 until max(x) says stop. The program holds x, which only the max's
+  // prologue computes: it is written once its unevaluated history reaches the planner's depth
+  // bound (8 levels; each iteration adds a multiply and an add over broadcast scalars), so no
+  // evaluation recomputes more than a few iterations' worth, and the loop cycles through a few
+  // plan structures, each planned once (it planned one per iteration, ever longer, before).
   Array x = kiln::asarray(std::vector<double>(100000, 20.0)).eval();
   kiln::api::reset_plan_cache_counters();
-  int iterations = 0;
+  int iterations = 0, written = 0;
+  uint32_t deepest = 0;
   double m = 0;
   for (; iterations < 300; ++iterations) {
     x = x * 0.999 + 0.001;
     m = kiln::max(x).item<double>();
-    REQUIRE(x.node()->is_leaf());
+    deepest = std::max(deepest, x.node()->is_leaf() ? 0u : x.node()->depth);
+    written += x.node()->is_leaf();
     if (m < 10) break;
   }
   // 20 * 0.999^k + (1 - 0.999^k) < 10 first at k = 694: the loop runs its 300 iterations.
   CHECK(iterations == 300);
   CHECK(m == doctest::Approx(19 * std::pow(0.999, 300) + 1).epsilon(1e-12));
-  // One structure: the first iteration plans it, every other reuses it.
+  CHECK(deepest < 8);
+  CHECK(written >= 300 / 4);
   auto c = kiln::api::plan_cache_counters();
-  CHECK(c.misses == 1);
-  CHECK(c.hits == 299);
+  CHECK(c.misses <= 4);
+  CHECK(c.hits + c.misses == 300);
+  // Switched off, the history grows without bound (until the builder's own 256-level limit).
+  kiln::set_materialize_held(false);
+  Array y = kiln::asarray(std::vector<double>(1000, 20.0)).eval();
+  for (int i = 0; i < 20; ++i) {
+    y = y * 0.999 + 0.001;
+    (void)kiln::max(y).item<double>();
+  }
+  kiln::set_materialize_held(true);
+  CHECK_FALSE(y.node()->is_leaf());
+  CHECK(y.node()->depth >= 40);
 }

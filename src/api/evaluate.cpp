@@ -10,6 +10,7 @@
 
 #include "api/debug.hpp"
 #include "api/run_plan.hpp"
+#include "graph/hash.hpp"
 #include "jit/cache_config.hpp"
 #include "kiln/array.hpp"
 #include "plan/planner.hpp"
@@ -103,7 +104,7 @@ struct CachedPlan {
 class PlanCache {
  public:
   const plan::Plan& lookup_or_make(const std::vector<graph::NodeRef>& outputs,
-                                   const graph::Signature& sig) {
+                                   const graph::Signature& sig, size_t held) {
     const size_t key = forced_hash.value_or(sig.hash);
     auto it = plans_.find(key);
     if (it != plans_.end()) {
@@ -118,7 +119,7 @@ class PlanCache {
       ++counters.clears;
     }
     ++counters.misses;
-    CachedPlan c{plan::make_plan(outputs, &sig), value_shapes(sig)};
+    CachedPlan c{plan::make_plan(outputs, &sig, held), value_shapes(sig)};
     for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();
     return (plans_[key] = std::move(c)).plan;
   }
@@ -139,24 +140,30 @@ PlanCache& plan_cache() {
 
 std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
 
-std::vector<graph::NodeRef> to_realize(const std::vector<graph::NodeRef>& nodes) {
-  std::vector<graph::NodeRef> todo;
+Request to_realize(const std::vector<graph::NodeRef>& nodes) {
+  Request r;
   for (const auto& n : nodes)
-    if (!n->is_leaf()) todo.push_back(n);
-  if (!todo.empty() && get_materialize_held())
-    for (auto& h : graph::held_nodes(todo)) todo.push_back(std::move(h));
-  return todo;
+    if (!n->is_leaf()) r.nodes.push_back(n);
+  if (!r.nodes.empty() && get_materialize_held()) {
+    auto held = graph::held_nodes(r.nodes);
+    r.held = held.size();
+    for (auto& h : held) r.nodes.push_back(std::move(h));
+  }
+  return r;
 }
 
 void realize(const std::vector<graph::NodeRef>& nodes) {
   std::lock_guard lock(eval_mutex());
-  std::vector<graph::NodeRef> todo = to_realize(nodes);
+  Request req = to_realize(nodes);
+  const std::vector<graph::NodeRef>& todo = req.nodes;
   if (todo.empty()) return;
   graph::Signature sig = graph::signature(todo);
-  const plan::Plan& p = plan_cache().lookup_or_make(todo, sig);
+  sig.hash = graph::hash_mix(sig.hash, req.held);  // which outputs are only held is structure
+  const plan::Plan& p = plan_cache().lookup_or_make(todo, sig, req.held);
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   auto results = run_plan(p, sig);
-  for (size_t i = 0; i < todo.size(); ++i) graph::set_realized(*todo[i], results[i]);
+  for (size_t i = 0; i < todo.size(); ++i)
+    if (results[i]) graph::set_realized(*todo[i], results[i]);  // null: held, not written
 }
 
 PlanCacheCounters plan_cache_counters() {

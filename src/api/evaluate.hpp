@@ -11,9 +11,14 @@
 namespace kiln::api {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
-// The unevaluated nodes of `nodes`, then the nodes below them the program holds (when
-// kiln::get_materialize_held()): what an evaluation of `nodes` writes and stores.
-std::vector<graph::NodeRef> to_realize(const std::vector<graph::NodeRef>& nodes);
+// What an evaluation of `nodes` plans: their unevaluated nodes, then (when
+// kiln::get_materialize_held()) the `held` nodes below them that the program holds, which the
+// plan may also write (plan::make_plan).
+struct Request {
+  std::vector<graph::NodeRef> nodes;
+  size_t held = 0;
+};
+Request to_realize(const std::vector<graph::NodeRef>& nodes);
 
 // Holds off every evaluation while the caller reads graphs that may be shared with other
 // threads (explain, to_dot): evaluating a node drops its inputs, which may free them.

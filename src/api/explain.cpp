@@ -80,10 +80,11 @@ std::string explain(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
   std::vector<graph::NodeRef> requested;
   for (const auto& a : outputs) requested.push_back(a.node());
-  std::vector<graph::NodeRef> nodes = api::to_realize(requested);  // what evaluating writes
+  api::Request req = api::to_realize(requested);  // what evaluating plans
+  const std::vector<graph::NodeRef>& nodes = req.nodes;
   std::ostringstream os;
   if (nodes.empty()) return "nothing to do: every array is already evaluated\n";
-  plan::Plan p = plan::make_plan(nodes);
+  plan::Plan p = plan::make_plan(nodes, nullptr, req.held);
   int n = 0;
   for (const auto& s : p.steps)
     if (!std::holds_alternative<plan::FreeStep>(s)) {

@@ -78,7 +78,7 @@ class PlanRunner {
     // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
     for (int dev : copied_from_pinned_) gpu::synchronize(dev);
     std::vector<graph::BufferRef> out;
-    for (int id : p_.outputs) out.push_back(get(id));
+    for (int id : p_.outputs) out.push_back(id < 0 ? nullptr : get(id));  // -1: not written
     return out;
   }
 

@@ -108,9 +108,10 @@ std::string to_dot(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
   std::vector<graph::NodeRef> requested;
   for (const auto& a : outputs) requested.push_back(a.node());
-  std::vector<graph::NodeRef> nodes = api::to_realize(requested);  // what evaluating writes
+  api::Request req = api::to_realize(requested);  // what evaluating plans
+  const std::vector<graph::NodeRef>& nodes = req.nodes;
   if (nodes.empty()) return "digraph kiln {\n}\n";
-  return Dot(plan::make_plan(nodes)).draw();
+  return Dot(plan::make_plan(nodes, nullptr, req.held)).draw();
 }
 
 }  // namespace kiln

@@ -126,7 +126,8 @@ struct Bindings {
 struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<Step> steps;
-  std::vector<int> outputs;  // buffer per requested output, in request order
+  std::vector<int> outputs;  // buffer per requested output, in request order (-1: a held
+                             // value the plan does not write, see make_plan)
   Bindings bindings;         // filled when planned against a signature
 };
 

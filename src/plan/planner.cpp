@@ -24,8 +24,8 @@ bool is_view(OpKind k) {
 
 class Planner {
  public:
-  Planner(const std::vector<graph::NodeRef>& outputs, const graph::Signature* sig)
-      : outputs_(outputs), sig_(sig) {}
+  Planner(const std::vector<graph::NodeRef>& outputs, const graph::Signature* sig, size_t held)
+      : outputs_(outputs), required_(outputs.size() - held), sig_(sig) {}
 
   Plan run() {
     collect();
@@ -133,7 +133,7 @@ class Planner {
   }
 
   void choose_roots() {
-    for (const auto& o : outputs_) roots_.insert(o.get());
+    for (size_t i = 0; i < required_; ++i) roots_.insert(outputs_[i].get());
     for (const Node* n : order_) {
       if (n->is_leaf()) continue;
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
@@ -141,6 +141,28 @@ class Planner {
       if (n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
     }
     resolve_sharing();
+    choose_held();
+  }
+
+  // Held values are written where that costs no extra pass, as one more output of an
+  // elementwise kernel of their shape that computes them anyway, and where their unevaluated
+  // history has grown long (kHeldDepth), so that a loop reading a value it keeps updating
+  // (x = x * 0.999 + 0.001; max(x)) does not recompute an ever longer chain.
+  void choose_held() {
+    constexpr uint32_t kHeldDepth = 8;
+    if (required_ == outputs_.size()) return;
+    auto in = reach();
+    bool added = false;
+    for (size_t i = required_; i < outputs_.size(); ++i) {
+      const Node* n = outputs_[i].get();
+      bool elementwise_reads = false;
+      if (auto it = in.find(n); it != in.end())
+        for (const Node* r : it->second)
+          elementwise_reads |=
+              r->kind != OpKind::Reduce && !is_library(r->kind) && r->shape == n->shape;
+      if (elementwise_reads || n->depth >= kHeldDepth) added |= roots_.insert(n).second;
+    }
+    if (added) resolve_sharing();
   }
 
   // Which groups a node is computed in: the roots whose fused subgraph reaches it.
@@ -282,7 +304,10 @@ class Planner {
         plan_.steps.push_back(KernelStep{std::move(g)});
       }
     }
-    for (const auto& o : outputs_) plan_.outputs.push_back(buf(o.get()));
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      const Node* o = outputs_[i].get();
+      plan_.outputs.push_back(i < required_ || materialized(o) ? buf(o) : -1);
+    }
   }
 
   FftStep fft_step(const Node& n) {
@@ -347,6 +372,7 @@ class Planner {
 
   static inline const std::vector<graph::NodeRef> kNoArgs{};
   const std::vector<graph::NodeRef>& outputs_;
+  const size_t required_;  // outputs_ past these are held values (make_plan)
   std::vector<const Node*> order_;
   std::unordered_map<const Node*, size_t> position_;  // in order_
   std::unordered_set<const Node*> recomputed_;        // shared, but computed in each reader
@@ -369,8 +395,9 @@ class Planner {
 
 }  // namespace
 
-Plan make_plan(const std::vector<graph::NodeRef>& outputs, const graph::Signature* signature) {
-  return Planner(outputs, signature).run();
+Plan make_plan(const std::vector<graph::NodeRef>& outputs, const graph::Signature* signature,
+               size_t held) {
+  return Planner(outputs, signature, held).run();
 }
 
 }  // namespace kiln::plan

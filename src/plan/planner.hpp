@@ -10,8 +10,10 @@
 namespace kiln::plan {
 
 // With a signature of the outputs, the plan also records its Bindings, so it can be cached
-// and reused for any graph with that signature's hash.
+// and reused for any graph with that signature's hash. The last `held` outputs are values the
+// program holds (graph::held_nodes): the plan writes those where it costs no extra pass or
+// where their history has grown long, and gives -1 in Plan::outputs for the others.
 Plan make_plan(const std::vector<graph::NodeRef>& outputs,
-               const graph::Signature* signature = nullptr);
+               const graph::Signature* signature = nullptr, size_t held = 0);
 
 }  // namespace kiln::plan
