@@ -79,7 +79,10 @@ struct Describe {
 std::string explain(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
   std::vector<graph::NodeRef> requested;
-  for (const auto& a : outputs) requested.push_back(a.node());
+  for (const auto& a : outputs) {
+    api::node_of(a);  // an empty handle is an error that says so
+    requested.push_back(a.node());
+  }
   api::Request req = api::to_realize(requested);  // what evaluating plans
   const std::vector<graph::NodeRef>& nodes = req.nodes;
   std::ostringstream os;
