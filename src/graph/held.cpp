@@ -19,33 +19,53 @@ bool computes(const Node& n) {
 }  // namespace
 
 std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs) {
+  // Linear search over a vector: this runs on every evaluation, and graphs are mostly small
+  // (a map would cost more than the walk, as in structural_hash.cpp's Memo).
   struct Seen {
+    const Node* node;
     NodeRef ref;  // one of the graph's own references (an input of some node above)
     long edges = 0;
+    bool output = false;
   };
-  std::unordered_map<const Node*, Seen> seen;
-  std::unordered_map<const Node*, bool> is_output;
-  std::vector<const Node*> order, stack;
-  for (const auto& o : outputs) {
-    is_output[o.get()] = true;
-    if (seen.emplace(o.get(), Seen{}).second) stack.push_back(o.get());
-  }
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    order.push_back(n);
+  std::vector<Seen> seen;
+  std::unordered_map<const Node*, size_t> index;  // used once the graph is large
+  auto find = [&](const Node* n) -> Seen* {
+    if (!index.empty()) {
+      auto it = index.find(n);
+      return it == index.end() ? nullptr : &seen[it->second];
+    }
+    for (auto& s : seen)
+      if (s.node == n) return &s;
+    return nullptr;
+  };
+  auto add = [&](const Node* n) -> Seen& {
+    seen.push_back({n, nullptr});
+    if (!index.empty() || seen.size() > 32) {
+      if (index.empty())
+        for (size_t i = 0; i + 1 < seen.size(); ++i) index.emplace(seen[i].node, i);
+      index.emplace(n, seen.size() - 1);
+    }
+    return seen.back();
+  };
+  for (const auto& o : outputs)
+    if (Seen* s = find(o.get()))
+      s->output = true;
+    else
+      add(o.get()).output = true;
+  // seen doubles as the work list: entries past `next` are still to be walked.
+  for (size_t next = 0; next < seen.size(); ++next) {
+    const Node* n = seen[next].node;
     if (n->is_leaf()) continue;
     for (const auto& in : n->args()) {
-      auto [it, fresh] = seen.emplace(in.get(), Seen{});
-      if (!it->second.ref) it->second.ref = in;
-      ++it->second.edges;
-      if (fresh) stack.push_back(in.get());
+      Seen* s = find(in.get());
+      if (!s) s = &add(in.get());
+      if (!s->ref) s->ref = in;
+      ++s->edges;
     }
   }
   std::vector<NodeRef> held;
-  for (const Node* n : order) {
-    auto& s = seen[n];
-    if (is_output.count(n) || n->is_leaf() || !computes(*n) || !s.ref) continue;
+  for (const auto& s : seen) {
+    if (s.output || !s.ref || s.node->is_leaf() || !computes(*s.node)) continue;
     // Our own copy in Seen::ref is one reference more than the graph's edges.
     if (s.ref.use_count() > s.edges + 1) held.push_back(s.ref);
   }
