@@ -66,9 +66,11 @@ int transposed_axis(const Context& c) {
 Form choose_form(const Context& c) {
   if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
   if (c.k.kept == 1) return Form::ReduceFull;
+  // An access broadcast along the row (stride 0: one value per row, as max(x, 1, keepdims) in
+  // softmax's sum(exp(x - max))) reads the same element all along it and says nothing here.
   bool rows_contiguous = c.k.space.reduced > 0;
   for (size_t a = 0; a < c.k.space.strides.size(); ++a)
-    if (c.k.access_kinds[a] != AccessKind::Constant)
+    if (c.k.access_kinds[a] != AccessKind::Constant && c.k.space.strides[a].back() != 0)
       rows_contiguous &= c.k.space.strides[a].back() == 1;
   if (!rows_contiguous) return Form::ReduceColumns;
   return c.k.row >= 32 ? Form::ReduceRows : Form::ReducePerThread;
