@@ -237,50 +237,18 @@ __device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
   for (I j = done + lane; j < hi; j += 32) body(lanes<1>{}, j);
 }
 
-// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes;
-// with one block per row that is the result, otherwise the blocks of a row merge through
-// partials in blockIdx.y order as finish_columns does.
+// The end of a reduction whose outputs are split over gridDim.y blocks, once each thread that
+// owns output o (`mine`) holds its block's partial: with one block per output that is the
+// result. Otherwise each block stores its partial at partials[blockIdx.y * n + o], and the
+// last block of the column of blocks to arrive (counted on done[blockIdx.x], which it
+// re-zeroes for the next launch) merges them in blockIdx.y order, so the result does not
+// depend on which block came last.
 template <class Op, class Out>
-__device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
-                                            unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
+__device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
+                                             typename Op::acc* partials, unsigned int* done,
+                                             Out* out, i64 o, i64 n, i64 r) {
   __shared__ bool last;
-  acc = warp_merge<Op>(acc);
-  const bool mine = threadIdx.x % 32 == 0 && o < n;
-  if (gridDim.y == 1) {
-    if (mine) out[o] = Op::finish(acc, r);
-    return;
-  }
-  if (mine) partials[(i64)blockIdx.y * n + o] = acc;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  if (mine) {
-    typename Op::acc a = partials[o];
-    for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
-    out[o] = Op::finish(a, r);
-  }
-  if (threadIdx.x == 0) done[blockIdx.x] = 0;
-}
-
-// The end of a column reduction (32 x 8 threads, thread (x, y) holding a partial of output
-// o = blockIdx.x * 32 + x): the 8 rows of the block merge in order; with one block per column
-// that is the result. Otherwise each block stores its partial at partials[blockIdx.y * n + o]
-// and the last block of the column to arrive (counted on done[blockIdx.x], which it re-zeroes)
-// merges them in blockIdx.y order, so the result does not depend on which block came last.
-template <class Op, class Out>
-__device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op::acc* partials,
-                                               unsigned int* done, Out* out, i64 o, i64 n,
-                                               i64 r) {
-  __shared__ typename Op::acc rows[8][32];
-  __shared__ bool last;
-  rows[threadIdx.y][threadIdx.x] = acc;
-  __syncthreads();
-  const bool mine = threadIdx.y == 0 && o < n;
-  if (threadIdx.y == 0)
-    for (int k = 1; k < 8; ++k) Op::merge(acc, rows[k][threadIdx.x]);
+  const bool first = threadIdx.x == 0 && threadIdx.y == 0;
   if (gridDim.y == 1) {
     if (mine) out[o] = Op::finish(acc, r);
     return;
@@ -288,8 +256,7 @@ __device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op
   if (mine) partials[(i64)blockIdx.y * n + o] = acc;
   __threadfence();  // the partial is visible before the count says so
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0)
-    last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  if (first) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
@@ -298,7 +265,28 @@ __device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op
     for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
     out[o] = Op::finish(a, r);
   }
-  if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;
+  if (first) done[blockIdx.x] = 0;
+}
+
+// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
+                                            unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
+  acc = warp_merge<Op>(acc);
+  finish_split<Op>(acc, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
+}
+
+// The end of a column reduction (32 x 8 threads, thread (x, y) holding a partial of output
+// o = blockIdx.x * 32 + x): the block's 8 rows of threads merge in order.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op::acc* partials,
+                                               unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
+  __shared__ typename Op::acc rows[8][32];
+  rows[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (int k = 1; k < 8; ++k) Op::merge(acc, rows[k][threadIdx.x]);
+  finish_split<Op>(acc, threadIdx.y == 0 && o < n, partials, done, out, o, n, r);
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "api/build.hpp"
 #include "api/debug.hpp"
 #include "api/run_plan.hpp"
 #include "graph/hash.hpp"
@@ -150,6 +151,17 @@ Request to_realize(const std::vector<graph::NodeRef>& nodes) {
     for (auto& h : held) r.nodes.push_back(std::move(h));
   }
   return r;
+}
+
+std::optional<plan::Plan> plan_for(const std::vector<Array>& outputs) {
+  std::vector<graph::NodeRef> requested;
+  for (const auto& a : outputs) {
+    node_of(a);  // an empty handle is an error that says so
+    requested.push_back(a.node());
+  }
+  Request req = to_realize(requested);
+  if (req.nodes.empty()) return std::nullopt;
+  return plan::make_plan(req.nodes, nullptr, req.held);
 }
 
 void realize(const std::vector<graph::NodeRef>& nodes) {

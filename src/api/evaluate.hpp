@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "graph/node.hpp"
+#include "kiln/array.hpp"
+#include "plan/plan.hpp"
 
 namespace kiln::api {
 
@@ -19,6 +21,9 @@ struct Request {
   size_t held = 0;
 };
 Request to_realize(const std::vector<graph::NodeRef>& nodes);
+// The plan an evaluation of `outputs` runs, made afresh (explain, to_dot); none when every
+// array is evaluated. Empty handles are an error. Call with hold_evaluation() held.
+std::optional<plan::Plan> plan_for(const std::vector<Array>& outputs);
 
 // Holds off every evaluation while the caller reads graphs that may be shared with other
 // threads (explain, to_dot): evaluating a node drops its inputs, which may free them.

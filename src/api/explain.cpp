@@ -78,16 +78,10 @@ struct Describe {
 
 std::string explain(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::vector<graph::NodeRef> requested;
-  for (const auto& a : outputs) {
-    api::node_of(a);  // an empty handle is an error that says so
-    requested.push_back(a.node());
-  }
-  api::Request req = api::to_realize(requested);  // what evaluating plans
-  const std::vector<graph::NodeRef>& nodes = req.nodes;
+  std::optional<plan::Plan> planned = api::plan_for(outputs);
+  if (!planned) return "nothing to do: every array is already evaluated\n";
+  const plan::Plan& p = *planned;
   std::ostringstream os;
-  if (nodes.empty()) return "nothing to do: every array is already evaluated\n";
-  plan::Plan p = plan::make_plan(nodes, nullptr, req.held);
   int n = 0;
   for (const auto& s : p.steps)
     if (!std::holds_alternative<plan::FreeStep>(s)) {

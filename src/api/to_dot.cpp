@@ -106,15 +106,8 @@ class Dot {
 
 std::string to_dot(const std::vector<Array>& outputs) {
   auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::vector<graph::NodeRef> requested;
-  for (const auto& a : outputs) {
-    api::node_of(a);  // an empty handle is an error that says so
-    requested.push_back(a.node());
-  }
-  api::Request req = api::to_realize(requested);  // what evaluating plans
-  const std::vector<graph::NodeRef>& nodes = req.nodes;
-  if (nodes.empty()) return "digraph kiln {\n}\n";
-  return Dot(plan::make_plan(nodes, nullptr, req.held)).draw();
+  std::optional<plan::Plan> planned = api::plan_for(outputs);
+  return planned ? Dot(*planned).draw() : "digraph kiln {\n}\n";
 }
 
 }  // namespace kiln
