@@ -1,5 +1,6 @@
 // The environment variables kiln reads (README "Environment", DESIGN.md): KILN_CACHE,
-// KILN_CACHE_DIR and its default from XDG_CACHE_HOME or HOME, KILN_CACHE_MAX_BYTES, KILN_MODE.
+// KILN_CACHE_DIR and its default from XDG_CACHE_HOME or HOME, KILN_CACHE_MAX_BYTES,
+// KILN_CACHE_SHARED, KILN_MODE.
 // Each case saves the variables it touches and puts them back when it ends.
 #include <doctest/doctest.h>
 #include <pwd.h>
@@ -43,7 +44,7 @@ class EnvGuard {
  public:
   EnvGuard() {
     for (const char* name : {"KILN_CACHE", "KILN_CACHE_DIR", "KILN_CACHE_MAX_BYTES",
-                             "XDG_CACHE_HOME", "HOME", "KILN_MODE"}) {
+                             "KILN_CACHE_SHARED", "XDG_CACHE_HOME", "HOME", "KILN_MODE"}) {
       const char* v = std::getenv(name);
       saved_[name] = v ? std::optional<std::string>(v) : std::nullopt;
     }
@@ -150,6 +151,28 @@ TEST_CASE("KILN_CACHE with another value: one warning naming it and the accepted
   for (const char* accepted : {"disk", "memory", "off"})
     CHECK(r.err.find(accepted) != std::string::npos);
   CHECK(r.config.mode == CacheMode::Disk);  // the default
+}
+
+// ---- KILN_CACHE_SHARED ------------------------------------------------------------------------
+
+TEST_CASE("KILN_CACHE_SHARED: unset is private (0700/0600), group is 0750/0640, else one warning") {
+  EnvGuard env;
+  TempDir dir;
+  ::setenv("KILN_CACHE_DIR", dir.path.c_str(), 1);
+  const char* value = nullptr;
+  mode_t dir_mode = 0700, file_mode = 0600;
+  int warnings = 0;
+  SUBCASE("unset") {}
+  SUBCASE("group") { value = "group", dir_mode = 0750, file_mode = 0640; }
+  SUBCASE("a typo") { value = "gruop", warnings = 1; }
+  SUBCASE("world is not offered") { value = "world", warnings = 1; }
+  CAPTURE(value);
+  set_or_unset("KILN_CACHE_SHARED", value);
+  ConfigRead r = read_config();
+  CHECK(count_lines_with(r.err, "kiln: warning") == warnings);
+  if (warnings) CHECK(count_lines_with(r.err, std::string("KILN_CACHE_SHARED=") + value) == 1);
+  CHECK(jit::cache_modes().dir == dir_mode);
+  CHECK(jit::cache_modes().file == file_mode);
 }
 
 // ---- KILN_CACHE_DIR and its default ----------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <kiln/cache.hpp>
 #include <kiln/errors.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -106,7 +107,6 @@ ChildReport run_unprivileged(Body body) {
   if (pid == 0) {
     ::alarm(kChildTimeoutS);
     ::dup2(err, 2);
-    constexpr uid_t kNobody = 65534;
     if (::getuid() == 0 &&
         (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0))
       ::_exit(2);
@@ -172,10 +172,10 @@ TEST_CASE("compile for sm_90, then a memory hit, then a disk hit with zero compi
   CHECK(kiln::cache::stats().compile_ms > 0);
   std::string path = entry_path(first);
   REQUIRE(fs::exists(path));
-  // A shared group directory needs group-readable files (0664 less the umask).
+  // Private by default: 0600 less the umask (KILN_CACHE_SHARED, README "the trust model").
   mode_t umask_now = ::umask(0);
   ::umask(umask_now);
-  CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms(0664 & ~umask_now));
+  CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms(0600 & ~umask_now));
 
   auto second = jit::get(kernel());
   CHECK(second.origin == Origin::Memory);
@@ -370,6 +370,9 @@ TEST_CASE(
   auto old_entry = jit::get(kernel());  // an entry written while the directory was writable
   REQUIRE(old_entry.origin == Origin::Compiled);
   fs::permissions(ro, fs::perms(0555));
+  // The child must own the directory and its entries, or it refuses them as another user's.
+  if (::geteuid() == 0)
+    for (const std::string& p : {ro, entry_path(old_entry)}) give_to_nobody(p);
   std::string old_name = old_entry.kernel->key + ".kkc";
   std::vector<char> old_cubin = old_entry.kernel->cubin;
 
@@ -395,6 +398,157 @@ TEST_CASE(
   CHECK(count_lines_with(child.err, "kiln: warning") == 1);
   CHECK(count_lines_with(child.err, ro + " is not writable") == 1);
   CHECK(listing(ro) == old_name);  // nothing written, no usage log
+}
+
+// ---- trust: no GPU code that another user can write ------------------------------------------
+
+TEST_CASE("a cache directory another user can write is refused: memory only, one warning") {
+  TempDir tmp;
+  std::string dir = tmp.path + "/cache";
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  std::string what, fix;
+  std::optional<ScopedEnv> shared;
+  SUBCASE("group-writable") {
+    REQUIRE(::chmod(dir.c_str(), 0770) == 0);
+    what = "mode 0770) is writable by its group";
+    fix = "`chmod go-w " + dir + "`";
+  }
+  SUBCASE("world-writable") {
+    REQUIRE(::chmod(dir.c_str(), 0707) == 0);
+    what = "mode 0707) is writable by every user";
+    fix = "`chmod go-w " + dir + "`";
+  }
+  SUBCASE("world-writable with KILN_CACHE_SHARED=group") {
+    shared.emplace("KILN_CACHE_SHARED", "group");
+    REQUIRE(::chmod(dir.c_str(), 0757) == 0);
+    what = "mode 0757) is writable by every user";
+    fix = "`chmod go-w " + dir + "`";
+  }
+  SUBCASE("owned by another user (refused even for root)") {
+    give_to_nobody(dir);
+    what = "(owner nobody (uid 65534), mode 0700) is owned by another user, not by ";
+    fix = "`chown " + std::to_string(::geteuid()) + " " + dir + "`";
+  }
+  build_cache_now();
+  StderrCapture err;
+  use_cache(dir);
+  auto a = jit::get(kernel());
+  auto a_again = jit::get(kernel());
+  std::string out = err.finish();
+  CHECK(a.origin == Origin::Compiled);
+  CHECK(a_again.origin == Origin::Memory);
+  CHECK(kiln::cache::dir().empty());
+  CHECK(listing(dir).empty());  // nothing written, nothing read
+  CHECK_MESSAGE(count_lines_with(out, "kiln: warning") == 1, out);
+  CHECK_MESSAGE(count_lines_with(out, "kernel cache directory " + dir + " ") == 1, out);
+  CHECK_MESSAGE(out.find(what) != std::string::npos, out);
+  CHECK_MESSAGE(out.find(fix) != std::string::npos, out);
+  CHECK(out.find("KILN_CACHE_DIR") != std::string::npos);
+}
+
+TEST_CASE("trusted cache directories: private 0700, 0755, and 0750 with KILN_CACHE_SHARED=group") {
+  TempDir tmp;
+  std::string dir = tmp.path + "/cache";
+  mode_t mode = 0700;
+  std::optional<ScopedEnv> shared;
+  SUBCASE("0700") {}
+  SUBCASE("0755: others may read, not write") { mode = 0755; }
+  SUBCASE("0750 with KILN_CACHE_SHARED=group") {
+    shared.emplace("KILN_CACHE_SHARED", "group");
+    mode = 0750;
+  }
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  REQUIRE(::chmod(dir.c_str(), mode) == 0);
+  build_cache_now();
+  StderrCapture err;
+  use_cache(dir);
+  auto first = jit::get(kernel());
+  jit::clear_memory_cache();
+  kiln::cache::reset_stats();
+  auto second = jit::get(kernel());
+  std::string out = err.finish();
+  CHECK(first.origin == Origin::Compiled);
+  CHECK(second.origin == Origin::Disk);
+  CHECK(kiln::cache::stats().disk_hits == 1);
+  CHECK(kiln::cache::dir() == dir);
+  CHECK_MESSAGE(out.empty(), out);
+}
+
+TEST_CASE("an entry another user can write is a miss: never loaded, one warning, then replaced") {
+  TempDir dir;
+  use_cache(dir.path);
+  auto a = jit::get(kernel(0));
+  auto b = jit::get(kernel(1));
+  std::string path_a = entry_path(a), path_b = entry_path(b);
+  std::string what;
+  SUBCASE("group-writable") {
+    for (auto& p : {path_a, path_b}) REQUIRE(::chmod(p.c_str(), 0620) == 0);
+    what = "mode 0620) is writable by its group";
+  }
+  SUBCASE("world-writable") {
+    for (auto& p : {path_a, path_b}) REQUIRE(::chmod(p.c_str(), 0602) == 0);
+    what = "mode 0602) is writable by every user";
+  }
+  SUBCASE("owned by another user") {
+    for (auto& p : {path_a, path_b}) give_to_nobody(p);
+    what = "(owner nobody (uid 65534), mode 0600) is owned by another user";
+  }
+  jit::clear_memory_cache();
+  kiln::cache::reset_stats();
+  jit::reset_disk_warning_for_testing();
+  StderrCapture err;
+  auto a_again = jit::get(kernel(0));
+  auto b_again = jit::get(kernel(1));
+  std::string out = err.finish();
+  CHECK(a_again.origin == Origin::Compiled);
+  CHECK(b_again.origin == Origin::Compiled);
+  CHECK(kiln::cache::stats().compiles == 2);
+  CHECK(kiln::cache::stats().disk_hits == 0);
+  CHECK_MESSAGE(count_lines_with(out, "kiln: warning") == 1, out);  // once per process
+  CHECK_MESSAGE(count_lines_with(out, "kernel cache entry " + path_a + " ") == 1, out);
+  CHECK_MESSAGE(out.find(what) != std::string::npos, out);
+  CHECK(out.find("kiln-cache verify --fix") != std::string::npos);
+
+  // The compile rewrote the entry (a rename: kiln's own file, 0600 less the umask).
+  struct stat st;
+  REQUIRE(::stat(path_a.c_str(), &st) == 0);
+  CHECK(st.st_uid == ::geteuid());
+  CHECK((st.st_mode & 0077) == 0);
+  jit::clear_memory_cache();
+  CHECK(jit::get(kernel(0)).origin == Origin::Disk);
+}
+
+TEST_CASE("as an unprivileged user: its own 0700 directory is used, root's directory is refused") {
+  TempDir tmp;
+  // The child may be `nobody`: it must reach both directories.
+  fs::permissions(tmp.path, fs::perms(0755));
+  std::string mine = tmp.path + "/mine", roots = tmp.path + "/roots";
+  REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+  REQUIRE(::mkdir(roots.c_str(), 0755) == 0);
+  bool as_root = ::geteuid() == 0;
+  if (as_root) give_to_nobody(mine);
+  ChildReport child = run_unprivileged([&] {
+    std::ostringstream report;
+    use_cache(mine);
+    auto first = jit::get(kernel());
+    jit::clear_memory_cache();
+    auto second = jit::get(kernel());
+    report << "mine " << origin_name(first.origin) << " " << origin_name(second.origin) << "\n";
+    use_cache(roots);
+    jit::reset_disk_warning_for_testing();
+    auto other = jit::get(kernel(1));
+    report << "roots " << origin_name(other.origin) << " dir '" << kiln::cache::dir() << "'\n";
+    return report.str();
+  });
+  CHECK(child.status == 0);
+  // Root's directory is another user's for `nobody`; without root the child is this user.
+  CHECK(child.text == "mine compiled disk\nroots compiled dir '" + (as_root ? "" : roots) + "'\n");
+  if (as_root) {  // as another user, root's directory is foreign; as root it would be its own
+    CHECK_MESSAGE(count_lines_with(child.err, roots + " (owner root (uid 0), mode 0755) is "
+                                                      "owned by another user, not by nobody") == 1,
+                  child.err);
+  }
+  if (as_root) CHECK(listing(roots).empty());
 }
 
 // ---- processes -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -233,26 +234,61 @@ TEST_CASE("a hit never rewrites the entry; it goes to this process's usage log")
   CHECK(log.ends_with("\n"));
 }
 
-TEST_CASE("a shared directory gets group-readable files, usage logs included") {
+TEST_CASE("kiln creates the cache private (0700/0600), or group-readable with KILN_CACHE_SHARED") {
   TempDir tmp;
-  std::string dir = tmp.path + "/shared/kiln";  // created by kiln
-  mode_t saved = ::umask(002);                  // a group-shared setup
+  std::string dir = tmp.path + "/parent/kiln";  // kiln creates both
+  mode_t dir_mode = 0700, file_mode = 0600;
+  std::optional<ScopedEnv> shared;
+  SUBCASE("private by default") {}
+  SUBCASE("KILN_CACHE_SHARED=group") {
+    shared.emplace("KILN_CACHE_SHARED", "group");  // the tool below inherits it
+    dir_mode = 0750, file_mode = 0640;
+  }
+  mode_t saved = ::umask(0);  // so every mode below is kiln's own choice
   use_cache(dir);
   jit::get(kernel(5));
   jit::get(kernel(5));
   jit::flush_usage();
   auto folded = tool(dir, "stats");  // writes the summary
   CHECK(folded.rc == 0);
-  CHECK(mode_of(dir) == 0775);
-  CHECK(mode_of(entry_path(dir, key_of(5))) == 0664);
-  CHECK(mode_of(dir + "/usage") == 0775);
-  CHECK(mode_of(dir + "/usage/summary") == 0664);
+  CHECK(mode_of(tmp.path + "/parent") == dir_mode);
+  CHECK(mode_of(dir) == dir_mode);
+  CHECK(mode_of(entry_path(dir, key_of(5))) == file_mode);
+  CHECK(mode_of(dir + "/usage") == dir_mode);
+  CHECK(mode_of(dir + "/usage/summary") == file_mode);
+  CHECK(mode_of(dir + "/usage/fold.lock") == file_mode);
   jit::get(kernel(5));
   jit::flush_usage();
   ::umask(saved);
   CHECK(count_ending(dir + "/usage", ".log") == 1);
   for (auto& name : names_in(dir + "/usage"))
-    if (name.ends_with(".log")) CHECK(mode_of(dir + "/usage/" + name) == 0664);
+    if (name.ends_with(".log")) CHECK(mode_of(dir + "/usage/" + name) == file_mode);
+}
+
+TEST_CASE("verify reports entries another user can write as untrusted; --fix removes them") {
+  TempDir dir;
+  use_cache(dir.path);
+  std::string k1 = key_of(1), k2 = key_of(2), k3 = key_of(3);
+  REQUIRE(::chmod(entry_path(dir.path, k1).c_str(), 0660) == 0);
+  give_to_nobody(entry_path(dir.path, k2));
+
+  auto bad = tool(dir.path, "verify");
+  CHECK(bad.rc == 1);
+  CHECK_MESSAGE(contains(bad.out, entry_path(dir.path, k1) + ": untrusted: (owner "), bad.out);
+  CHECK(contains(bad.out, "mode 0660) is writable by its group"));
+  CHECK_MESSAGE(contains(bad.out, entry_path(dir.path, k2) +
+                                      ": untrusted: (owner nobody (uid 65534), mode 0600) is "
+                                      "owned by another user"),
+                bad.out);
+  CHECK(contains(bad.out, "chmod go-w " + entry_path(dir.path, k1)));
+  CHECK_FALSE(contains(bad.out, entry_path(dir.path, k3) + ":"));
+  CHECK(contains(bad.out, "2 bad"));
+
+  auto fix = tool(dir.path, "verify --fix");
+  CHECK(fix.rc == 0);
+  CHECK_FALSE(fs::exists(entry_path(dir.path, k1)));
+  CHECK_FALSE(fs::exists(entry_path(dir.path, k2)));
+  CHECK(fs::exists(entry_path(dir.path, k3)));
 }
 
 TEST_CASE("LRU eviction counts memory hits through the usage log, not only file mtimes") {

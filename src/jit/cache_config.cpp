@@ -38,7 +38,14 @@ std::string default_dir() {
   return "";
 }
 
+bool shared_group(const std::string& v) { return v == "group"; }
+
 }  // namespace
+
+CacheModes cache_modes() {
+  if (shared_group(env("KILN_CACHE_SHARED"))) return {0750, 0640};
+  return {};
+}
 
 bool parse_size(const std::string& v, uint64_t& out) {
   char* end = nullptr;
@@ -71,6 +78,8 @@ CacheConfig cache_config_from_env() {
   if (c.dir.empty()) c.dir = default_dir();
   if (std::string cap = env("KILN_CACHE_MAX_BYTES"); !cap.empty() && !parse_size(cap, c.max_bytes))
     warn("KILN_CACHE_MAX_BYTES=" + cap + " is not a size such as 500M or 2G; using 1G");
+  if (std::string shared = env("KILN_CACHE_SHARED"); !shared.empty() && !shared_group(shared))
+    warn("KILN_CACHE_SHARED=" + shared + " is not `group`; the cache stays private to you");
   return c;
 }
 

@@ -72,14 +72,24 @@ EntryFile read_entry_file(const std::string& path, bool keep_binary) {
   EntryFile f;
   f.path = path;
   f.key = key_of(path);
+  Trust trust;
+  auto bytes = read_trusted_file(path, trust);
   struct stat st;
-  auto bytes = read_whole_file(path);
-  if (!bytes || ::stat(path.c_str(), &st) != 0) {
+  if (::stat(path.c_str(), &st) != 0) {
     f.problem = errno == ENOENT ? kVanished : "cannot be read";
     return f;
   }
   f.bytes = uint64_t(st.st_size);
   f.mtime_us = int64_t(st.st_mtim.tv_sec) * 1'000'000 + st.st_mtim.tv_nsec / 1000;
+  if (!trust.ok()) {
+    // kiln never loads it (DiskCache::load), so the tools call it bad too.
+    f.problem = "untrusted: " + trust.problem + " (kiln does not load it; fix: " + trust.fix + ")";
+    return f;
+  }
+  if (!bytes) {
+    f.problem = "cannot be read";
+    return f;
+  }
   if (decode_entry(*bytes, f.entry, f.problem)) f.problem = name_problem(f.key, f.entry);
   f.valid = f.problem.empty();
   if (!keep_binary) f.entry.binary = {};

@@ -25,7 +25,8 @@ struct EntryFile {
   int64_t last_used_us() const { return std::max(usage.last_used_us, mtime_us); }
 };
 
-// Reads and checks one <key>.kkc file: it must decode and hold the entry for its file name's key.
+// Reads and checks one <key>.kkc file: no other user may be able to write it (trust_of), and it
+// must decode and hold the entry for its file name's key.
 EntryFile read_entry_file(const std::string& path, bool keep_binary);
 
 // Every *.kkc file in `dir`, sorted by key, with `usage` attached.

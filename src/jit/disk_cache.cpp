@@ -16,15 +16,35 @@ namespace kiln::jit {
 namespace {
 
 std::atomic<bool> g_warned{false};
+std::atomic<bool> g_warned_entry{false};
 
 // Several caches (or a reconfigured one) share the flag: the promise is one line per process.
 void warn_once(const std::string& message) {
   if (!g_warned.exchange(true)) warn(message);
 }
 
+// A separate flag: an untrusted entry in a usable directory is a different problem, and its
+// warning must not be swallowed by an earlier one about writes.
+void warn_untrusted_entry(const std::string& path, const Trust& t) {
+  if (g_warned_entry.exchange(true)) return;
+  warn("kernel cache entry " + path + " " + t.problem +
+       ", so someone else may have written the GPU code in it; it is not loaded (the kernel is "
+       "compiled instead). Run `" +
+       t.fix + "`, or `kiln-cache verify --fix` to remove such entries.");
+}
+
+// The directory's trust; a stat failure is left to the access() checks that follow.
+Trust directory_trust(const std::string& dir) {
+  struct stat st;
+  return ::stat(dir.c_str(), &st) == 0 ? trust_of(st, dir) : Trust{};
+}
+
 }  // namespace
 
-void reset_disk_warning_for_testing() { g_warned = false; }
+void reset_disk_warning_for_testing() {
+  g_warned = false;
+  g_warned_entry = false;
+}
 
 DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
     : dir_(std::move(dir)), max_bytes_(max_bytes) {
@@ -34,10 +54,16 @@ DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
         "Set KILN_CACHE_DIR to a writable directory.");
     return;
   }
-  if (int err = make_directories(dir_, 0775); err != 0) {
+  if (int err = make_directories(dir_, cache_modes().dir); err != 0) {
     warn_once("kernel cache directory " + dir_ + " cannot be created (" + std::strerror(err) +
               "); kernels are kept in memory only. Set KILN_CACHE_DIR to a writable directory "
               "or KILN_CACHE=memory.");
+    return;
+  }
+  if (Trust t = directory_trust(dir_); !t.ok()) {
+    warn_once("kernel cache directory " + dir_ + " " + t.problem +
+              ": kiln runs the GPU code it finds there, so kernels are kept in memory only. Run `" +
+              t.fix + "`, or set KILN_CACHE_DIR to a directory that only you can write.");
     return;
   }
   readable_ = ::access(dir_.c_str(), R_OK | X_OK) == 0;
@@ -65,7 +91,9 @@ void DiskCache::disable_writes(const std::string& why) {
 std::optional<CacheEntry> DiskCache::load(const std::string& key) const {
   if (!readable_) return std::nullopt;
   std::string path = path_for(key);
-  auto bytes = read_whole_file(path);
+  Trust trust;
+  auto bytes = read_trusted_file(path, trust);
+  if (!trust.ok()) warn_untrusted_entry(path, trust);
   if (!bytes) return std::nullopt;
   CacheEntry e;
   std::string problem;
@@ -78,7 +106,7 @@ std::optional<CacheEntry> DiskCache::load(const std::string& key) const {
 void DiskCache::store(const CacheEntry& e) {
   if (!writable_) return;
   std::string path = path_for(e.key);
-  if (int err = write_file_atomically(path, encode_entry(e), 0664); err != 0) {
+  if (int err = write_file_atomically(path, encode_entry(e), cache_modes().file); err != 0) {
     disable_writes(std::strerror(err));
     return;
   }

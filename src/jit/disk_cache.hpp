@@ -1,8 +1,9 @@
 // The disk half of the kernel cache: one <key>.kkc file per kernel in one directory.
 //
-// Every problem degrades instead of failing: a missing directory is created (0775, so a shared
-// group directory works; the umask still applies), an unusable one makes the cache memory-only
-// with one warning per process, a bad file is a miss that the next write replaces.
+// Every problem degrades instead of failing: a missing directory is created (0700, or 0750 with
+// KILN_CACHE_SHARED=group; the umask still applies), an unusable or untrusted one (another user
+// can write it: file_util.hpp, trust_of) makes the cache memory-only with one warning per
+// process, a bad or untrusted file is a miss that the next write replaces.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -27,8 +28,9 @@ class DiskCache {
   std::string failed_dir() const;
 
   // The entry for `key`, or nullopt for a missing, truncated, corrupt, foreign-version or
-  // other-key file. A hit updates the file's mtime (recency for eviction, besides the usage
-  // logs) but never rewrites it.
+  // other-key file, or one that another user can write (never loaded; one warning per process). A
+  // hit updates the file's mtime (recency for eviction, besides the usage logs) but never rewrites
+  // it.
   std::optional<CacheEntry> load(const std::string& key) const;
 
   // Writes the entry atomically, then evicts down to the size cap. A failed write warns once
@@ -45,7 +47,7 @@ class DiskCache {
   std::atomic<bool> writable_{false};
 };
 
-// Lets tests see the once-per-process warning again.
+// Lets tests see the once-per-process warnings (directory, untrusted entry) again.
 void reset_disk_warning_for_testing();
 
 }  // namespace kiln::jit

@@ -4,11 +4,13 @@
 #include <ctime>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 
 namespace kiln::jit {
 namespace {
@@ -24,7 +26,45 @@ std::string temp_path_for(const std::string& path) {
          std::to_string(counter.fetch_add(1)) + kTempSuffix;
 }
 
+std::string user_name(uid_t uid) {
+  const passwd* pw = getpwuid(uid);
+  std::string id = "uid " + std::to_string(uid);
+  return pw && pw->pw_name ? std::string(pw->pw_name) + " (" + id + ")" : id;
+}
+
+std::string octal_mode(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", unsigned(mode & 07777));
+  return buf;
+}
+
 }  // namespace
+
+Trust trust_of(const struct stat& st, const std::string& path) {
+  Trust t;
+  uid_t me = ::geteuid();
+  bool foreign = st.st_uid != me;
+  bool group_w = st.st_mode & S_IWGRP, world_w = st.st_mode & S_IWOTH;
+  if (!foreign && !group_w && !world_w) return t;
+  t.problem = "(owner " + user_name(st.st_uid) + ", mode " + octal_mode(st.st_mode) + ") is ";
+  if (foreign) t.problem += "owned by another user, not by " + user_name(me);
+  if (foreign && (group_w || world_w)) t.problem += ", and is ";
+  if (group_w || world_w) t.problem += world_w ? "writable by every user" : "writable by its group";
+  if (foreign) t.fix = "chown " + std::to_string(me) + " " + path;
+  if (group_w || world_w) t.fix += (foreign ? " && " : "") + std::string("chmod go-w ") + path;
+  return t;
+}
+
+std::optional<std::vector<char>> read_trusted_file(const std::string& path, Trust& trust) {
+  trust = {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<std::vector<char>> data;
+  if (::fstat(fd, &st) == 0 && (trust = trust_of(st, path)).ok()) data = read_all(fd);
+  ::close(fd);
+  return data;
+}
 
 int make_directories(const std::string& path, mode_t mode) {
   if (path.empty()) return ENOENT;

@@ -1,6 +1,7 @@
 // Small POSIX file helpers for the disk cache. They report failure as an errno value instead of
 // throwing: every disk problem degrades the cache, none may fail a computation.
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -12,6 +13,21 @@ namespace kiln::jit {
 
 // mkdir -p with `mode` for every directory created (the umask still applies). 0 or errno.
 int make_directories(const std::string& path, mode_t mode);
+
+// Whether kiln may load GPU code from a cache directory or entry. kiln runs what it loads, so
+// (as ssh does with keys) only a path that no other user can write is trusted: owned by the
+// effective user (root's own files are fine for root; another user's are refused even for
+// root) and neither group- nor world-writable. Group-readable is fine (KILN_CACHE_SHARED).
+struct Trust {
+  std::string problem;  // "" when trusted, else what is wrong, naming the owner and the mode
+  std::string fix;      // a shell command that makes it trusted
+  bool ok() const { return problem.empty(); }
+};
+Trust trust_of(const struct stat& st, const std::string& path);
+
+// The whole file, or nullopt when it cannot be opened or read, or when it is not trusted; then
+// `trust` says why. The check is made on the open file, so a swap after it cannot slip through.
+std::optional<std::vector<char>> read_trusted_file(const std::string& path, Trust& trust);
 
 // The whole file, or nullopt when it cannot be opened or read.
 std::optional<std::vector<char>> read_whole_file(const std::string& path);

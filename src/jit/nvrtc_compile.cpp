@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <span>
 
+#include "jit/cache_config.hpp"
 #include "jit/file_util.hpp"
 #include "kiln/errors.hpp"
 
@@ -97,8 +98,8 @@ std::string save_failed_source(const Request& r, const std::string& key,
   for (const std::string& dir : {failed_dir, temp}) {
     if (dir.empty()) continue;
     std::string path = dir + "/" + file_stem(r.name, key) + ".cu";
-    err = make_directories(dir, 0775);
-    if (err == 0) err = write_file_atomically(path, std::span(r.source), 0664);
+    err = make_directories(dir, cache_modes().dir);
+    if (err == 0) err = write_file_atomically(path, std::span(r.source), cache_modes().file);
     if (err == 0) return path;
   }
   return std::string("(not saved: ") + std::strerror(err) + ")";

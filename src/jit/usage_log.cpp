@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "jit/cache_config.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/file_util.hpp"
 
@@ -109,10 +110,10 @@ bool same_file(int fd, const std::string& path) {
 // Appends under the log's lock. Never creates the cache directory itself: a directory that
 // disappeared (a test's temporary one, a `rm -rf`) must stay gone.
 void append_locked(const std::string& dir, const std::string& name, const std::string& text) {
-  if (::mkdir(usage_dir(dir).c_str(), 0775) != 0 && errno != EEXIST) return;
+  if (::mkdir(usage_dir(dir).c_str(), cache_modes().dir) != 0 && errno != EEXIST) return;
   std::string path = usage_dir(dir) + "/" + name;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0664);
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, cache_modes().file);
     if (fd < 0) return;  // read-only cache: the hits are simply not kept
     bool done = false;
     if (::flock(fd, LOCK_EX) == 0 && same_file(fd, path)) {
@@ -290,7 +291,7 @@ UsageMap read_usage(const std::string& dir) {
 
 UsageMap fold_usage(const std::string& dir) {
   std::string lock_path = usage_dir(dir) + "/fold.lock";
-  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0664);
+  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, cache_modes().file);
   if (lock < 0 || ::access(usage_dir(dir).c_str(), W_OK) != 0 || ::flock(lock, LOCK_EX) != 0) {
     if (lock >= 0) ::close(lock);
     return read_usage(dir);
@@ -300,7 +301,7 @@ UsageMap fold_usage(const std::string& dir) {
   for (const auto& p : log_paths(dir)) consume_log(p, total);
   drop_missing_entries(dir, total);
   std::string text = serialise(total);
-  write_file_atomically(summary_path(dir), std::span(text.data(), text.size()), 0664);
+  write_file_atomically(summary_path(dir), std::span(text.data(), text.size()), cache_modes().file);
   remove_stale_temps(dir);
   ::close(lock);
   return total;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -63,6 +64,35 @@ inline void use_cache(const std::string& dir, const char* max_bytes = nullptr,
 inline void build_cache_now() {
   TempDir somewhere;
   use_cache(somewhere.path);
+}
+
+// Sets (or, with nullptr, unsets) one environment variable until the end of the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// The account an unprivileged child becomes and whose files root's tests plant; the same on
+// Debian, Ubuntu and Fedora.
+inline constexpr uid_t kNobody = 65534;
+
+// Gives `path` to nobody, as another user's file. Needs root, as CI and the dev machine run.
+inline void give_to_nobody(const std::string& path) {
+  REQUIRE_MESSAGE(::chown(path.c_str(), kNobody, kNobody) == 0,
+                  "chown to nobody needs root (CI runs the tests as root)");
 }
 
 inline std::vector<char> read_bytes(const std::string& path) {
