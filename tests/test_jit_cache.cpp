@@ -278,6 +278,12 @@ TEST_CASE("a syntax error throws CompileError with the log and the saved source"
   REQUIRE(fs::exists(saved));
   auto text = read_bytes(saved);
   CHECK(std::string(text.begin(), text.end()) == r.source);
+  // Private like the entries (README "the trust model"), less the umask.
+  mode_t umask_now = ::umask(0);
+  ::umask(umask_now);
+  CHECK((fs::status(dir.path + "/failed").permissions() & fs::perms::all) ==
+        fs::perms(0700 & ~umask_now));
+  CHECK((fs::status(saved).permissions() & fs::perms::all) == fs::perms(0600 & ~umask_now));
   CHECK(kiln::cache::stats().compiles == 0);
   CHECK_THROWS_AS(jit::get(r), kiln::CompileError);  // a failure is not cached
 }
