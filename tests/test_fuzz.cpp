@@ -3,7 +3,10 @@
 // FFT; GPU lazy and eager in the GPU cases), every value's dtype and shape must be the
 // oracle's (NumPy's tables in tests/data, the fuzzer's own shape rules), the
 // seeds and programs that once disagreed must agree, and shrinking must reduce a failure to
-// the op that causes it. build/bin/kiln_fuzz runs the same fuzzer at any size.
+// the op that causes it. A share of the programs carry the layouts of kiln issue 11
+// (reduce-then-broadcast chains such as softmax and layernorm, rank 3-4 permutations, strided
+// slices then transposes, extents of 1, 7, 32, 33 and a few thousand, the last crossing the
+// host's 1024-element chunks). build/bin/kiln_fuzz runs the same fuzzer at any size.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/coverage.hpp"
 #include "fuzz/facts.hpp"
 #include "fuzz/fuzz.hpp"
 #include "fuzz/oracle.hpp"
@@ -73,6 +77,31 @@ TEST_CASE("fuzz: random programs agree on the host and with the scalar reference
 }
 
 GPU_TEST_CASE("fuzz: random programs agree on the GPU") { run_ci_cases(true); }
+
+// The count on coverage_report's line `what: N` (0 when the line is missing).
+int64_t coverage_count(const std::string& report, const std::string& what) {
+  std::string key = "\n";  // appended, not "\n" + what: g++ 12 warns (-Wrestrict) on that
+  key += what;
+  key += ": ";
+  auto at = report.find(key);
+  return at == std::string::npos ? 0 : std::stoll(report.substr(at + key.size()));
+}
+
+TEST_CASE("fuzz: the CI programs carry the layouts of kiln issue 11") {
+  std::string report = "\n";
+  report += coverage_report(1, kCases, ci_limits());
+  INFO(report);
+  // Recognised in the programs themselves (coverage.cpp), not counted by the generator.
+  CHECK(coverage_count(report, "programs with an issue-11 pattern") > kCases / 3);
+  for (const char* what :
+       {"pattern softmax exp(x - max) / sum", "pattern layernorm (x - mean) / sqrt(mean sq + eps)",
+        "pattern x / sum(x, keepdims)", "pattern rank 3-4 permutation read by an op",
+        "pattern strided slice then transpose", "pattern value with an extent of 7 or 33",
+        "pattern value with an axis of 1000 or more"}) {
+    INFO(what);
+    CHECK(coverage_count(report, what) >= kCases / 50);
+  }
+}
 
 // Seeds that once failed (generated with these limits), and what was wrong.
 struct SeedCase {

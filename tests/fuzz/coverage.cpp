@@ -79,6 +79,141 @@ void count_op(const Op& op, const std::vector<Array>& v, const Program& p, Count
   }
 }
 
+// ---- the patterns of kiln issue 11, recognised in the program (not told by the generator)
+
+class Patterns {
+ public:
+  Patterns(const Program& p, const std::vector<Array>& values) : p_(p), v_(values) {
+    size_t n = values.size();
+    anc_.assign(n, std::vector<bool>(n, false));
+    for (size_t i = 0; i < n; ++i) {
+      anc_[i][i] = true;
+      if (const Op* op = producer(static_cast<int>(i)))
+        for (const auto& a : op->args)
+          if (!a.is_scalar())
+            for (size_t j = 0; j < n; ++j) anc_[i][j] = anc_[i][j] || anc_[a.value][j];
+    }
+  }
+  void count(Counts& c) const;
+
+ private:
+  const Op* producer(int v) const {
+    int k = v - static_cast<int>(p_.inputs.size());
+    return k >= 0 && static_cast<size_t>(k) < p_.ops.size() ? &p_.ops[static_cast<size_t>(k)]
+                                                            : nullptr;
+  }
+  // The op that makes v when it is of this kind (and fn, when fn >= 0).
+  const Op* is(int v, OpKind kind, int fn = -1) const {
+    const Op* op = v >= 0 ? producer(v) : nullptr;
+    return op && op->kind == kind && (fn < 0 || op->fn == fn) ? op : nullptr;
+  }
+  const Op* keep_reduce(int v, ReduceFn fn) const {
+    const Op* op = is(v, OpKind::Reduce, static_cast<int>(fn));
+    return op && op->keepdims ? op : nullptr;
+  }
+  static bool is_div(const Op& op) {
+    return op.kind == OpKind::Binary && op.fn == static_cast<uint8_t>(BinaryFn::Div) &&
+           !op.args[0].is_scalar() && !op.args[1].is_scalar();
+  }
+  // Whether an op that computes (not a view) reads the value t makes.
+  bool read_by_compute(const Op* t) const {
+    int v = static_cast<int>(p_.inputs.size() + static_cast<size_t>(t - p_.ops.data()));
+    for (const Op& op : p_.ops)
+      for (const auto& a : op.args)
+        if (a.value == v && !is_view(op.kind) && op.kind != OpKind::Eval) return true;
+    return false;
+  }
+  bool reduce_then_broadcast(const Op& op) const;
+  bool softmax(const Op& op) const;
+  bool layernorm(const Op& op) const;
+  bool normalise(const Op& op) const;
+
+  const Program& p_;
+  const std::vector<Array>& v_;
+  std::vector<std::vector<bool>> anc_;  // anc_[v][u]: u is v or one of the values v reads
+};
+
+// An elementwise op reading a keepdims reduction (or a value made from one) and, along
+// another operand, the reduction's own input (or a value made from it).
+bool Patterns::reduce_then_broadcast(const Op& op) const {
+  if (op.kind != OpKind::Binary && op.kind != OpKind::Where && op.kind != OpKind::Clip)
+    return false;
+  for (const auto& a : op.args)
+    for (const auto& b : op.args) {
+      if (a.is_scalar() || b.is_scalar() || a.value == b.value) continue;
+      for (size_t r = 0; r < anc_.size(); ++r) {
+        const Op* red = anc_[a.value][r] ? is(static_cast<int>(r), OpKind::Reduce) : nullptr;
+        if (red && red->keepdims && anc_[b.value][red->args[0].value] && !anc_[b.value][r])
+          return true;
+      }
+    }
+  return false;
+}
+
+bool Patterns::softmax(const Op& op) const {
+  if (!is_div(op)) return false;
+  int e = op.args[0].value;
+  const Op* s = keep_reduce(op.args[1].value, ReduceFn::Sum);
+  const Op* ex = is(e, OpKind::Unary, static_cast<int>(UnaryFn::Exp));
+  if (!s || s->args[0].value != e || !ex) return false;
+  const Op* d = is(ex->args[0].value, OpKind::Binary, static_cast<int>(BinaryFn::Sub));
+  if (!d || d->args[1].is_scalar()) return false;
+  const Op* m = keep_reduce(d->args[1].value, ReduceFn::Max);
+  return m && m->args[0].value == d->args[0].value;
+}
+
+bool Patterns::layernorm(const Op& op) const {
+  if (!is_div(op)) return false;
+  const Op* d = is(op.args[0].value, OpKind::Binary, static_cast<int>(BinaryFn::Sub));
+  const Op* sd = is(op.args[1].value, OpKind::Unary, static_cast<int>(UnaryFn::Sqrt));
+  if (!d || !sd || d->args[1].is_scalar()) return false;
+  const Op* mu = keep_reduce(d->args[1].value, ReduceFn::Mean);
+  return mu && mu->args[0].value == d->args[0].value;
+}
+
+bool Patterns::normalise(const Op& op) const {
+  if (!is_div(op)) return false;
+  const Op* s = keep_reduce(op.args[1].value, ReduceFn::Sum);
+  return s && s->args[0].value == op.args[0].value;
+}
+
+void Patterns::count(Counts& c) const {
+  bool any = false;
+  auto mark = [&](const char* what, bool yes, bool issue = true) {
+    if (!yes) return;
+    c[std::string("pattern ") + what]++;
+    any |= issue;
+  };
+  bool rtb = false, soft = false, norm = false, div = false, perm = false, strided = false;
+  for (const Op& op : p_.ops) {
+    rtb |= reduce_then_broadcast(op);
+    soft |= softmax(op);
+    norm |= layernorm(op);
+    div |= normalise(op);
+    if (op.kind == OpKind::Transpose && !op.args[0].is_scalar()) {
+      int x = op.args[0].value;
+      size_t rank = v_.at(static_cast<size_t>(x)).ndim();
+      perm |= op.has_axes && (rank == 3 || rank == 4) && read_by_compute(&op);
+      const Op* ix = is(x, OpKind::Index);
+      if (ix)
+        for (const auto& i : ix->index)
+          strided |= std::holds_alternative<Slice>(i) && std::get<Slice>(i).step != 1;
+    }
+  }
+  mark("reduce-then-broadcast (keepdims into an op on the same input)", rtb);
+  mark("softmax exp(x - max) / sum", soft);
+  mark("layernorm (x - mean) / sqrt(mean sq + eps)", norm);
+  mark("x / sum(x, keepdims)", div);
+  mark("rank 3-4 permutation read by an op", perm);
+  mark("strided slice then transpose", strided);
+  bool odd = false, along = false;
+  for (const Array& a : v_)
+    for (int64_t d : a.shape()) odd |= d == 7 || d == 33, along |= d >= 1000;
+  mark("value with an extent of 7 or 33", odd, false);
+  mark("value with an axis of 1000 or more", along, false);
+  if (any) c["programs with an issue-11 pattern"]++;
+}
+
 void count_program(const Program& p, Counts& c) {
   c["programs"]++;
   if (p.outputs.size() > 1) c["feature several outputs"]++;
@@ -90,6 +225,7 @@ void count_program(const Program& p, Counts& c) {
     values.push_back(make_input(in, host()));
     facts.push_back(input_facts(in));
   }
+  bool rejected = false;
   for (const auto& op : p.ops) {
     for (const auto& a : op.args)
       if (!a.is_scalar()) reads[static_cast<size_t>(a.value)]++;
@@ -99,7 +235,8 @@ void count_program(const Program& p, Counts& c) {
                                                : apply_op(op, values));
     } catch (const Error&) {
       c["programs ending in a rejected op"]++;
-      return;
+      rejected = true;
+      break;
     }
     const Array& r = values.back();
     Facts fallback;
@@ -110,6 +247,10 @@ void count_program(const Program& p, Counts& c) {
     if (r.size() == 0) c["value zero-size"]++;
     c[facts.back().noisy ? "value noisy" : "value exact"]++;
   }
+  Program built = p;  // the ops that were built
+  built.ops.resize(values.size() - p.inputs.size());
+  Patterns(built, values).count(c);
+  if (rejected) return;
   for (int n : reads)
     if (n >= 2) c["feature value read by several ops"]++;
 }

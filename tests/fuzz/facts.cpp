@@ -110,6 +110,7 @@ Facts scalar_facts(const Scalar& s) {
   f.special = !std::isfinite(v.real()) || !std::isfinite(v.imag());
   f.bound = f.special ? 0 : std::max(std::abs(v.real()), std::abs(v.imag()));
   f.grid = -1;
+  if (s.kind() != Scalar::Kind::Complex && !f.special) f.least = v.real();
   for (int k = 0; k <= 30 && !f.special; ++k)
     if (std::ldexp(v.real(), k) == std::trunc(std::ldexp(v.real(), k)) &&
         std::ldexp(v.imag(), k) == std::trunc(std::ldexp(v.imag(), k))) {
@@ -140,9 +141,13 @@ Facts choice(const std::vector<Facts>& in) {
 
 // ---- elementwise ------------------------------------------------------------------------
 
-std::optional<Facts> add(const Facts& a, const Facts& b, DType t) {
+// A lower bound moved away from 0 by far more than the rounding of the value it bounds.
+double loosen(double least) { return least > 0 ? least / 2 : least < 0 ? least * 2 : least; }
+
+std::optional<Facts> add(const Facts& a, const Facts& b, DType t, bool subtract) {
   Facts r = choice({a, b});
   r.bound = a.bound + b.bound;
+  r.least = subtract ? -kInf : loosen(a.least + b.least);
   if (r.noisy) r.abs_err = total_err(a) + total_err(b), r.rel_err = unit_roundoff(t);
   return r;
 }
@@ -153,6 +158,7 @@ std::optional<Facts> multiply(const Facts& a, const Facts& b, DType t) {
   if ((a.noisy && b.special) || (b.noisy && a.special)) return std::nullopt;
   Facts r = choice({a, b});
   r.bound = times(a.bound, b.bound);
+  r.least = a.least >= 0 && b.least >= 0 ? loosen(a.least * b.least) : -kInf;
   r.grid = a.grid < 0 || b.grid < 0 ? -1 : a.grid + b.grid;
   double u = unit_roundoff(t);
   if (!r.noisy) return r;
@@ -170,7 +176,22 @@ std::optional<Facts> multiply(const Facts& a, const Facts& b, DType t) {
   return r;
 }
 
+// a / b for a real divisor b >= b.least > 0 on every path: its relative error is at most
+// e = rel_err + abs_err / least, so the quotient's is at most (a's + e) / (1 - e).
+std::optional<Facts> divide_by_positive(const Facts& a, const Facts& b, DType t) {
+  double e = b.noisy ? b.rel_err + b.abs_err / b.least : 0;
+  if (!(e < 0.25)) return std::nullopt;
+  Facts r = choice({a, b});
+  r.least = -kInf;
+  r.grid = -1;
+  r.bound = modulus(a) / b.least;
+  r.abs_err = a.noisy ? a.abs_err / (b.least * (1 - e)) : 0;
+  r.rel_err = ((a.noisy ? a.rel_err : 0) + e) / (1 - e) + 2 * unit_roundoff(t);
+  return r;
+}
+
 std::optional<Facts> divide(const Facts& a, const Facts& b, DType t) {
+  if (b.least > 0 && !is_complex(t) && !a.special && !b.special) return divide_by_positive(a, b, t);
   if (a.noisy || b.noisy) return std::nullopt;  // a noisy divisor near 0 has no useful bound
   if (b.zero_sign) return std::nullopt;         // 1 / -0 is -inf
   Facts r = choice({a, b});
@@ -239,10 +260,13 @@ std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, 
   switch (fn) {
     case BinaryFn::Add:
     case BinaryFn::Sub:
-      r = add(*ca, *cb, t);
+      r = add(*ca, *cb, t, fn == BinaryFn::Sub);
       break;
     case BinaryFn::Mul:
       r = multiply(*ca, *cb, t);
+      // A square (layernorm's d * d) is never negative.
+      if (r && !op.args[0].is_scalar() && op.args[0].value == op.args[1].value)
+        r->least = std::max(r->least, 0.0);
       break;
     case BinaryFn::Div:
       r = divide(*ca, *cb, t);
@@ -294,6 +318,9 @@ std::optional<Facts> real_exp(const Facts& x, DType t) {
   if (!(x.bound <= (t == DType::Float32 ? 80 : 700)) || total_err(x) > 1) return std::nullopt;
   Facts r = lipschitz(x, std::exp(x.bound), 0, t);
   r.rel_err = std::expm1(total_err(x)) + kReal * unit_roundoff(t);
+  // exp(-bound), less every path's error, halved for room; far from underflow.
+  bool positive = !x.special && x.bound + total_err(x) <= 20;
+  r.least = positive ? loosen(std::exp(-x.bound - total_err(x)) * (1 - r.rel_err)) : 0;
   return r;
 }
 
@@ -311,13 +338,22 @@ std::optional<Facts> real_transcendental(UnaryFn fn, const Facts& x, DType t) {
   if (fn == UnaryFn::Exp) return real_exp(x, t);
   if (fn == UnaryFn::Sin || fn == UnaryFn::Cos || fn == UnaryFn::Tanh)
     return real_bounded(fn, x, t);
+  if (fn == UnaryFn::Sqrt && x.noisy && x.least > 0 && !x.special) {
+    // Away from 0, sqrt halves the relative error of its argument (x >= least on every path).
+    double e = x.rel_err + x.abs_err / x.least;
+    Facts r = lipschitz(x, std::sqrt(x.bound + total_err(x)), 0, t);
+    r.rel_err = e / 2 + 2 * unit_roundoff(t);
+    r.least = loosen(std::sqrt(x.least));
+    return r;
+  }
   // sqrt, log, tan: not Lipschitz near 0 or a pole, so only of exact values.
   if (x.noisy) return std::nullopt;
   if (fn == UnaryFn::Sqrt) {
     Facts r = x;  // correctly rounded everywhere: exact
     r.bound = std::sqrt(x.bound);
     r.grid = -1;
-    r.special = true;  // of a negative number
+    r.special = !(x.least >= 0);  // of a negative number
+    r.least = x.least >= 0 ? loosen(std::sqrt(x.least)) : -kInf;
     return r;
   }
   Facts r = lipschitz(x, fn == UnaryFn::Log ? log_bound(x) : kInf, 0, t);
@@ -407,6 +443,7 @@ std::optional<Facts> sum(Facts a, int64_t n, DType t, bool mean) {
   const double dn = static_cast<double>(n);
   Facts r = a;
   r.bound = times(dn, a.bound);
+  r.least = std::isfinite(a.least) ? loosen(mean ? a.least : dn * a.least) : -kInf;
   if (!floaty(t)) return r;
   r.zero_sign = true;
   bool exact =
@@ -620,7 +657,7 @@ std::vector<Typed> typed(const std::vector<Facts>& values) {
   return out;
 }
 
-std::optional<Facts> infer(const Op& op, const std::vector<Facts>& v) {
+static std::optional<Facts> infer_values(const Op& op, const std::vector<Facts>& v) {
   Expectation e = expect(op, typed(v));
   if (!e.result) return std::nullopt;
   const DType t = e.result->dtype;
@@ -647,6 +684,36 @@ std::optional<Facts> infer(const Op& op, const std::vector<Facts>& v) {
       return f;
     }
   }
+}
+
+// Whether op's facts say how small its elements may be (the others copy their input's facts,
+// so `least` must be cleared for them).
+static bool knows_least(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Unary:
+      return op.fn == static_cast<uint8_t>(UnaryFn::Exp) ||
+             op.fn == static_cast<uint8_t>(UnaryFn::Sqrt);
+    case OpKind::Binary:
+      return op.fn == static_cast<uint8_t>(BinaryFn::Add) ||
+             op.fn == static_cast<uint8_t>(BinaryFn::Mul);
+    case OpKind::Reduce:
+      return op.fn <= static_cast<uint8_t>(ReduceFn::Mean) &&
+             op.fn != static_cast<uint8_t>(ReduceFn::Prod);
+    case OpKind::Transpose:
+    case OpKind::Index:
+    case OpKind::Reshape:
+    case OpKind::BroadcastTo:
+    case OpKind::Eval:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<Facts> infer(const Op& op, const std::vector<Facts>& v) {
+  std::optional<Facts> r = infer_values(op, v);
+  if (r && (!knows_least(op) || !is_floating(r->dtype) || r->special)) r->least = -kInf;
+  return r;
 }
 
 }  // namespace kiln::fuzz

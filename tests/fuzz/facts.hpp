@@ -22,6 +22,7 @@
 // such zeros may only reach operations that do not look at their sign: not a divisor, the
 // base of a pow, nor the argument of a complex log or sqrt (branch cuts).
 #pragma once
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct Facts {
   // Given the terms' magnitudes (reference.hpp), check.cpp bounds the rounding part by
   // gamma_{n-1} * sum |x_i| instead of abs_err's a-priori n * gamma_{n-1} * bound.
   double sum_input_err = 0;
+  // Real floats: every element is at least this on every path (-inf: unknown). Softmax's sum
+  // of exps and layernorm's sqrt(var + eps) are known to be positive; dividing by them is then
+  // bounded although they are noisy.
+  double least = -std::numeric_limits<double>::infinity();
 };
 
 Facts input_facts(const InputSpec& s);

@@ -19,7 +19,8 @@ struct Node {
 
 class Generator {
  public:
-  Generator(uint64_t seed, const Limits& limits) : rng_(seed), limits_(limits) {}
+  Generator(uint64_t seed, const Limits& limits)
+      : rng_(seed), limits_(limits), budget_(limits.max_elems) {}
   Program run();
 
  private:
@@ -66,8 +67,26 @@ class Generator {
   void add_rejected_op();
   Program finish();
 
+  // ---- the patterns of kiln issue 11 (several ops at once)
+  bool try_pattern();
+  int pattern_source();
+  Shape pattern_shape(int rank);
+  int64_t odd_extent();
+  int pattern_axis(int v);
+  int add(const Op& op);
+  Op make(OpKind kind, uint8_t fn, std::vector<Operand> args);
+  Op reduction(ReduceFn fn, int v, std::vector<int> axes, bool keepdims);
+  int softmax(int x);
+  int layernorm(int x);
+  int normalise(int x);
+  int reduce_broadcast(int x);
+  int permute(int x);
+  int strided_transpose(int x);
+  int consume(int x);
+
   Random rng_;
   Limits limits_;
+  int64_t budget_ = 0;  // elements of any value: limits_.max_elems, more with a long axis
   Shape base_;
   bool zero_dims_ = false;
   std::vector<Node> nodes_;
@@ -87,7 +106,7 @@ int64_t Generator::random_dim() {
 
 // Shrinks the largest dimensions until the shape fits the element budget.
 Shape Generator::fit(Shape s) const {
-  while (shape_size(s) > limits_.max_elems) {
+  while (shape_size(s) > budget_) {
     auto it = std::max_element(s.begin(), s.end());
     *it = (*it + 1) / 2;
   }
@@ -194,7 +213,7 @@ std::vector<int> Generator::broadcast_partners(int a) const {
       ok = dx == dy || dx == 1 || dy == 1;
       both[i] = dx == 1 ? dy : dx;
     }
-    if (ok && shape_size(both) <= limits_.max_elems) out.push_back(v);
+    if (ok && shape_size(both) <= budget_) out.push_back(v);
   }
   return out;
 }
@@ -426,6 +445,232 @@ Op Generator::propose() {
   }
 }
 
+// ---- the patterns of kiln issue 11 ----------------------------------------------------------
+//
+// Each adds several ops through try_add (so the oracle, the facts and the reference judge them
+// as any other op); a step the facts refuse ends the pattern, keeping the steps before it.
+
+// The extents the issue's schedules must handle: a row of 1, odd ones, a warp, a warp plus one.
+int64_t Generator::odd_extent() {
+  static const int64_t extents[] = {1, 7, 32, 33, 2, 3, 5};
+  return extents[weighted({3, 4, 3, 3, 2, 2, 2})];
+}
+
+// Rank `rank` with odd extents; now and then one axis of a few thousand and the rest tiny.
+Shape Generator::pattern_shape(int rank) {
+  Shape s;
+  for (int i = 0; i < rank; ++i) s.push_back(odd_extent());
+  if (chance(0.12)) {
+    budget_ = std::max(budget_, limits_.max_long_elems);
+    for (auto& d : s) d = uniform(1, 2);
+    s[static_cast<size_t>(uniform(0, rank - 1))] = uniform(1000, 4097);
+    while (shape_size(s) > budget_) *std::max_element(s.begin(), s.end()) -= 1;
+    return s;
+  }
+  return fit(s);
+}
+
+// A real float value to pattern: a fresh input of odd extents, or an earlier value.
+int Generator::pattern_source() {
+  if (count() > 0 && chance(0.3)) {
+    int v = pick_value();
+    DType t = values_[static_cast<size_t>(v)].dtype();
+    if (is_floating(t) && ndim_of(v) >= 1) return v;
+  }
+  int rank = static_cast<int>(uniform(1, std::min(4, limits_.max_rank)));
+  DType t = chance(0.5) ? DType::Float32 : DType::Float64;
+  return add_input(pattern_shape(rank), t);
+}
+
+// An axis to reduce, negative now and then; -100 when v has none.
+int Generator::pattern_axis(int v) {
+  int nd = ndim_of(v);
+  if (nd == 0) return -100;
+  int a = static_cast<int>(uniform(0, nd - 1));
+  return chance(0.3) ? a - nd : a;
+}
+
+Op Generator::make(OpKind kind, uint8_t fn, std::vector<Operand> args) {
+  Op op;
+  op.kind = kind;
+  op.fn = fn;
+  op.args = std::move(args);
+  return op;
+}
+
+Op Generator::reduction(ReduceFn fn, int v, std::vector<int> axes, bool keepdims) {
+  Op op = make(OpKind::Reduce, static_cast<uint8_t>(fn), {{v, {}}});
+  op.axes = std::move(axes);
+  op.keepdims = keepdims;
+  return op;
+}
+
+// Adds op; its value, or -1 when it was refused (the pattern then stops).
+int Generator::add(const Op& op) {
+  if (finished_) return -1;
+  rollback_ = nodes_.size();
+  return try_add(op) ? count() - 1 : -1;
+}
+
+Operand val(int v) { return {v, {}}; }
+uint8_t fn_of(UnaryFn f) { return static_cast<uint8_t>(f); }
+uint8_t fn_of(BinaryFn f) { return static_cast<uint8_t>(f); }
+
+// The reduced axes of a pattern: one axis, sometimes two (a rank 3-4 row of several axes).
+std::vector<int> pattern_axes(Random& rng, int first, int nd) {
+  std::vector<int> axes = {first};
+  int other = (first + nd + 1) % nd;
+  if (nd >= 3 && rng.chance(0.25)) axes.push_back(other);
+  return axes;
+}
+
+// exp(x - max(x, axes, keepdims)) / sum(that, axes, keepdims).
+int Generator::softmax(int x) {
+  int a = pattern_axis(x);
+  if (a == -100) return -1;
+  auto axes = pattern_axes(rng_, a, ndim_of(x));
+  int m = add(reduction(ReduceFn::Max, x, axes, true));
+  if (m < 0) return -1;
+  int d = add(make(OpKind::Binary, fn_of(BinaryFn::Sub), {val(x), val(m)}));
+  if (d < 0) return -1;
+  int e = add(make(OpKind::Unary, fn_of(UnaryFn::Exp), {val(d)}));
+  if (e < 0) return -1;
+  int s = add(reduction(ReduceFn::Sum, e, axes, true));
+  if (s < 0) return e;
+  int y = add(make(OpKind::Binary, fn_of(BinaryFn::Div), {val(e), val(s)}));
+  return y < 0 ? s : y;
+}
+
+// d = x - mean(x, axes, keepdims); d / sqrt(mean(d * d, axes, keepdims) + eps).
+int Generator::layernorm(int x) {
+  int a = pattern_axis(x);
+  if (a == -100) return -1;
+  auto axes = pattern_axes(rng_, a, ndim_of(x));
+  int mu = add(reduction(ReduceFn::Mean, x, axes, true));
+  if (mu < 0) return -1;
+  int d = add(make(OpKind::Binary, fn_of(BinaryFn::Sub), {val(x), val(mu)}));
+  if (d < 0) return -1;
+  int sq = add(make(OpKind::Binary, fn_of(BinaryFn::Mul), {val(d), val(d)}));
+  if (sq < 0) return d;
+  int var = add(reduction(ReduceFn::Mean, sq, axes, true));
+  if (var < 0) return sq;
+  Operand eps;
+  eps.scalar = chance(0.5) ? 1.0 : 0.25;
+  int ve = add(make(OpKind::Binary, fn_of(BinaryFn::Add), {val(var), eps}));
+  if (ve < 0) return var;
+  int sd = add(make(OpKind::Unary, fn_of(UnaryFn::Sqrt), {val(ve)}));
+  if (sd < 0) return ve;
+  int y = add(make(OpKind::Binary, fn_of(BinaryFn::Div), {val(d), val(sd)}));
+  return y < 0 ? sd : y;
+}
+
+// x / sum(x, axes, keepdims), x made positive by exp half of the time.
+int Generator::normalise(int x) {
+  if (chance(0.5)) {
+    int e = add(make(OpKind::Unary, fn_of(UnaryFn::Exp), {val(x)}));
+    if (e >= 0) x = e;
+  }
+  int a = pattern_axis(x);
+  if (a == -100) return -1;
+  int s = add(reduction(ReduceFn::Sum, x, pattern_axes(rng_, a, ndim_of(x)), true));
+  if (s < 0) return -1;
+  int y = add(make(OpKind::Binary, fn_of(BinaryFn::Div), {val(x), val(s)}));
+  return y < 0 ? s : y;
+}
+
+// Any reduction with keepdims, broadcast back into an elementwise op with its own input.
+int Generator::reduce_broadcast(int x) {
+  auto fn = static_cast<ReduceFn>(uniform(0, kReduceCount - 1));
+  std::vector<int> axes;
+  bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+  if (ndim_of(x) > 0) axes = random_axes(ndim_of(x), 1, arg ? 1 : ndim_of(x));
+  int r = add(reduction(fn, x, axes, true));
+  if (r < 0) return -1;
+  Op op =
+      make(OpKind::Binary, static_cast<uint8_t>(uniform(0, kBinaryCount - 1)), {val(x), val(r)});
+  if (chance(0.3)) std::swap(op.args[0], op.args[1]);
+  int y = add(op);
+  return y < 0 ? r : y;
+}
+
+// x transposed by a permutation of its axes (rank 3-4 ones from pattern_source).
+int Generator::permute(int x) {
+  Op op = make(OpKind::Transpose, 0, {val(x)});
+  op.has_axes = ndim_of(x) >= 2 || chance(0.5);
+  if (op.has_axes) op.axes = random_axes(ndim_of(x), ndim_of(x), ndim_of(x));
+  return add(op);
+}
+
+// A slice with steps other than 1 on every axis, then a transpose.
+int Generator::strided_transpose(int x) {
+  Op ix = make(OpKind::Index, 0, {val(x)});
+  static const int64_t steps[] = {2, 3, -1, -2, 1};
+  for (int64_t d : shape_of(x)) {
+    std::optional<int64_t> start;
+    if (chance(0.4)) start = uniform(0, std::max<int64_t>(d - 1, 0));
+    ix.index.emplace_back(Slice(start, std::nullopt, steps[uniform(0, 4)]));
+  }
+  int v = add(ix);
+  return v < 0 ? -1 : permute(v);
+}
+
+// An elementwise op or a reduction reading a permuted or sliced value.
+int Generator::consume(int x) {
+  switch (weighted({3, 3, 3, 4})) {
+    case 0:
+      return add(make(OpKind::Unary, static_cast<uint8_t>(uniform(0, kUnaryCount - 1)), {val(x)}));
+    case 1: {
+      size_t mark = nodes_.size();  // partner_for may add an input: gone if the op is refused
+      Op op = make(OpKind::Binary, static_cast<uint8_t>(uniform(0, kBinaryCount - 1)),
+                   {val(x), partner_for(x)});
+      int v = add(op);
+      if (v < 0) nodes_.resize(mark), values_.resize(mark), facts_.resize(mark);
+      return v;
+    }
+    case 2: {
+      auto fn = static_cast<ReduceFn>(uniform(0, kReduceCount - 1));
+      bool arg = fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin;
+      std::vector<int> axes;
+      if (ndim_of(x) > 0) axes = random_axes(ndim_of(x), 1, arg ? 1 : ndim_of(x));
+      return add(reduction(fn, x, axes, chance(0.5)));
+    }
+    default: {  // a chain of the issue on the rearranged value
+      static int (Generator::*const chains[])(int) = {&Generator::softmax, &Generator::layernorm,
+                                                      &Generator::normalise,
+                                                      &Generator::reduce_broadcast};
+      return (this->*chains[uniform(0, 3)])(x);
+    }
+  }
+}
+
+// One pattern; false when not one of its ops was kept.
+bool Generator::try_pattern() {
+  size_t before = nodes_.size();
+  int kind = weighted({4, 3, 2, 3, 4, 3});
+  int x = pattern_source();
+  if (kind == 4 || kind == 5) {  // rank 3-4 arrays rearranged
+    if (ndim_of(x) < 3 && nodes_[static_cast<size_t>(x)].is_input && x == count() - 1) {
+      values_.pop_back(), facts_.pop_back(), nodes_.pop_back();
+      x = add_input(pattern_shape(static_cast<int>(uniform(3, std::min(4, limits_.max_rank)))),
+                    chance(0.5) ? DType::Float32 : DType::Float64);
+    }
+    int v = kind == 4 ? permute(x) : strided_transpose(x);
+    if (v >= 0) consume(v);
+  } else {
+    static int (Generator::*const chains[])(int) = {&Generator::softmax, &Generator::layernorm,
+                                                    &Generator::normalise,
+                                                    &Generator::reduce_broadcast};
+    (this->*chains[kind])(x);
+  }
+  // Only the source input added: drop it.
+  bool kept = false;
+  for (size_t i = before; i < nodes_.size(); ++i) kept |= !nodes_[i].is_input;
+  if (!kept) {
+    nodes_.resize(before), values_.resize(before), facts_.resize(before);
+  }
+  return kept;
+}
+
 // Builds op lazily on the host (nothing runs) and keeps it when kiln accepts it, its result
 // fits the budget and its paths are comparable. Otherwise the inputs made for it go too.
 bool Generator::try_add(const Op& op) {
@@ -443,7 +688,7 @@ bool Generator::try_add(const Op& op) {
   } catch (const Error&) {
     return undo();
   }
-  if (result.size() > limits_.max_elems) return undo();
+  if (result.size() > budget_) return undo();
   auto f = infer(op, facts_);
   if (!f && !expect(op, typed(facts_)).result) {
     // kiln accepts what NumPy refuses: kept as the last op, for check() to report.
@@ -515,6 +760,7 @@ Program Generator::run() {
     add_input(i == 1 ? base_ : shape_like(base_), random_dtype());
   int ops = static_cast<int>(uniform(1, limits_.max_ops));
   for (int i = 0; i < ops && !finished_; ++i) {
+    if (chance(limits_.patterns) && try_pattern()) continue;
     for (int tries = 0; tries < 30; ++tries) {
       rollback_ = nodes_.size();
       if (try_add(propose())) break;

@@ -11,6 +11,11 @@ struct Limits {
   int64_t max_elems = 4096;  // elements of any value
   int max_rank = kMaxRank;
   bool fft = true;
+  // The layouts of kiln issue 11 (reduce-then-broadcast chains, rank 3-4 permutations,
+  // strided slices then transposes, odd extents): the share of steps that add one, and the
+  // elements a program may reach when one of its inputs has one long axis.
+  double patterns = 0.25;
+  int64_t max_long_elems = 4400;
 };
 
 // The same seed and limits give the same program. Every op of the program builds (kiln
