@@ -100,9 +100,15 @@ inline std::vector<char> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+// A new file is 0600, as kiln makes its own: under a umask such as 002 it would otherwise be
+// group-writable, an untrusted entry that kiln and kiln-cache refuse. An existing file keeps
+// its mode.
 inline void write_bytes(const std::string& path, const std::vector<char>& b) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(b.data(), std::streamsize(b.size()));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE_MESSAGE(fd >= 0, "cannot write " << path);
+  bool complete = ::write(fd, b.data(), b.size()) == ssize_t(b.size());
+  ::close(fd);
+  REQUIRE_MESSAGE(complete, "short write to " << path);
 }
 
 inline std::string read_text(const std::string& path) {
