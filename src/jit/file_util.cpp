@@ -26,10 +26,13 @@ std::string temp_path_for(const std::string& path) {
          std::to_string(counter.fetch_add(1)) + kTempSuffix;
 }
 
+// "name (uid N)", or "uid N" without a password entry. The _r form: lookups run on any thread.
 std::string user_name(uid_t uid) {
-  const passwd* pw = getpwuid(uid);
+  passwd entry, *pw = nullptr;
+  char buf[4096];
   std::string id = "uid " + std::to_string(uid);
-  return pw && pw->pw_name ? std::string(pw->pw_name) + " (" + id + ")" : id;
+  if (::getpwuid_r(uid, &entry, buf, sizeof buf, &pw) != 0 || !pw || !pw->pw_name) return id;
+  return std::string(pw->pw_name) + " (" + id + ")";
 }
 
 std::string octal_mode(mode_t mode) {
