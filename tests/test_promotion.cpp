@@ -8,6 +8,7 @@
 // Where kiln documents another dtype than NumPy 1.24, the test says so and asserts kiln's.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <complex>
 #include <fstream>
 #include <functional>
@@ -276,6 +277,24 @@ TEST_CASE("weak scalars by hand: the array's precision wins within a kind") {
   auto bv = b.to_vector<bool>();
   auto iv = i32.to_vector<int32_t>();
   for (size_t k = 0; k < v.size(); ++k) CHECK(v[k] == std::min<int32_t>(bv[k] ? 1 : 0, iv[k]));
+}
+
+TEST_CASE("casting a 0-d constant converts its value, as casting an array does") {
+  // NumPy: np.exp(np.float32(-4.5).astype(np.int32)) == exp(-4); the fuzzer found kiln reading
+  // -4.5 (the constant's value kept, only its dtype changed).
+  using kiln::DType;
+  CHECK(kiln::exp(kiln::full({}, -4.5, DType::Float32).astype(DType::Int32)).item<double>() ==
+        doctest::Approx(std::exp(-4.0)).epsilon(1e-12));
+  CHECK((kiln::full({}, 2.75, DType::Float64).astype(DType::Int64) * 1.0).item<double>() == 2.0);
+  CHECK((kiln::full({}, 3e9, DType::Float64).astype(DType::Int32) * 1.0).item<double>() ==
+        -2147483648.0);  // out of range: the minimum integer, as kiln's casts
+  CHECK((kiln::full({}, 0.5, DType::Float64).astype(DType::Bool) * 1).item<int64_t>() == 1);
+  CHECK((kiln::full({}, 7, DType::Int64).astype(DType::Bool) * 1).item<int64_t>() == 1);
+  CHECK(
+      kiln::real(
+          kiln::full({}, std::complex<double>(2.5, -1), DType::Complex128).astype(DType::Float32) *
+          2)
+          .item<double>() == 5.0);
 }
 
 TEST_CASE("errors: bool subtraction and negation, out-of-bounds scalars, bitwise on floats") {

@@ -25,7 +25,9 @@ NodeRef ref_of(const Array& a) {
 
 NodeRef cast(const NodeRef& n, DType t) {
   if (n->dtype == t) return n;
-  if (n->kind == OpKind::Scalar) return scalar(n->scalars[0], t, n->device);
+  if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
+    return scalar(visit_dtype(t, [&](auto z) { return Scalar(n->scalars[0].as<decltype(z)>()); }),
+                  t, n->device);
   NodeSpec s{OpKind::Cast, 0, t, n->shape, n->device, {n}};
   return graph::make_node(std::move(s));
 }
