@@ -280,11 +280,7 @@ GPU_TEST_CASE("many threads allocate, copy and free concurrently") {
   gpu::release_cache(0);
 }
 
-GPU_TEST_CASE("kiln's calls leave the caller's current device alone") {
-  if (cuda_device_count() < 2) {
-    MESSAGE("one GPU: skipped (needs two)");
-    return;
-  }
+MULTI_GPU_TEST_CASE("kiln's calls leave the caller's current device alone") {
   gpu::set_device(1);
   auto b = gpu::allocate(0, kMiB);
   b.reset();

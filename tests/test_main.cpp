@@ -1,6 +1,7 @@
 // The main of every test binary. Cases in the suite "gpu" (tests/support/gpu.hpp) are excluded
 // when no GPU is usable, unless KILN_REQUIRE_GPU=1 makes them run (and fail); cases in the
-// suite "nogpu" are excluded where a GPU is usable. A run in which
+// suite "gpu2" (two GPUs) where fewer than two are; cases in the suite "nogpu" where a GPU is
+// usable. A run in which
 // every selected case was skipped that way exits with kSkipped, which ctest reports as a skip
 // (tests/CMakeLists.txt); a run whose filters select no case at all is a failure, so that a
 // misspelled --test-case cannot pass vacuously.
@@ -65,18 +66,21 @@ unsigned cases_selected(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  const bool have_gpu = kiln::cuda_available();
-  const bool skip_gpu = !gpu_required() && !have_gpu;
-  const unsigned selected = skip_gpu ? cases_selected(argc, argv) : 0;
+  const int gpus = kiln::cuda_device_count();
+  const bool skip_gpu = !gpu_required() && gpus == 0;
+  const bool skip_multi_gpu = gpus < 2;
+  // Cases these exclusions skip must not read as "no case matched": count the selection first.
+  const unsigned selected = skip_gpu || skip_multi_gpu ? cases_selected(argc, argv) : 0;
   doctest::Context context;
   if (skip_gpu) context.addFilter("test-suite-exclude", "gpu");
-  if (have_gpu) context.addFilter("test-suite-exclude", "nogpu");
+  if (skip_multi_gpu) context.addFilter("test-suite-exclude", "gpu2");
+  if (gpus > 0) context.addFilter("test-suite-exclude", "nogpu");
   context.applyCommandLine(argc, argv);
   int rc = context.run();
   if (context.shouldExit() || rc != 0 || !g_run_ended || g_cases_run > 0) return rc;
-  if (skip_gpu && selected > 0) {
-    std::cout << "[kiln] no usable GPU: the selected GPU test cases are skipped "
-                 "(KILN_REQUIRE_GPU=1 makes that a failure)\n";
+  if (selected > 0) {
+    std::cout << "[kiln] every selected test case needs " << (gpus == 0 ? "a GPU" : "two GPUs")
+              << " and is skipped (KILN_REQUIRE_GPU=1 makes a missing GPU a failure)\n";
     return kSkipped;
   }
   std::cerr << "[kiln] no test case matched the filters: nothing was tested\n";

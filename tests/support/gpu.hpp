@@ -24,5 +24,9 @@ struct GpuCase {
 }  // namespace kiln::test_support
 
 #define GPU_TEST_CASE(name) \
-  TEST_CASE_FIXTURE(kiln::test_support::GpuCase, name * doctest::test_suite("gpu"))
-#define NO_GPU_TEST_CASE(name) TEST_CASE(name * doctest::test_suite("nogpu"))
+  TEST_CASE_FIXTURE(kiln::test_support::GpuCase, name* doctest::test_suite("gpu"))
+#define NO_GPU_TEST_CASE(name) TEST_CASE(name* doctest::test_suite("nogpu"))
+// Needs two GPUs: suite "gpu2", skipped (and counted as skipped) on machines with fewer. It runs
+// with the file's host cases, in ctest's plain entry.
+#define MULTI_GPU_TEST_CASE(name) \
+  TEST_CASE_FIXTURE(kiln::test_support::GpuCase, name* doctest::test_suite("gpu2"))
