@@ -33,6 +33,8 @@ import os
 
 import numpy as np
 
+from make_elementwise_fixtures import dtype_of  # one rule for "error" and dtype names
+
 np._set_promotion_state("weak")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,14 +44,6 @@ BINOPS = {"**": np.power, "minimum": np.minimum, "maximum": np.maximum}
 UNARY = {"floor": np.floor, "ceil": np.ceil}
 REDUCE = {"argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all}
 FFTS = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn"]
-
-
-def dtype_of(fn, *args):
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(*args)).dtype.name
-    except TypeError:
-        return "error"
 
 
 def kiln_binop(op, a, b, numpy_result):

@@ -527,17 +527,7 @@ struct Transform {
 Transform transform_of(const Op& op, const Shape& in) {
   auto fn = static_cast<FftFn>(op.fn);
   int nd = static_cast<int>(in.size());
-  bool single = fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft;
-  bool two = fn == FftFn::Fft2 || fn == FftFn::Ifft2;
-  std::vector<int> axes;
-  if (single) {
-    axes = {op.has_axes ? op.axes.at(0) : -1};
-  } else if (op.has_axes || two) {
-    axes = op.has_axes ? op.axes : std::vector<int>{-2, -1};
-  } else {
-    int k = op.has_lengths ? static_cast<int>(op.shape.size()) : nd;
-    for (int i = nd - k; i < nd; ++i) axes.push_back(i);
-  }
+  std::vector<int> axes = fft_axes(op, nd);
   Transform tr;
   tr.identity = axes.empty();
   bool c2r = fn == FftFn::Irfft || fn == FftFn::Irfftn;

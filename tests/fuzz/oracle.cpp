@@ -277,17 +277,9 @@ Shape fft_shape(const Op& op, const Shape& in) {
   bool two = fn == FftFn::Fft2 || fn == FftFn::Ifft2;
   bool r2c = fn == FftFn::Rfft || fn == FftFn::Rfftn,
        c2r = fn == FftFn::Irfft || fn == FftFn::Irfftn;
-  std::vector<int> axes;
-  if (single) {
-    axes = {op.has_axes ? op.axes.at(0) : -1};
-  } else if (op.has_axes || two) {
-    axes = op.has_axes ? op.axes : std::vector<int>{-2, -1};
-  } else {
-    int nd = static_cast<int>(in.size());
-    int k = op.has_lengths ? static_cast<int>(op.shape.size()) : nd;
-    if (k > nd) throw Refused{"more lengths than axes"};
-    for (int i = nd - k; i < nd; ++i) axes.push_back(i);
-  }
+  if (!single && !two && !op.has_axes && op.has_lengths && op.shape.size() > in.size())
+    throw Refused{"more lengths than axes"};
+  std::vector<int> axes = fft_axes(op, static_cast<int>(in.size()));
   if (op.has_lengths && !single && op.shape.size() != axes.size())
     throw Refused{"lengths and axes differ in number"};
   axes = normal_axes(axes, in.size());
@@ -412,6 +404,18 @@ Expectation expect(const Op& op, const std::vector<Typed>& values) {
   } catch (const Refused& r) {
     return {std::nullopt, r.why};
   }
+}
+
+std::vector<int> fft_axes(const Op& op, int nd) {
+  auto fn = static_cast<FftFn>(op.fn);
+  if (fn == FftFn::Fft || fn == FftFn::Ifft || fn == FftFn::Rfft || fn == FftFn::Irfft)
+    return {op.has_axes ? op.axes.at(0) : -1};
+  if (op.has_axes) return op.axes;
+  if (fn == FftFn::Fft2 || fn == FftFn::Ifft2) return {-2, -1};
+  int k = op.has_lengths ? static_cast<int>(op.shape.size()) : nd;
+  std::vector<int> axes;
+  for (int i = nd - k; i < nd; ++i) axes.push_back(i);
+  return axes;
 }
 
 std::string describe(const Op& op, const std::vector<Typed>& values) {

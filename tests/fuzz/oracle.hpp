@@ -36,4 +36,8 @@ std::optional<DType> promote(const std::vector<Operand>& args, const std::vector
 // "v3 = add(int32 (3, 4), Python float)": the op and its operands' dtypes and shapes.
 std::string describe(const Op& op, const std::vector<Typed>& values);
 
+// The axes an FFT op transforms over an input of rank nd, as NumPy picks them when none are
+// given (negative axes as written). Shared by the oracle and the error bounds (facts.cpp).
+std::vector<int> fft_axes(const Op& op, int nd);
+
 }  // namespace kiln::fuzz
