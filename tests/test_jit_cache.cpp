@@ -144,6 +144,34 @@ TEST_CASE("SHA-256 matches the FIPS 180-4 test vectors") {
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// Cache keys are built from many update() calls, so the digest must not depend on how the
+// input is split (same FIPS 180-4 vectors, also checked with Python's hashlib.sha256).
+TEST_CASE("SHA-256 fed in pieces gives the test vectors") {
+  auto hex_in_pieces = [](const std::string& s, size_t piece) {
+    jit::Sha256 h;
+    for (size_t at = 0; at < s.size(); at += piece) h.update(std::string_view(s).substr(at, piece));
+    return h.hex_digest();
+  };
+  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  for (size_t piece : {1, 3, 55, 56, 57})
+    CHECK(hex_in_pieces(two_blocks, piece) ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::string million(1000000, 'a');
+  for (size_t piece : {63, 64, 65, 4096})
+    CHECK(hex_in_pieces(million, piece) ==
+          "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("SHA-256 digest() returns the bytes hex_digest() spells") {
+  jit::Sha256 a, b;
+  a.update("abc");
+  b.update("abc");
+  auto bytes = a.digest();
+  CHECK(bytes[0] == 0xba);
+  CHECK(bytes[31] == 0xad);
+  CHECK(jit::to_hex(bytes.data(), bytes.size()) == b.hex_digest());
+}
+
 TEST_CASE("kernels/*.cuh are embedded under kiln/<file>.cuh") {
   bool found = false;
   for (auto& h : jit::embedded_headers()) {

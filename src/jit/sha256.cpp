@@ -1,84 +1,44 @@
-// SHA-256 as specified in FIPS 180-4, section 6.2.
+// SHA-256 through OpenSSL's EVP interface (the SHA256_* functions are deprecated since 3.0).
 #include "jit/sha256.hpp"
 
-#include <algorithm>
-#include <bit>
-#include <cstring>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include <new>
+
+#include "kiln/errors.hpp"
 
 namespace kiln::jit {
 namespace {
 
-// First 32 bits of the fractional parts of the cube roots of the first 64 primes.
-constexpr uint32_t kRound[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-uint32_t load_be32(const uint8_t* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
-
-void store_be32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (24 - 8 * i));
+// libcrypto fails here only when out of memory or misconfigured (no SHA-256 in its providers);
+// a cache key cannot be made then, so the error reaches the caller rather than a wrong key.
+void check(int ok, const char* what) {
+  if (ok == 1) return;
+  char reason[256] = "no reason given";
+  if (unsigned long code = ERR_get_error()) ERR_error_string_n(code, reason, sizeof reason);
+  throw Error(std::string("kiln: OpenSSL's ") + what + " failed (" + reason +
+              "); check the OpenSSL configuration (OPENSSL_CONF) offers SHA-256");
 }
 
 }  // namespace
 
-Sha256::Sha256()
-    // First 32 bits of the fractional parts of the square roots of the first 8 primes.
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+void Sha256::FreeContext::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
 
-void Sha256::compress(const uint8_t* block) {
-  using std::rotr;
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i) w[i] = load_be32(block + 4 * i);
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t t1 =
-        h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g, g = f, f = e, e = d + t1;
-    d = c, c = b, b = a, a = t1 + t2;
-  }
-  uint32_t out[8] = {a, b, c, d, e, f, g, h};
-  for (int i = 0; i < 8; ++i) state_[i] += out[i];
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_) throw std::bad_alloc();
+  check(EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr), "EVP_DigestInit_ex(SHA-256)");
 }
 
 void Sha256::update(const void* data, size_t size) {
-  auto* p = static_cast<const uint8_t*>(data);
-  total_bytes_ += size;
-  while (size > 0) {
-    size_t take = std::min(size, buffer_.size() - buffered_);
-    std::memcpy(buffer_.data() + buffered_, p, take);
-    buffered_ += take, p += take, size -= take;
-    if (buffered_ == buffer_.size()) {
-      compress(buffer_.data());
-      buffered_ = 0;
-    }
-  }
+  check(EVP_DigestUpdate(ctx_.get(), data, size), "EVP_DigestUpdate");
 }
 
 std::array<uint8_t, 32> Sha256::digest() {
-  // Padding: a 1 bit, zeros up to 56 mod 64, then the message length in bits (big-endian).
-  uint64_t bits = total_bytes_ * 8;
-  uint8_t pad[72] = {0x80};
-  size_t pad_len = (buffered_ < 56 ? 56 : 120) - buffered_;
-  for (int i = 0; i < 8; ++i) pad[pad_len + i] = uint8_t(bits >> (56 - 8 * i));
-  update(pad, pad_len + 8);
   std::array<uint8_t, 32> out;
-  for (int i = 0; i < 8; ++i) store_be32(out.data() + 4 * i, state_[i]);
+  unsigned size = 0;
+  check(EVP_DigestFinal_ex(ctx_.get(), out.data(), &size), "EVP_DigestFinal_ex");
+  check(size == out.size(), "SHA-256 digest size");
   return out;
 }
 

@@ -1,11 +1,16 @@
-// SHA-256 (FIPS 180-4), for cache keys: a kernel key must never collide, even across machines
-// sharing one cache directory, and kiln takes on no crypto dependency for it.
+// SHA-256 for cache keys, through OpenSSL's libcrypto (EVP): a kernel key must never collide,
+// even across machines sharing one cache directory, and a kept, audited implementation is
+// better than a hand-written one. Digests are plain FIPS 180-4 SHA-256, so keys do not depend
+// on which implementation computed them.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
 
 namespace kiln::jit {
 
@@ -18,12 +23,10 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  void compress(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct FreeContext {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, FreeContext> ctx_;
 };
 
 std::string to_hex(const uint8_t* data, size_t size);
