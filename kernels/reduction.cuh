@@ -168,6 +168,21 @@ __device__ __forceinline__ T shuffle_down(const T& v, int delta) {
   return out.value;
 }
 
+// Lane `src`'s value to every lane of the warp, word by word as shuffle_down.
+template <class T>
+__device__ __forceinline__ T shuffle_from(const T& v, int src) {
+  constexpr int kWords = (sizeof(T) + 3) / 4;
+  union Words {
+    T value;
+    unsigned w[kWords];
+    __device__ Words() {}
+  } in, out;
+  in.value = v;
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_sync(0xffffffffu, in.w[k], src);
+  return out.value;
+}
+
 template <class Op>
 __device__ __forceinline__ typename Op::acc warp_merge(typename Op::acc a) {
 #pragma unroll
@@ -192,6 +207,30 @@ __device__ __forceinline__ typename Op::acc block_merge(typename Op::acc a) {
   }
   __syncthreads();
   return result;
+}
+
+// Every thread of a group of TPR threads (a warp, or the whole block of TPR threads) gets the
+// merge of the group's accumulators, all in the same order, so all hold the same bits.
+template <class Op, int TPR>
+__device__ __forceinline__ typename Op::acc group_merge(typename Op::acc a) {
+  if constexpr (TPR == 32)
+    return shuffle_from(warp_merge<Op>(a), 0);
+  else
+    return block_merge<Op, TPR>(a);
+}
+
+// Copies span elements of a dense input into shared memory with the whole block, 16 bytes at
+// a time when `vec` says source and span allow it (a row fused with its reductions stages
+// its rows so that every pass over them reads on-chip memory).
+template <int V, int BLOCK, class T, class I>
+__device__ __forceinline__ void stage(T* dst, const T* __restrict__ src, I span, int vec) {
+  if (V > 1 && vec) {
+#pragma unroll 4
+    for (I e = (I)threadIdx.x * V; e < span; e += BLOCK * V) store<V>(dst + e, load<V>(src + e));
+  } else {
+#pragma unroll 4
+    for (I e = threadIdx.x; e < span; e += BLOCK) dst[e] = src[e];
+  }
 }
 
 // The end of a one-output reduction: each block stores its partial; the last block to arrive

@@ -28,6 +28,8 @@ std::string instr_label(const plan::Instr& ins) {
       return graph::op_name(static_cast<graph::BinaryOp>(ins.op));
     case plan::InstrKind::User:
       return "user expression";
+    case plan::InstrKind::Reduce:
+      return std::string(graph::op_name(static_cast<graph::ReduceOp>(ins.op))) + " of the row";
   }
   return "?";
 }

@@ -6,6 +6,7 @@
 
 #include "codegen/expressions.hpp"
 #include "codegen/summary.hpp"
+#include "plan/row_passes.hpp"
 
 namespace kiln::codegen {
 namespace {
@@ -22,7 +23,8 @@ std::string num(int64_t v) { return std::to_string(v); }
 struct Context {
   const FusedGroup& g;
   KernelSource& k;
-  std::vector<bool> staged{};  // Tiled: accesses read through a shared-memory tile
+  std::vector<bool> staged{};      // Tiled: accesses read through a shared-memory tile
+  std::vector<bool> row_staged{};  // RowFused: accesses whose rows are staged in shared memory
   // Strided accesses index as b<a> + pos * (the reduced axis's stride), from a base each
   // thread computes once (row and column reductions with one reduced axis), instead of
   // dividing per element; `pos` is the position along the row.
@@ -64,6 +66,7 @@ int transposed_axis(const Context& c) {
 // shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
 // step of the row reads a coalesced line (ReduceColumns).
 Form choose_form(const Context& c) {
+  if (!c.g.row_axes.empty()) return Form::RowFused;
   if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
   if (c.k.kept == 1) return Form::ReduceFull;
   // An access broadcast along the row (stride 0: one value per row, as max(x, 1, keepdims) in
@@ -78,15 +81,18 @@ Form choose_form(const Context& c) {
 
 // 16-byte steps: V lanes of the widest dense value (1 when any is 16 bytes wide).
 int choose_vec(const Context& c) {
-  if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull && c.k.form != Form::ReduceRows)
+  if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull &&
+      c.k.form != Form::ReduceRows && c.k.form != Form::RowFused)
     return 1;
   int widest = 1;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
-    if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
+    if (c.k.form == Form::RowFused
+            ? c.row_staged[a]
+            : c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
       for (const Instr& ins : c.g.code)
         if (ins.kind == InstrKind::Load && ins.arg == static_cast<int>(a))
           widest = std::max(widest, itemsize(ins.dtype));
-  if (!c.g.reduction)
+  if (!c.g.reduction && c.k.form != Form::RowFused)
     for (const auto& o : c.g.outputs) widest = std::max(widest, itemsize(c.g.code[o.instr].dtype));
   return std::max(1, 16 / widest);
 }
@@ -138,10 +144,12 @@ std::string signature(Context& c) {
       add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
   add(Arg::Count, -1, "I n");
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
-      c.k.form == Form::ReduceColumns)
+      c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused)
     add(Arg::RowLength, -1, "I r");
-  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull || c.k.form == Form::ReduceRows)
+  if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
+      c.k.form == Form::ReduceRows || c.k.form == Form::RowFused)
     add(Arg::VecFlag, -1, "int vec");
+  if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
       c.k.form == Form::ReduceRows) {
     add(Arg::Partials, -1, "Op::acc* partials");
@@ -199,9 +207,12 @@ std::string user_expr(const FusedGroup& g, const Instr& ins) {
 
 // Lines computing t0..tN for one lane. `lane` is the lane number within a vector step and
 // `vectorised` says whether dense loads were done as vectors named v<access>.
-std::string lane_program(const Context& c, const std::string& idx, bool vectorised) {
+// `needed`, when given, says which instructions to compute (a RowFused reducing pass).
+std::string lane_program(const Context& c, const std::string& idx, bool vectorised,
+                         const std::vector<bool>* needed = nullptr) {
   std::ostringstream os;
   for (size_t i = 0; i < c.g.code.size(); ++i) {
+    if (needed && !(*needed)[i]) continue;
     const Instr& ins = c.g.code[i];
     auto t = [&](int j) { return "t" + num(j); };
     std::string e;
@@ -209,6 +220,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
       case InstrKind::Load:
         if (!c.staged.empty() && c.staged[ins.arg])
           e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
+        else if (!c.row_staged.empty() && c.row_staged[ins.arg])
+          e = "sm" + num(ins.arg) + "[q * r + j]";
         else if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense)
           e = "v" + num(ins.arg) + "[l]";
         else
@@ -236,6 +249,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
         break;
       case InstrKind::User:
         e = user_expr(c.g, ins);
+        break;
+      case InstrKind::Reduce:  // its row's value, found by an earlier pass
+        e = "red" + num(static_cast<int64_t>(i));
         break;
     }
     os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
@@ -361,12 +377,12 @@ std::string elementwise_kernel(Context& c) {
   return os.str();
 }
 
-std::string op_type(const Context& c) {
+// The accumulator type (reduction.cuh) of reduction `op` accumulating in dtype t.
+std::string op_type(graph::ReduceOp op, DType t) {
   using graph::ReduceOp;
-  DType t = c.g.reduction->acc_dtype;
   std::string ty = cuda_type(t);
   bool ints = is_integer(t);
-  switch (c.g.reduction->op) {
+  switch (op) {
     case ReduceOp::Sum:
       return (ints ? "kiln::IntSumOp<" : "kiln::SumOp<") + ty + ">";
     case ReduceOp::Prod:
@@ -484,6 +500,79 @@ std::string reduce_columns_kernel(Context& c) {
   return os.str();
 }
 
+// RowFused: the dense inputs whose rows a block stages in shared memory, as long as one row of
+// them all fits in kRowStageBytes (the launch fits as many rows per block as its budget
+// allows; the rest of the inputs are read where they lie, from L1 and L2 on the later passes),
+// and the threads per row: a warp up to kWarpRow elements, the block past that.
+void choose_row_staging(Context& c) {
+  constexpr int64_t kRowStageBytes = 32 * 1024, kWarpRow = 1024;
+  int64_t bytes = 0;
+  c.row_staged.assign(c.g.accesses.size(), false);
+  for (size_t a = 0; a < c.g.accesses.size(); ++a) {
+    if (c.k.access_kinds[a] != AccessKind::Dense || c.g.accesses[a].buffer < 0) continue;
+    int isz = itemsize(load_dtype(c.g, static_cast<int>(a)));
+    if (bytes + c.k.row * isz > kRowStageBytes) continue;
+    c.row_staged[a] = true;
+    bytes += c.k.row * isz;
+    c.k.staged_itemsizes.push_back(isz);
+  }
+  c.k.row_threads = c.k.row <= kWarpRow ? 32 : kBlock;
+}
+
+// A block stages rows o0 .. o0 + rpb - 1 of its dense inputs in shared memory (16-byte loads),
+// then each row's threads (row_threads of them) make the reducing passes of plan::row_passes
+// over it, each folding its Reduce instructions' operands and merging them across the row's
+// threads (kiln::group_merge), and last the pass that computes and writes the outputs.
+std::string row_fused_kernel(Context& c) {
+  std::ostringstream os;
+  const plan::RowPasses passes = plan::row_passes(c.g);
+  const int tpr = c.k.row_threads;
+  c.incremental = c.k.space.reduced == 1;
+  c.pos = "j";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  extern __shared__ __align__(16) unsigned char smem[];\n"
+     << "  unsigned char* at = smem;\n";
+  for (size_t a = 0; a < c.row_staged.size(); ++a) {
+    if (!c.row_staged[a]) continue;
+    std::string t = cuda_type(load_dtype(c.g, static_cast<int>(a)));
+    os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
+       << "  at += ((size_t)rpb * r * sizeof(" << t << ") + 15) / 16 * 16;\n";
+  }
+  os << "  const int lane = threadIdx.x % " << tpr << ";\n"
+     << "  for (I o0 = (I)blockIdx.x * rpb; o0 < n; o0 += (I)gridDim.x * rpb) {\n"
+     << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n"
+     << "    __syncthreads();  // the rows before are done with the staging buffers\n";
+  for (size_t a = 0; a < c.row_staged.size(); ++a)
+    if (c.row_staged[a])
+      os << "    kiln::stage<" << c.k.vec << ", " << kBlock << ">(sm" << a << ", in" << a
+         << " + o0 * r, rows * r, vec && r % " << c.k.vec << " == 0);\n";
+  os << "    __syncthreads();\n"
+     << "    for (I q = threadIdx.x / " << tpr << "; q < rows; q += " << kBlock / tpr << ") {\n"
+     << "      const I o = o0 + q;\n"
+     << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
+  for (int p = 0; p <= passes.reducing; ++p) {
+    auto folds = passes.folds(p);
+    for (int f : folds) os << "      Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
+    os << "      for (I j = lane; j < r; j += " << tpr << ") {\n"
+       << "        const I i = o * r + j;\n"
+       << lane_program(c, "i", false, &passes.needed[p]);
+    for (int f : folds)
+      os << "        Op" << f << "::fold(a" << f << ", t" << c.g.code[f].a << ", (kiln::i64)j);\n";
+    if (p == passes.reducing)
+      for (size_t o = 0; o < c.g.outputs.size(); ++o)
+        os << "        out" << o << "[i] = t" << c.g.outputs[o].instr << ";\n";
+    os << "      }\n";
+    for (int f : folds)
+      os << "      const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
+         << "::finish(kiln::group_merge<Op" << f << ", " << tpr << ">(a" << f
+         << "), (kiln::i64)r);\n";
+  }
+  os << "    }\n  }\n}\n";
+  c.incremental = false;
+  return os.str();
+}
+
 // A short stable hash of the text, for the kernel name (the cache key is separate and full).
 std::string short_hash(const std::string& s) {
   uint32_t h = 2166136261u;
@@ -507,6 +596,7 @@ KernelSource generate(const FusedGroup& g) {
   classify(c);
   k.form = choose_form(c);
   if (k.form == Form::Tiled) k.tile_axis = transposed_axis(c);
+  if (k.form == Form::RowFused) choose_row_staging(c);
   k.vec = choose_vec(c);
   k.index64 = needs_index64(c);
   std::ostringstream os;
@@ -514,10 +604,15 @@ KernelSource generate(const FusedGroup& g) {
   std::string comment = summarize(g);
   std::replace(comment.begin(), comment.end(), '\\', '/');
   os << "// kiln: " << comment << "\n"
-     << "#include \"kiln/" << (g.reduction ? "reduction" : "elementwise") << ".cuh\"\n";
+     << "#include \"kiln/" << (g.reduction || !g.row_axes.empty() ? "reduction" : "elementwise")
+     << ".cuh\"\n";
   if (!g.user_calls.empty()) os << "#include \"kiln/user.cuh\"\n";
   os << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
-  if (g.reduction) os << "typedef " << op_type(c) << " Op;\n";
+  if (g.reduction) os << "typedef " << op_type(g.reduction->op, g.reduction->acc_dtype) << " Op;\n";
+  for (size_t i = 0; i < g.code.size(); ++i)
+    if (g.code[i].kind == InstrKind::Reduce)
+      os << "typedef " << op_type(static_cast<graph::ReduceOp>(g.code[i].op), g.code[i].dtype)
+         << " Op" << i << ";\n";
   os << "\n";
   if (k.form == Form::Elementwise)
     os << elementwise_kernel(c);
@@ -529,6 +624,8 @@ KernelSource generate(const FusedGroup& g) {
     os << reduce_columns_kernel(c);
   else if (k.form == Form::ReduceRows)
     os << reduce_rows_kernel(c);
+  else if (k.form == Form::RowFused)
+    os << row_fused_kernel(c);
   else
     os << reduce_per_thread_kernel(c);
   k.source = os.str();

@@ -21,22 +21,26 @@ enum class Form : uint8_t {
   ReducePerThread,  // a thread per output (short contiguous rows)
   ReduceColumns,    // reduced axes strided: 32 outputs across a warp, the rows split over
                     // the block's 8 warps and, when outputs are too few, over blocks too
+  RowFused,         // a group with row axes: a block stages its rows' dense inputs in shared
+                    // memory, then a warp (short rows) or the block (long ones) per row makes
+                    // the reducing passes over it and the pass that writes the outputs
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 
 // One kernel parameter, in signature order; the executor fills them in this order.
 struct Arg {
   enum Kind : uint8_t {
-    Input,       // pointer to access `index`'s buffer, advanced by the access offset
-    Output,      // pointer to output `index`
-    Param,       // scalar parameter `index`
-    IotaOffset,  // the offset of Iota access `index` (I)
-    Count,       // elements in the iteration space (I); ReduceRows/PerThread: rows K
-    RowLength,   // elements folded into each output (I)
-    VecFlag,     // int: 1 when every dense pointer is aligned for V-lane access
-    Layout,      // kiln::layout<R, A>: collapsed shape and every access's strides
-    Partials,    // Launch::partials accumulators of scratch
-    Counter,     // Launch::counters unsigned ints, zero before the launch; the kernel re-zeroes
+    Input,         // pointer to access `index`'s buffer, advanced by the access offset
+    Output,        // pointer to output `index`
+    Param,         // scalar parameter `index`
+    IotaOffset,    // the offset of Iota access `index` (I)
+    Count,         // elements in the iteration space (I); ReduceRows/PerThread: rows K
+    RowLength,     // elements folded into each output (I)
+    VecFlag,       // int: 1 when every dense pointer is aligned for V-lane access
+    Layout,        // kiln::layout<R, A>: collapsed shape and every access's strides
+    Partials,      // Launch::partials accumulators of scratch
+    Counter,       // Launch::counters unsigned ints, zero before the launch; the kernel re-zeroes
+    RowsPerBlock,  // RowFused: Launch::rows_per_block (I)
   } kind;
   int index = -1;
 };
@@ -55,6 +59,8 @@ struct KernelSource {
   int64_t kept = 1, row = 1;  // outputs, and values folded into each (1, n when elementwise)
   int tile_axis = -1;         // Tiled: the axis of the space tiled with the last one
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
+  int row_threads = 0;        // RowFused: threads per row, 32 or the block's 256
+  std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
 };
 
 KernelSource generate(const plan::FusedGroup& g);
@@ -67,9 +73,11 @@ std::string describe_schedule(const KernelSource& k);
 struct Launch {
   int64_t grid_x = 1, grid_y = 1;  // grid_x 0: nothing to launch (the output is empty)
   int block_x = 256, block_y = 1;
-  int64_t partials = 0;  // accumulators of scratch the kernel needs (Arg::Partials)
-  int64_t counters = 0;  // zeroed completion counters it needs (Arg::Counter)
-  int64_t count = 0;     // the value of Arg::Count
+  int64_t partials = 0;        // accumulators of scratch the kernel needs (Arg::Partials)
+  int64_t counters = 0;        // zeroed completion counters it needs (Arg::Counter)
+  int64_t count = 0;           // the value of Arg::Count
+  int64_t rows_per_block = 0;  // RowFused: rows a block stages at once (Arg::RowsPerBlock)
+  int64_t shared_bytes = 0;    // dynamic shared memory per block
 };
 Launch launch_for(const KernelSource& k, int sm_count);
 

@@ -56,6 +56,27 @@ void tiles(Launch& l, const KernelSource& k) {
   l.grid_y = std::clamp<int64_t>(shape_size(s) / (nl * nd), 1, kMaxGridY);
 }
 
+// RowFused: a warp per row stages as many rows as fill kStageTarget bytes of shared memory
+// (at least one per warp, at most kMaxRows), the block per row one row at a time; within the
+// 48 KB a block may have without opting in. Each staged input takes a 16-byte aligned region.
+void row_fused(Launch& l, const KernelSource& k) {
+  constexpr int64_t kStageTarget = 32 * 1024, kMaxShared = 48 * 1024, kMaxRows = 64;
+  constexpr int64_t kMaxGrid = int64_t{1} << 30;
+  auto shared = [&](int64_t rows) {
+    int64_t bytes = 0;
+    for (int isz : k.staged_itemsizes) bytes += ceil_div(rows * k.row * isz, 16) * 16;
+    return bytes;
+  };
+  int64_t row_bytes = std::max<int64_t>(1, shared(1));
+  int64_t rows = k.row_threads == kBlock
+                     ? 1
+                     : std::clamp<int64_t>(kStageTarget / row_bytes, kBlock / 32, kMaxRows);
+  while (rows > 1 && shared(rows) > kMaxShared) rows /= 2;
+  l.rows_per_block = rows;
+  l.shared_bytes = shared(rows);
+  l.grid_x = std::min(ceil_div(k.kept, rows), kMaxGrid);
+}
+
 }  // namespace
 
 Launch launch_for(const KernelSource& k, int sm_count) {
@@ -95,6 +116,9 @@ Launch launch_for(const KernelSource& k, int sm_count) {
     case Form::ReduceColumns:
       columns(l, k, sm_count);
       break;
+    case Form::RowFused:
+      row_fused(l, k);
+      break;
   }
   return l;
 }
@@ -116,6 +140,14 @@ std::string describe_schedule(const KernelSource& k) {
       return "short rows: a thread per output";
     case Form::ReduceColumns:
       return "columns: 32 outputs per warp, rows split over warps and blocks";
+    case Form::RowFused: {
+      std::string staged = k.staged_itemsizes.empty()
+                               ? "inputs read in place on every pass"
+                               : std::to_string(k.staged_itemsizes.size()) +
+                                     " input(s) staged in shared memory" + vec;
+      return std::string("reductions and their broadcast in one kernel: ") +
+             (k.row_threads == 32 ? "a warp" : "a block") + " per row, " + staged;
+    }
   }
   return "";
 }

@@ -42,6 +42,9 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
     case plan::InstrKind::Binary:
       return std::string(graph::op_name(static_cast<graph::BinaryOp>(ins.op))) + "(" + sub(ins.a) +
              ", " + sub(ins.b) + ")";
+    case plan::InstrKind::Reduce:  // folded along the row, the same at every position of it
+      return std::string(graph::op_name(static_cast<graph::ReduceOp>(ins.op))) + "_row(" +
+             sub(ins.a) + ")";
     case plan::InstrKind::User: {
       // The expression with its bindings: user[x * y](x=in0, y=in1).
       const auto& call = g.user_calls[ins.arg];

@@ -120,7 +120,7 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
         reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
     if (addr % (isz * src.vec)) return false;
   }
-  if (!g.reduction)
+  if (!g.reduction && src.form != codegen::Form::RowFused)  // RowFused stores one at a time
     for (const auto& o : g.outputs)
       if (reinterpret_cast<uintptr_t>(data(o.buffer)) % (itemsize(g.code[o.instr].dtype) * src.vec))
         return false;
@@ -204,6 +204,9 @@ LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
       }
       case Arg::Partials:  // none when the kernel merges within its blocks
         l.args.add(l.partials ? l.partials->data() : nullptr);
+        break;
+      case Arg::RowsPerBlock:
+        l.args.add_index(l.shape.rows_per_block, src.index64);
         break;
       case Arg::Counter:
         l.args.add(l.shape.counters ? completion_counters(device, l.shape.counters) : nullptr);
@@ -297,7 +300,8 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
   KILN_CUDA_CHECK(
       cudaLaunchKernel(reinterpret_cast<const void*>(k.main),
                        dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
-                       dim3(s.block_x, s.block_y), l.args.pointers(), 0, info.stream));
+                       dim3(s.block_x, s.block_y), l.args.pointers(),
+                       static_cast<size_t>(s.shared_bytes), info.stream));
   return rec;
 }
 

@@ -94,8 +94,35 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
   }
 }
 
-void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& dest) {
-  for (int i = 0; i < static_cast<int>(g_.code.size()); ++i) {
+void ChunkEvaluator::set_row_values(int i, int64_t first_row, int64_t row_length,
+                                    const std::vector<unsigned char>& values) {
+  row_values_.resize(g_.code.size());
+  row_values_[i] = values;
+  first_row_ = first_row;
+  row_length_ = row_length;
+}
+
+// Each row's value of Reduce instruction i over its part of [start, start + len).
+void ChunkEvaluator::fill_rows(int i, int64_t start, int64_t len, char* out) {
+  const plan::Instr& ins = g_.code[i];
+  visit_dtype(ins.dtype, [&](auto z) {
+    using T = decltype(z);
+    auto* r = reinterpret_cast<T*>(out);
+    const auto& values = row_values_.at(i);
+    for (int64_t k = 0; k < len;) {
+      int64_t row = (start + k) / row_length_;
+      int64_t end = std::min(len, (row + 1) * row_length_ - start);
+      T v;
+      std::memcpy(&v, values.data() + (row - first_row_) * sizeof(T), sizeof v);
+      std::fill(r + k, r + end, v);
+      k = end;
+    }
+  });
+}
+
+void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& dest, int end) {
+  if (end < 0) end = static_cast<int>(g_.code.size());
+  for (int i = 0; i < end; ++i) {
     const plan::Instr& ins = g_.code[i];
     bool computed = ins.kind != InstrKind::Load && ins.kind != InstrKind::Param;
     char* out = computed && !dest.empty() && dest[i] ? dest[i] : scratch(i);
@@ -131,6 +158,9 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         break;
       case InstrKind::Cast:
         cast_column(g_.code[ins.a].dtype, ins.dtype, cols_[ins.a], out, len);
+        break;
+      case InstrKind::Reduce:
+        fill_rows(i, start, len, out);
         break;
       case InstrKind::User:  // run_group refuses such groups before any chunk runs
         throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");

@@ -21,7 +21,12 @@ class ChunkEvaluator {
   // (and never past the iteration space).
   // `dest[i]`, when not null, is where instruction i's values go (an output buffer at
   // `start`), which saves copying them there afterwards.
-  void run(int64_t start, int64_t len, const std::vector<char*>& dest = {});
+  // `end` >= 0 stops after instruction end - 1 (what a reduction phase needs).
+  void run(int64_t start, int64_t len, const std::vector<char*>& dest = {}, int end = -1);
+  // The values of Reduce instruction i for the rows first_row.. of a group with row axes
+  // (`values`: one per row, of the instruction's dtype, packed); rows are `row_length` long.
+  void set_row_values(int i, int64_t first_row, int64_t row_length,
+                      const std::vector<unsigned char>& values);
   // The value column of instruction i after run().
   const void* column(int i) const { return cols_[i]; }
 
@@ -29,6 +34,7 @@ class ChunkEvaluator {
   enum class Mode : uint8_t { Dense, Constant, Gather };
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
   void offsets(int access, int64_t start, int64_t len);
+  void fill_rows(int i, int64_t start, int64_t len, char* out);
   char* scratch(int i) { return reinterpret_cast<char*>(storage_.data()) + slot_[i]; }
 
   const plan::FusedGroup& g_;
@@ -46,6 +52,8 @@ class ChunkEvaluator {
   std::vector<std::complex<double>> storage_;
   std::vector<size_t> slot_;  // byte offset of each instruction's column
   std::vector<int64_t> idx_;
+  std::vector<std::vector<unsigned char>> row_values_;  // per Reduce instruction
+  int64_t first_row_ = 0, row_length_ = 1;
 };
 
 }  // namespace kiln::cpu

@@ -22,6 +22,8 @@ struct Describe {
     const auto& g = s.group;
     os << "  kernel " << g.name << " over " << shape_str(g.shape);
     if (g.reduction) os << " reducing axes " << g.reduction->axes.size();
+    if (!g.row_axes.empty())
+      os << " with its reductions along the last " << g.row_axes.size() << " axes";
     os << ": " << g.code.size() << " instructions, reads";
     for (const auto& a : g.accesses)
       if (a.buffer >= 0) os << " " << buffer_str(p, a.buffer);

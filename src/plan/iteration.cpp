@@ -27,12 +27,10 @@ void collapse_range(const Shape& shape, const std::vector<Strides>& strides, int
 }  // namespace
 
 IterationSpace iteration_space(const FusedGroup& g) {
+  const std::vector<int>& folded = g.reduction ? g.reduction->axes : g.row_axes;
   std::vector<int> order, reduced;
-  for (int i = 0; i < static_cast<int>(g.shape.size()); ++i) {
-    bool r =
-        g.reduction && std::binary_search(g.reduction->axes.begin(), g.reduction->axes.end(), i);
-    (r ? reduced : order).push_back(i);
-  }
+  for (int i = 0; i < static_cast<int>(g.shape.size()); ++i)
+    (std::binary_search(folded.begin(), folded.end(), i) ? reduced : order).push_back(i);
   int kept = static_cast<int>(order.size());
   order.insert(order.end(), reduced.begin(), reduced.end());
   Shape shape;

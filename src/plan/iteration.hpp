@@ -11,11 +11,12 @@ namespace kiln::plan {
 struct IterationSpace {
   Shape shape;
   std::vector<Strides> strides;  // one per access of the group
-  int reduced = 0;               // trailing axes that a reduction folds (0: elementwise)
+  int reduced = 0;               // trailing axes that a reduction (or the Reduce instructions
+                                 // of a group with row_axes) folds; 0: elementwise
 };
 
 // For a reduction group the reduced axes move last (kept axes keep their order), and kept and
-// reduced axes are never merged with each other.
+// reduced axes are never merged with each other; a group's row axes count as reduced.
 IterationSpace iteration_space(const FusedGroup& g);
 // True when `strides` walk `shape` densely in row-major order.
 bool is_dense(const Shape& shape, const Strides& strides);

@@ -151,6 +151,7 @@ class Lowering {
       c.push_back(&n);
       return lower(*n.inputs[0], chain_id(c));
     }
+    if (n.kind == OpKind::Reduce) return lower_row_reduction(n, chain);
     std::vector<int> ops;
     for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
     switch (n.kind) {
@@ -171,6 +172,38 @@ class Lowering {
     }
   }
 
+  // A reduction the planner left in memory's place (not a root): it becomes a Reduce
+  // instruction, which is right only where every position of a row reads that row's result
+  // (stride 0 along the reduced axes, the kept axes walking the result densely) and the group
+  // iterates over the reduction's input, reduced along trailing axes. Otherwise the planner
+  // is told to write it after all.
+  int lower_row_reduction(const Node& n, int chain) {
+    const Node& in = *n.inputs[0];
+    std::vector<int> axes;
+    for (size_t i = 0; i + 1 < n.params.size(); ++i)  // the last param is keepdims
+      axes.push_back(static_cast<int>(n.params[i]));
+    Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
+    const auto& views = chain_list_[chain];
+    for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+    const size_t kept = g_.shape.size() - axes.size();
+    bool ok = !spec_.reduce && in.shape == g_.shape && l.shape == g_.shape && l.offset == 0 &&
+              (g_.row_axes.empty() || g_.row_axes == axes);
+    Strides dense = graph::contiguous_strides(Shape(g_.shape.begin(), g_.shape.begin() + kept));
+    for (size_t a = 0; ok && a < g_.shape.size(); ++a) {
+      bool folded = a >= kept;
+      ok = (!folded || axes[a - kept] == static_cast<int>(a)) &&
+           (g_.shape[a] == 1 || l.strides[a] == (folded ? 0 : dense[a]));
+    }
+    if (!ok) throw CannotInline{&n};
+    g_.row_axes = axes;
+    // Read through several views (m and m * m in a variance), it is still one value per row.
+    if (auto it = row_reductions_.find(&n); it != row_reductions_.end()) return it->second;
+    int v = lower(in, chain_id({}));
+    int r = emit({InstrKind::Reduce, n.op, n.dtype, v});
+    row_reductions_.emplace(&n, r);
+    return r;
+  }
+
   const GroupSpec& spec_;
   const std::function<int(const Node*)>& buffer_of_;
   const std::function<bool(const Node*)>& is_materialized_;
@@ -180,6 +213,7 @@ class Lowering {
   std::vector<std::vector<const Node*>> chain_list_;
   std::map<std::pair<const Node*, int>, int> memo_;
   std::map<const Node*, int> params_;
+  std::map<const Node*, int> row_reductions_;
 };
 
 }  // namespace

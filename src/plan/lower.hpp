@@ -16,6 +16,12 @@ struct NeedsMaterialize {
   const graph::Node* node;
 };
 
+// Thrown when a reduction the planner meant to fold inside its reader (a Reduce instruction)
+// is read in a way that needs it in memory: the planner then writes it.
+struct CannotInline {
+  const graph::Node* node;
+};
+
 struct GroupSpec {
   std::vector<const graph::Node*> roots;  // computed and written by this group
   const graph::Node* reduce = nullptr;    // set for a reduction group (roots = {reduce})

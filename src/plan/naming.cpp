@@ -22,6 +22,7 @@ std::string kernel_name(const FusedGroup& g) {
     if (i.kind == InstrKind::Where) op = "where";
     if (i.kind == InstrKind::Cast) op = "cast";
     if (i.kind == InstrKind::Iota) op = "iota";
+    if (i.kind == InstrKind::Reduce) op = graph::op_name(static_cast<graph::ReduceOp>(i.op));
     if (!op.empty() && ops.size() < kMaxOps) ops.push_back(op);
   }
   if (ops.empty()) ops.push_back("copy");

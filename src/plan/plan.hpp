@@ -19,10 +19,12 @@ using graph::UnaryOp;
 
 // ---- fused groups -----------------------------------------------------------------------
 // An instruction of a group's SSA program; operands are earlier instruction indices.
-enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, User };
+// Reduce (only in a group with row_axes): operand `a` folded over its row, the same value at
+// every position of that row, as max(x, -1, keepdims) broadcast back in softmax.
+enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, User, Reduce };
 struct Instr {
   InstrKind kind;
-  uint8_t op = 0;              // UnaryOp / BinaryOp
+  uint8_t op = 0;              // UnaryOp / BinaryOp / ReduceOp
   DType dtype;                 // result dtype
   int a = -1, b = -1, c = -1;  // operands (Where: cond, x, y; Iota: start, step params)
   int arg = -1;  // Load / Iota: access index; Param: scalar index; User: index in user_calls
@@ -63,8 +65,12 @@ struct FusedGroup {
   };
   std::vector<Output> outputs;
   std::optional<Reduction> reduction;  // when set, outputs[0] is the reduced value
-  Shape out_shape() const;             // the shape outputs are written in
-  DType out_dtype(size_t o) const;     // the dtype output o is written in
+  // The trailing axes of `shape` that the group's Reduce instructions fold (empty when it has
+  // none). Such a group keeps each row on chip while it reduces it and then computes its
+  // outputs from it, written in the full shape: a reduction and its broadcast in one pass.
+  std::vector<int> row_axes;
+  Shape out_shape() const;          // the shape outputs are written in
+  DType out_dtype(size_t o) const;  // the dtype output o is written in
 };
 
 // ---- steps ---------------------------------------------------------------------------------

@@ -36,6 +36,10 @@ class Planner {
         if (sig_) bind();
         add_frees();
         return std::move(plan_);
+      } catch (const CannotInline& c) {
+        roots_.insert(c.node);
+        not_inlinable_.insert(c.node);
+        resolve_sharing();
       } catch (const NeedsMaterialize& m) {
         // A reshape that is not a view: give it a dense input. When that input is already a
         // root, the reshape was lowered in the input's own group (it joined it), recomputing
@@ -140,8 +144,51 @@ class Planner {
       if (n->kind == OpKind::Fft) roots_.insert(fft_source(*n));
       if (n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
     }
+    fold_row_reductions();
     resolve_sharing();
     choose_held();
+  }
+
+  // A reduction along the trailing axes of its input whose one reader is an elementwise group
+  // of the input's shape (softmax's max and sum, layernorm's mean and variance, x / sum(x)) is
+  // not written: it is computed inside that group (InstrKind::Reduce), which keeps each row on
+  // chip, so x is read once and the result written once. Decided before what several groups
+  // share (resolve_sharing), as folding leaves fewer groups to share it. From the outputs down,
+  // since a reduction read by another one (softmax's max, read by the sum's prologue) has one
+  // reader only once that one is folded too. Rows longer than kMaxRowBytes keep their own kernels:
+  // they do not fit in the shared memory a block stages a row in.
+  void fold_row_reductions() {
+    for (size_t i = order_.size(); i-- > 0;) {
+      const Node* r = order_[i];
+      if (!roots_.count(r) || !row_reducible(*r) || not_inlinable_.count(r)) continue;
+      if (std::any_of(outputs_.begin(), outputs_.end(), [r](auto& o) { return o.get() == r; }))
+        continue;
+      roots_.erase(r);
+      auto in = reach();
+      auto it = in.find(r);
+      const Node* reader = it != in.end() && it->second.size() == 1 ? *it->second.begin() : nullptr;
+      bool folded = reader && reader->kind != OpKind::Reduce && !is_library(reader->kind) &&
+                    reader->shape == r->inputs[0]->shape;
+      if (!folded) roots_.insert(r);
+    }
+  }
+
+  static bool row_reducible(const Node& r) {
+    constexpr int64_t kMaxRowBytes = 32 * 1024;
+    using graph::ReduceOp;
+    if (r.kind != OpKind::Reduce) return false;
+    auto op = static_cast<ReduceOp>(r.op);
+    const Node& in = *r.inputs[0];
+    bool op_ok =
+        op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Max || op == ReduceOp::Min;
+    if (!op_ok || !is_floating(r.dtype) || in.dtype != r.dtype) return false;
+    size_t naxes = r.params.size() - 1, rank = in.shape.size();  // the last param is keepdims
+    int64_t row = 1;
+    for (size_t k = 0; k < naxes; ++k) {
+      if (r.params[k] != static_cast<int64_t>(rank - naxes + k)) return false;  // not trailing
+      row *= in.shape[rank - naxes + k];
+    }
+    return naxes > 0 && naxes < rank && row > 0 && row * itemsize(r.dtype) <= kMaxRowBytes;
   }
 
   // Held values are written where that costs no extra pass, as one more output of an
@@ -378,6 +425,7 @@ class Planner {
   std::unordered_set<const Node*> recomputed_;        // shared, but computed in each reader
   std::unordered_set<const Node*> roots_;
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
+  std::unordered_set<const Node*> not_inlinable_;     // reductions their reader cannot fold
   std::unordered_map<const Node*, int> buffer_ids_;
   const graph::Signature* sig_;
   struct ParamNode {

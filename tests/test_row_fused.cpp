@@ -1,0 +1,202 @@
+// A reduction broadcast back along the axes it reduced (softmax, layernorm, centring, dividing
+// by a norm) runs in one kernel with its consumers (issue 11, item 2): the plans, checked
+// against the rules in src/plan/planner.cpp, and the values, against NumPy
+// (tests/data/row_fused.txt, written by make_row_fused_fixtures.py) on the host and a GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <kiln/kiln.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plan/planner.hpp"
+#include "plan/row_passes.hpp"
+#include "support/gpu.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+
+struct Case {
+  std::string program;
+  DType dtype;
+  Shape shape;
+  int naxes;
+  std::vector<std::pair<int64_t, double>> samples;  // flat index, NumPy's value
+};
+
+std::vector<Case> read_cases() {
+  std::ifstream in(std::string(KILN_TEST_DATA) + "/row_fused.txt");
+  REQUIRE_MESSAGE(in.good(), "missing tests/data/row_fused.txt; run make_row_fused_fixtures.py");
+  std::vector<Case> cases;
+  std::string line, last_head;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    Case c;
+    std::string dtype;
+    int ndim;
+    ls >> c.program >> dtype >> ndim;
+    c.dtype = dtype == "float32" ? DType::Float32 : DType::Float64;
+    c.shape.resize(ndim);
+    for (auto& d : c.shape) ls >> d;
+    int64_t index;
+    double value;
+    ls >> c.naxes >> index >> value;
+    std::string head = line.substr(0, line.rfind(' ', line.rfind(' ') - 1));
+    if (head != last_head) cases.push_back(c);
+    last_head = head;
+    cases.back().samples.push_back({index, value});
+  }
+  REQUIRE(cases.size() > 100);
+  return cases;
+}
+
+// The fixture's input: x[i] = ((i * 7919) % 13 - 6) * 0.25 + (i % 7) * 0.01 in float64.
+Array input(const Shape& shape, DType t) {
+  std::vector<double> v(static_cast<size_t>(kiln::shape_size(shape)));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = double(int64_t(i * 7919 % 13) - 6) * 0.25 + double(i % 7) * 0.01;
+  return kiln::asarray(v, shape).astype(t).eval();
+}
+
+std::vector<int> trailing(const Array& x, int naxes) {
+  std::vector<int> axes;
+  for (int a = x.ndim() - naxes; a < x.ndim(); ++a) axes.push_back(a);
+  return axes;
+}
+
+Array softmax(const Array& x, const std::vector<int>& ax) {
+  Array e = kiln::exp(x - kiln::max(x, ax, true));
+  return e / kiln::sum(e, ax, true);
+}
+Array layernorm(const Array& x, const std::vector<int>& ax) {
+  Array d = x - kiln::mean(x, ax, true);
+  return d / kiln::sqrt(kiln::mean(d * d, ax, true) + 1e-5);
+}
+
+// The fixture's programs, as a user writes them (make_row_fused_fixtures.py, programs()).
+Array program(const std::string& name, const Array& x, int naxes) {
+  auto ax = trailing(x, naxes);
+  if (name == "softmax") return softmax(x, ax);
+  if (name == "layernorm") return layernorm(x, ax);
+  if (name == "centre") return x - kiln::mean(x, ax, true);
+  if (name == "share") return x / kiln::sum(x * x, ax, true);
+  if (name == "unit") return x / kiln::sqrt(kiln::sum(x * x, ax, true));
+  REQUIRE(name == "range");
+  Array lo = kiln::min(x, ax, true);
+  return (x - lo) / (kiln::max(x, ax, true) - lo + 1e-5);
+}
+
+// Every case against NumPy at its sampled elements, with x on `device`. Sums run in another
+// order than NumPy's pairwise ones, so float32 agrees to a few units in the last place.
+void check_against_numpy(const kiln::Device& device) {
+  for (const Case& c : read_cases()) {
+    Array x = kiln::asarray(input(c.shape, c.dtype), device);
+    std::vector<double> got =
+        program(c.program, x, c.naxes).astype(DType::Float64).to_vector<double>();
+    double rtol = c.dtype == DType::Float32 ? 2e-5 : 1e-12, atol = rtol / 10;
+    for (auto [index, want] : c.samples) {
+      INFO(c.program << " " << std::string(kiln::dtype_name(c.dtype)) << kiln::shape_str(c.shape)
+                     << " over " << c.naxes << " axes, element " << index);
+      CHECK(std::abs(got[index] - want) <= atol + rtol * std::abs(want));
+    }
+  }
+}
+
+std::vector<const kiln::plan::FusedGroup*> kernel_groups(const kiln::plan::Plan& p) {
+  std::vector<const kiln::plan::FusedGroup*> out;
+  for (const auto& s : p.steps)
+    if (auto* k = std::get_if<kiln::plan::KernelStep>(&s)) out.push_back(&k->group);
+  return out;
+}
+
+kiln::plan::Plan plan_of(const Array& y) { return kiln::plan::make_plan({y.node()}); }
+
+}  // namespace
+
+TEST_CASE("row fusion: NumPy's values on the host") { check_against_numpy(kiln::host()); }
+
+GPU_TEST_CASE("row fusion: NumPy's values on a GPU") { check_against_numpy(kiln::cuda()); }
+
+TEST_CASE("row fusion: softmax and layernorm plan as one kernel that writes only the result") {
+  for (Shape s : {Shape{64, 4096}, Shape{1000, 33}, Shape{3, 7, 1}, Shape{4, 5, 6}})
+    for (DType t : {DType::Float32, DType::Float64})
+      for (int naxes : {1, 2}) {
+        if (naxes == 2 && s.size() < 3) continue;
+        Array x = input(s, t);
+        INFO(kiln::shape_str(s) << " " << std::string(kiln::dtype_name(t)) << " over " << naxes
+                                << " axes");
+        for (const Array& y : {softmax(x, trailing(x, naxes)), layernorm(x, trailing(x, naxes))}) {
+          auto plan = plan_of(y);
+          auto groups = kernel_groups(plan);
+          REQUIRE(groups.size() == 1);
+          CHECK(groups[0]->outputs.size() == 1);
+          CHECK(groups[0]->row_axes == trailing(x, naxes));
+          std::string text = kiln::explain({y});
+          CHECK(text.find("reductions and their broadcast in one kernel") != std::string::npos);
+          CHECK(text.find("step 2") == std::string::npos);
+        }
+      }
+}
+
+TEST_CASE(
+    "row fusion: softmax folds max then sum; layernorm's mean and mean of squares share a pass") {
+  Array x = input({8, 16}, DType::Float32);
+  auto passes_of = [](const Array& y) {
+    auto plan = plan_of(y);
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 1);
+    return kiln::plan::row_passes(*groups[0]);
+  };
+  CHECK(passes_of(softmax(x, {1})).reducing == 2);    // the sum reads exp(x - max)
+  CHECK(passes_of(layernorm(x, {1})).reducing == 2);  // the variance reads x - mean
+  Array m = kiln::mean(x, {1}, true);
+  Array var_by_moments = kiln::mean(x * x, {1}, true) - m * m;
+  auto one_pass = passes_of((x - m) / kiln::sqrt(var_by_moments + 1e-5));
+  CHECK(one_pass.reducing == 1);
+  CHECK(one_pass.folds(0).size() == 2);
+}
+
+TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is needed elsewhere") {
+  SUBCASE("rows longer than a block stages keep their own kernels, and stay right") {
+    Array x = input({3, 8193}, DType::Float32);  // 32 KB + 4 bytes a row
+    auto groups = kernel_groups(plan_of(softmax(x, {1})));
+    CHECK(groups.size() == 3);
+    for (auto* g : groups) CHECK(g->row_axes.empty());
+  }
+  SUBCASE("a reduction along a leading axis is not folded") {
+    Array x = input({33, 40}, DType::Float64);
+    auto groups = kernel_groups(plan_of(softmax(x, {0})));
+    CHECK(groups.size() == 3);
+  }
+  SUBCASE("a reduction also requested is written, once") {
+    Array x = input({33, 40}, DType::Float64);
+    Array m = kiln::max(x, {1}, true);
+    Array y = x - m;
+    auto plan = kiln::plan::make_plan({y.node(), m.node()});
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0]->reduction.has_value());
+    CHECK(groups[1]->row_axes.empty());
+  }
+  SUBCASE("read along another axis than it reduced: written, then read back (kiln retries)") {
+    // m[j] is the max of row j; x - m broadcasts it along columns, so position (i, j) reads
+    // row j's value, not row i's: no row holds what it needs.
+    Array x = input({40, 40}, DType::Float64);
+    Array m = kiln::max(x, {1});
+    Array y = x - m;
+    auto groups = kernel_groups(plan_of(y));
+    CHECK(groups.size() == 2);
+    auto xs = x.to_vector<double>(), ys = y.to_vector<double>();
+    for (int64_t i = 0; i < 40; ++i)
+      for (int64_t j = 0; j < 40; ++j) {
+        double row_max = xs[j * 40];
+        for (int64_t k = 1; k < 40; ++k) row_max = std::max(row_max, xs[j * 40 + k]);
+        CHECK(ys[i * 40 + j] == xs[i * 40 + j] - row_max);
+      }
+  }
+}
