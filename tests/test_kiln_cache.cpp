@@ -535,6 +535,18 @@ TEST_CASE("stats: entries, bytes, hits and the compile time the hits saved") {
   CHECK(contains(text.out, "time saved"));
 }
 
+// A cache path is arbitrary bytes; JSON strings are UTF-8 with escapes. Expected text by hand
+// from RFC 8259: \" \\ \t escaped, and the byte 0xff (not UTF-8) as U+FFFD (EF BF BD).
+TEST_CASE("--json escapes quotes, backslashes and tabs in a path, and prints non-UTF-8 as U+FFFD") {
+  TempDir tmp;
+  std::string odd = tmp.path + "/a\"b\\c\td\xff";
+  fs::create_directory(odd);
+  auto r = tool(odd, "stats --json");
+  CHECK(r.rc == 0);
+  CHECK(valid_json(r.out));
+  CHECK(contains(r.out, "/a\\\"b\\\\c\\td\xEF\xBF\xBD\","));
+}
+
 TEST_CASE("verify names truncated, garbage, other-version and misnamed files; --fix removes them") {
   TempDir dir;
   use_cache(dir.path);

@@ -10,9 +10,10 @@ int run_clear(const Options& o) {
   require_directory(o.dir);
   kiln::jit::ClearResult r = kiln::jit::clear_directory(o.dir);
   if (o.json) {
-    Json j;
-    j.begin_object().key("dir").value(o.dir).key("removed_entries").value(uint64_t(r.entries));
-    j.key("removed_bytes").value(r.bytes).key("complete").value(r.complete).end_object().print();
+    write_json({{"dir", o.dir},
+                {"removed_entries", r.entries},
+                {"removed_bytes", r.bytes},
+                {"complete", r.complete}});
   } else {
     std::cout << "removed " << count(r.entries, "entry", "entries") << " (" << human_bytes(r.bytes)
               << ") from " << o.dir << "\n";

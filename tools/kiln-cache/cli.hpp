@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "jit/cache_inventory.hpp"
 
 namespace kiln_cache {
@@ -78,34 +80,13 @@ std::string count(uint64_t n, std::string_view one, std::string_view many);  // 
 // Columns padded to their widest cell; `right[i]` right-aligns column i (numbers).
 void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
 
-// A compact JSON writer: commas and escaping are its business.
-class Json {
- public:
-  Json& begin_object();
-  Json& end_object();
-  Json& begin_array();
-  Json& end_array();
-  Json& key(std::string_view k);
-  Json& value(std::string_view s);
-  Json& value(const char* s) { return value(std::string_view(s)); }
-  Json& value(const std::string& s) { return value(std::string_view(s)); }
-  Json& value(int64_t v);
-  Json& value(uint64_t v);
-  Json& value(int v) { return value(int64_t(v)); }
-  Json& value(double v);
-  Json& value(bool v);
-  Json& null();
-  // Writes the document and a newline to stdout.
-  void print() const;
+// Insertion-ordered, so members print in the order each command writes them.
+using Json = nlohmann::ordered_json;
+// Writes the document, compact, and a newline to stdout. Bytes that are not UTF-8 (in a path or
+// a kernel's source) print as U+FFFD instead of failing the command.
+void write_json(const Json& document);
 
- private:
-  void separate();
-  std::string out_;
-  std::vector<bool> first_;  // per open container: nothing written in it yet
-  bool after_key_ = false;
-};
-
-// The fields kiln::cache::Entry has, as one JSON object's members (the caller opens it).
-void entry_members(Json& j, const kiln::jit::EntryFile& f);
+// The fields kiln::cache::Entry has, as one JSON object (the commands add their own).
+Json entry_json(const kiln::jit::EntryFile& f);
 
 }  // namespace kiln_cache

@@ -27,14 +27,9 @@ Order order_for(const std::string& column) {
 }
 
 void print_json(const std::string& dir, const std::vector<jit::EntryFile>& files) {
-  Json j;
-  j.begin_object().key("dir").value(dir).key("entries").begin_array();
-  for (const auto& f : files) {
-    j.begin_object();
-    entry_members(j, f);
-    j.end_object();
-  }
-  j.end_array().end_object().print();
+  Json entries = Json::array();
+  for (const auto& f : files) entries.push_back(entry_json(f));
+  write_json({{"dir", dir}, {"entries", std::move(entries)}});
 }
 
 std::vector<std::string> row(const jit::EntryFile& f, int64_t now) {

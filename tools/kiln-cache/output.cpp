@@ -1,5 +1,4 @@
 // Human-readable formatting, tables and JSON for kiln-cache.
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -93,118 +92,18 @@ void print_table(const std::vector<std::vector<std::string>>& rows,
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-void Json::separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (!first_.empty()) {
-    if (!first_.back()) out_ += ',';
-    first_.back() = false;
-  }
+void write_json(const Json& document) {
+  std::cout << document.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
-Json& Json::begin_object() {
-  separate();
-  out_ += '{';
-  first_.push_back(true);
-  return *this;
-}
-
-Json& Json::end_object() {
-  out_ += '}';
-  first_.pop_back();
-  return *this;
-}
-
-Json& Json::begin_array() {
-  separate();
-  out_ += '[';
-  first_.push_back(true);
-  return *this;
-}
-
-Json& Json::end_array() {
-  out_ += ']';
-  first_.pop_back();
-  return *this;
-}
-
-Json& Json::key(std::string_view k) {
-  value(k);
-  out_ += ':';
-  after_key_ = true;
-  return *this;
-}
-
-Json& Json::value(std::string_view s) {
-  separate();
-  out_ += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out_ += '\\';
-      out_ += c;
-    } else if (c == '\n') {
-      out_ += "\\n";
-    } else if (c == '\t') {
-      out_ += "\\t";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out_ += buf;
-    } else {
-      out_ += c;
-    }
-  }
-  out_ += '"';
-  return *this;
-}
-
-Json& Json::value(int64_t v) {
-  separate();
-  out_ += std::to_string(v);
-  return *this;
-}
-
-Json& Json::value(uint64_t v) {
-  separate();
-  out_ += std::to_string(v);
-  return *this;
-}
-
-Json& Json::value(double v) {
-  if (!std::isfinite(v)) return null();  // JSON has no NaN or infinity
-  separate();
-  char buf[40];
-  auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;  // shortest text that round-trips
-  out_.append(buf, end);
-  return *this;
-}
-
-Json& Json::value(bool v) {
-  separate();
-  out_ += v ? "true" : "false";
-  return *this;
-}
-
-Json& Json::null() {
-  separate();
-  out_ += "null";
-  return *this;
-}
-
-void Json::print() const { std::cout << out_ << "\n"; }
-
-void entry_members(Json& j, const kiln::jit::EntryFile& f) {
+Json entry_json(const kiln::jit::EntryFile& f) {
   const auto& e = f.entry;
-  j.key("key").value(f.key).key("file").value(f.path).key("valid").value(f.valid);
-  j.key("problem").value(f.problem).key("name").value(e.name).key("summary").value(e.summary);
-  j.key("dtypes").value(e.dtypes);
-  j.key("arch").value(e.arch).key("nvrtc").value(e.nvrtc_version).key("options").begin_array();
-  for (const auto& o : e.options) j.value(o);
-  j.end_array().key("bytes").value(f.bytes).key("compile_ms").value(e.compile_ms);
-  j.key("hits").value(f.usage.hits).key("created").value(e.created);
-  j.key("last_used").value(f.last_used_us() / 1'000'000);
+  return {
+      {"key", f.key},         {"file", f.path},       {"valid", f.valid},
+      {"problem", f.problem}, {"name", e.name},       {"summary", e.summary},
+      {"dtypes", e.dtypes},   {"arch", e.arch},       {"nvrtc", e.nvrtc_version},
+      {"options", e.options}, {"bytes", f.bytes},     {"compile_ms", e.compile_ms},
+      {"hits", f.usage.hits}, {"created", e.created}, {"last_used", f.last_used_us() / 1'000'000}};
 }
 
 }  // namespace kiln_cache

@@ -36,12 +36,11 @@ jit::PruneRequest request_from(ArgReader& args) {
 }
 
 void print_json(const std::string& dir, const jit::PruneResult& p) {
-  Json j;
-  j.begin_object().key("dir").value(dir).key("removed").begin_array();
-  for (const auto& k : p.removed) j.value(k);
-  j.end_array().key("removed_bytes").value(p.removed_bytes);
-  j.key("remaining_entries").value(uint64_t(p.kept)).key("remaining_bytes").value(p.kept_bytes);
-  j.end_object().print();
+  write_json({{"dir", dir},
+              {"removed", p.removed},
+              {"removed_bytes", p.removed_bytes},
+              {"remaining_entries", p.kept},
+              {"remaining_bytes", p.kept_bytes}});
 }
 
 void print_text(const std::string& dir, const jit::PruneResult& p) {

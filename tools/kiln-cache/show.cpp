@@ -116,17 +116,13 @@ Disassembly disassemble(const jit::CacheEntry& e) {
 }
 
 void print_json(const jit::EntryFile& f, const Disassembly& d) {
-  Json j;
-  j.begin_object();
-  entry_members(j, f);
-  j.key("binary_bytes").value(uint64_t(f.entry.binary.size()));
-  j.key("source").value(f.entry.source);
-  j.key("sass");
-  d.kind == "sass" ? j.value(d.text) : j.null();
-  j.key("ptx");
-  d.kind == "ptx" ? j.value(d.text) : j.null();
-  if (d.kind != "sass") j.key("sass_unavailable").value(d.note);
-  j.end_object().print();
+  Json j = entry_json(f);
+  j["binary_bytes"] = uint64_t(f.entry.binary.size());
+  j["source"] = f.entry.source;
+  j["sass"] = d.kind == "sass" ? Json(d.text) : Json(nullptr);
+  j["ptx"] = d.kind == "ptx" ? Json(d.text) : Json(nullptr);
+  if (d.kind != "sass") j["sass_unavailable"] = d.note;
+  write_json(j);
 }
 
 void print_metadata(const jit::EntryFile& f) {

@@ -31,11 +31,13 @@ Totals totals_of(const std::vector<kiln::jit::EntryFile>& files) {
 }
 
 void print_json(const std::string& dir, const Totals& t) {
-  Json j;
-  j.begin_object().key("dir").value(dir).key("entries").value(uint64_t(t.entries));
-  j.key("bad_entries").value(uint64_t(t.bad)).key("bytes").value(t.bytes);
-  j.key("hits").value(t.hits).key("compile_ms").value(t.compile_ms);
-  j.key("saved_ms").value(t.saved_ms).end_object().print();
+  write_json({{"dir", dir},
+              {"entries", t.entries},
+              {"bad_entries", t.bad},
+              {"bytes", t.bytes},
+              {"hits", t.hits},
+              {"compile_ms", t.compile_ms},
+              {"saved_ms", t.saved_ms}});
 }
 
 void print_text(const std::string& dir, const Totals& t) {

@@ -35,16 +35,14 @@ std::vector<Finding> check(const std::vector<jit::EntryFile>& files, bool fix) {
 
 void print_json(const std::string& dir, size_t checked, const std::vector<Finding>& bad,
                 const std::vector<std::string>& unknown, bool ok) {
-  Json j;
-  j.begin_object().key("dir").value(dir).key("checked").value(uint64_t(checked));
-  j.key("ok").value(ok).key("bad").begin_array();
-  for (const auto& b : bad) {
-    j.begin_object().key("file").value(b.file).key("problem").value(b.problem);
-    j.key("removed").value(b.removed).end_object();
-  }
-  j.end_array().key("unknown_files").begin_array();
-  for (const auto& u : unknown) j.value(u);
-  j.end_array().end_object().print();
+  Json findings = Json::array();
+  for (const auto& b : bad)
+    findings.push_back({{"file", b.file}, {"problem", b.problem}, {"removed", b.removed}});
+  write_json({{"dir", dir},
+              {"checked", checked},
+              {"ok", ok},
+              {"bad", std::move(findings)},
+              {"unknown_files", unknown}});
 }
 
 void print_text(const std::string& dir, size_t checked, const std::vector<Finding>& bad,
