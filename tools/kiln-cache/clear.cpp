@@ -6,7 +6,6 @@
 namespace kiln_cache {
 
 int run_clear(const Options& o) {
-  ArgReader(o.args).positionals(0);
   require_directory(o.dir);
   kiln::jit::ClearResult r = kiln::jit::clear_directory(o.dir);
   if (o.json) {

@@ -22,24 +22,15 @@ struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The command line, as CLI11 parsed it (main.cpp defines which command takes which option).
 struct Options {
   std::string dir;
   bool json = false;
-  std::vector<std::string> args;  // after the command name, global options taken out
-};
-
-// Takes a command's options out of its arguments; whatever is left must be positional.
-class ArgReader {
- public:
-  explicit ArgReader(std::vector<std::string> args) : args_(std::move(args)) {}
-  bool flag(std::string_view name);
-  // `--name V` or `--name=V`; a missing value is a UsageError.
-  std::optional<std::string> value(std::string_view name);
-  // The positional arguments; an unknown option or more than `max` of them is a UsageError.
-  std::vector<std::string> positionals(size_t max);
-
- private:
-  std::vector<std::string> args_;
+  std::string sort = "used";              // list --sort
+  std::optional<std::string> key;         // show KEY
+  bool fix = false;                       // verify --fix
+  std::optional<std::string> max_bytes;   // prune --max-bytes
+  std::optional<std::string> older_than;  // prune --older-than
 };
 
 struct Command {

@@ -73,9 +73,7 @@ void print_text(const std::string& dir, const std::vector<jit::EntryFile>& files
 }  // namespace
 
 int run_list(const Options& o) {
-  ArgReader args(o.args);
-  Order order = order_for(args.value("--sort").value_or("used"));
-  args.positionals(0);
+  Order order = order_for(o.sort);
   auto files = load_entries(o.dir);
   std::stable_sort(files.begin(), files.end(), order);
   if (o.json)

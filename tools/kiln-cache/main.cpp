@@ -1,7 +1,10 @@
-// kiln-cache: inspect and maintain kiln's kernel cache. Global options, help and dispatch.
+// kiln-cache: inspect and maintain kiln's kernel cache. The command line (through CLI11), help
+// and dispatch.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "cli.hpp"
 #include "jit/cache_config.hpp"
@@ -86,42 +89,96 @@ const Command& find_command(const std::string& name) {
 
 struct CommandLine {
   Options options;
-  std::string command;
+  std::string command;                    // "" when none was given
+  std::optional<std::string> help_topic;  // `help COMMAND`
   bool help = false;
 };
 
-// Global options go anywhere; before the command nothing else may appear.
-CommandLine parse(int argc, char** argv) {
-  CommandLine cl;
-  bool dir_given = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--json") {
-      cl.options.json = true;
-    } else if (a == "--help" || a == "-h") {
-      cl.help = true;
-    } else if (a == "--dir" || a.starts_with("--dir=")) {
-      if (a == "--dir" && i + 1 >= argc) throw UsageError("--dir needs a directory");
-      cl.options.dir = a == "--dir" ? argv[++i] : a.substr(6);
-      if (cl.options.dir.empty()) throw UsageError("--dir needs a directory");
-      dir_given = true;
-    } else if (!cl.command.empty()) {
-      cl.options.args.push_back(a);
-    } else if (a.starts_with("-")) {
-      throw UsageError("unknown option " + a + " (a command's options go after the command)");
-    } else {
-      cl.command = a;
-    }
+// Global options go anywhere (the commands fall through to them); a command's own options after
+// it. kiln-cache prints its own help, and takes the arguments CLI11 does not recognise as extras
+// so that its messages name the argument and what was expected.
+void define(CLI::App& app, CommandLine& cl) {
+  Options& o = cl.options;
+  app.set_help_flag();
+  app.allow_extras()->fallthrough()->require_subcommand(0, 1);
+  app.add_flag("-h,--help", cl.help);
+  app.add_flag("--json", o.json);
+  app.add_option("--dir", o.dir)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (const auto& c : commands()) app.add_subcommand(c.name);
+  app.add_subcommand("help")->add_option("COMMAND", cl.help_topic);
+  app.get_subcommand("list")->add_option("--sort", o.sort);
+  app.get_subcommand("show")->add_option("KEY", o.key);
+  app.get_subcommand("verify")->add_flag("--fix", o.fix);
+  CLI::App* prune = app.get_subcommand("prune");
+  prune->add_option("--max-bytes", o.max_bytes);
+  prune->add_option("--older-than", o.older_than);
+}
+
+UsageError missing_value(const std::string& option) {
+  return UsageError(option == "--dir" ? "--dir needs a directory" : option + " needs a value");
+}
+
+// CLI11 reports a missing value as "--older-than: 1 required TEXT missing".
+[[noreturn]] void throw_usage(const CLI::ParseError& e) {
+  std::string what = e.what();
+  for (std::string option : {"--dir", "--sort", "--max-bytes", "--older-than"})
+    if (what.starts_with(option + ":")) throw missing_value(option);
+  throw UsageError(what);
+}
+
+// An option no command takes, or (the likely mistake) one given before or to the wrong command.
+std::string unknown_option(const CLI::App& app, const std::string& arg) {
+  std::string name = arg.substr(0, arg.find('='));
+  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (c->get_option_no_throw(name))
+      return "unknown option " + arg + " (" + name + " is an option of `" + c->get_name() +
+             "`, after the command)";
+  return "unknown option " + arg;
+}
+
+// What CLI11 left over: unknown options, an unknown command, or one argument too many.
+void reject_extras(const CLI::App& app, const std::string& command) {
+  for (const auto& a : app.remaining(true)) {
+    if (a.size() > 1 && a[0] == '-') throw UsageError(unknown_option(app, a));
+    if (command.empty()) find_command(a);  // throws: not a command
+    throw UsageError("unexpected argument '" + a + "'");
   }
-  if (!dir_given) cl.options.dir = kiln::jit::cache_config_from_env().dir;
+}
+
+// CLI11 reads `--dir= stats` as --dir stats; an empty value after '=' is an error instead.
+void reject_empty_values(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.starts_with("--") && a.ends_with("="))
+      throw missing_value(std::string(a.substr(0, a.size() - 1)));
+  }
+}
+
+CommandLine parse(int argc, char** argv) {
+  reject_empty_values(argc, argv);
+  CommandLine cl;
+  CLI::App app;
+  define(app, cl);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    throw_usage(e);
+  }
+  auto chosen = app.get_subcommands();
+  if (!chosen.empty()) cl.command = chosen[0]->get_name();
+  reject_extras(app, cl.command);
+  if (app.count("--dir") == 0)
+    cl.options.dir = kiln::jit::cache_config_from_env().dir;
+  else if (cl.options.dir.empty())
+    throw missing_value("--dir");
   return cl;
 }
 
 int run(int argc, char** argv) {
   CommandLine cl = parse(argc, argv);
   if (cl.command == "help") {
-    if (cl.options.args.empty()) return print_help(cl.options.dir), 0;
-    return print_command_help(find_command(cl.options.args[0])), 0;
+    if (!cl.help_topic) return print_help(cl.options.dir), 0;
+    return print_command_help(find_command(*cl.help_topic)), 0;
   }
   if (cl.command.empty()) {
     if (cl.help) return print_help(cl.options.dir), 0;

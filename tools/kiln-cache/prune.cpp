@@ -25,11 +25,10 @@ int64_t parse_cutoff_us(const std::string& v) {
   return jit::now_us() - int64_t(std::llround(days * 86400e6));
 }
 
-jit::PruneRequest request_from(ArgReader& args) {
+jit::PruneRequest request_from(const Options& o) {
   jit::PruneRequest r;
-  if (auto v = args.value("--max-bytes")) r.max_bytes = parse_bytes(*v);
-  if (auto v = args.value("--older-than")) r.used_before_us = parse_cutoff_us(*v);
-  args.positionals(0);
+  if (o.max_bytes) r.max_bytes = parse_bytes(*o.max_bytes);
+  if (o.older_than) r.used_before_us = parse_cutoff_us(*o.older_than);
   if (!r.max_bytes && !r.used_before_us)
     throw UsageError("prune needs --max-bytes N or --older-than DAYS");
   return r;
@@ -54,8 +53,7 @@ void print_text(const std::string& dir, const jit::PruneResult& p) {
 }  // namespace
 
 int run_prune(const Options& o) {
-  ArgReader args(o.args);
-  jit::PruneRequest r = request_from(args);
+  jit::PruneRequest r = request_from(o);
   require_directory(o.dir);
   jit::PruneResult p = jit::prune(o.dir, r);
   if (o.json)

@@ -154,10 +154,8 @@ void print_text(const jit::EntryFile& f, const Disassembly& d) {
 }  // namespace
 
 int run_show(const Options& o) {
-  ArgReader args(o.args);
-  auto keys = args.positionals(1);
-  if (keys.empty()) throw UsageError("show needs a KEY (a key prefix from `kiln-cache list`)");
-  std::string key = resolve_key(o.dir, keys[0]);
+  if (!o.key) throw UsageError("show needs a KEY (a key prefix from `kiln-cache list`)");
+  std::string key = resolve_key(o.dir, *o.key);
   jit::EntryFile f = jit::read_entry_file(o.dir + "/" + key + ".kkc", true);
   if (!f.valid)
     throw Failure("entry " + key + " is damaged (" + f.problem +

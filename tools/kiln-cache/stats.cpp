@@ -52,7 +52,6 @@ void print_text(const std::string& dir, const Totals& t) {
 }  // namespace
 
 int run_stats(const Options& o) {
-  ArgReader(o.args).positionals(0);
   Totals t = totals_of(load_entries(o.dir));
   if (o.json)
     print_json(o.dir, t);

@@ -69,9 +69,7 @@ void print_text(const std::string& dir, size_t checked, const std::vector<Findin
 }  // namespace
 
 int run_verify(const Options& o) {
-  ArgReader args(o.args);
-  bool fix = args.flag("--fix");
-  args.positionals(0);
+  bool fix = o.fix;
   require_directory(o.dir);
   auto files = jit::list_entry_files(o.dir, {});
   size_t checked = files.size();
