@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "host/chunk.hpp"
@@ -57,6 +58,44 @@ void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& param
   });
 }
 
+// Where the host cuts the values a reduction folds, which decides the bits of a float sum:
+// parts of whole rows when there are at least as many rows as parts (else parts of the flat
+// space, rows split between them and merged), and within a part steps of as many whole rows as
+// fill a chunk, or a row of its own in chunks from its start when rows are longer. A reduction
+// group and the Reduce instructions of a group with row axes cut rows alike, so softmax gives
+// the same bits fused in one group and evaluated step by step (eager).
+struct RowCuts {
+  int64_t n, row, rows, parts;
+  bool whole_rows;
+  RowCuts(int64_t n_, int64_t row_) : n(n_), row(row_), rows(row_ ? n_ / row_ : 0) {
+    parts = part_count(n);
+    whole_rows = rows >= parts;
+  }
+  int64_t begin(int64_t p) const {  // first element of part p
+    return whole_rows ? part_begin(p, parts, rows) * row : part_begin(p, parts, n);
+  }
+  int64_t rows_per_step() const { return std::max<int64_t>(1, kChunk / row); }
+  // f(start, len) for each chunk of part p, in order.
+  template <class F>
+  void chunks(int64_t p, F f) const {
+    int64_t end = begin(p + 1), step = whole_rows ? rows_per_step() * row : end - begin(p);
+    for (int64_t s0 = begin(p); s0 < end; s0 += step)
+      for (int64_t s = s0, stop = std::min(end, s0 + step); s < stop; s += kChunk)
+        f(s, std::min(kChunk, stop - s));
+  }
+};
+
+// Folds column `col` (values at indices [s, s + len)) into the accumulators of the rows it
+// crosses, acc[0] being row first_row's: one fold per row segment.
+void fold_segments(graph::ReduceOp op, DType t, const char* col, int64_t s, int64_t len,
+                   int64_t row, int64_t first_row, Accumulator* acc) {
+  for (int64_t i = s; i < s + len;) {
+    int64_t o = i / row, seg_end = std::min(s + len, (o + 1) * row);
+    fold(op, t, col + (i - s) * itemsize(t), seg_end - i, i - o * row, acc[o - first_row]);
+    i = seg_end;
+  }
+}
+
 void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                    const plan::IterationSpace& space, const std::vector<const char*>& bases,
                    const std::function<void*(int)>& data) {
@@ -65,32 +104,26 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i)
     r *= space.shape[i];
   int64_t n = shape_size(g.shape), outputs = shape_size(g.out_shape());
-  int64_t parts = part_count(n);
+  RowCuts cuts(n, r);
   int value = g.outputs[0].instr;
   DType t = g.code[value].dtype;
   // partial[p]: accumulators of the outputs part p touches, from its first output on.
-  std::vector<std::vector<Accumulator>> partial(parts);
-  parallel_for(parts, [&](int64_t p) {
-    int64_t begin = part_begin(p, parts, n), end = part_begin(p + 1, parts, n);
+  std::vector<std::vector<Accumulator>> partial(cuts.parts);
+  parallel_for(cuts.parts, [&](int64_t p) {
+    int64_t begin = cuts.begin(p), end = cuts.begin(p + 1);
     if (begin == end) return;
     partial[p].resize((end - 1) / r - begin / r + 1);
     ChunkEvaluator ev(g, space, bases, params);
-    for (int64_t s = begin; s < end; s += kChunk) {
-      int64_t len = std::min(kChunk, end - s);
+    cuts.chunks(p, [&](int64_t s, int64_t len) {
       ev.run(s, len);
-      auto* col = static_cast<const char*>(ev.column(value));
-      for (int64_t i = s; i < s + len;) {  // one segment per output the chunk crosses
-        int64_t o = i / r, seg_end = std::min(s + len, (o + 1) * r);
-        fold(red.op, t, col + (i - s) * itemsize(t), seg_end - i, i - o * r,
-             partial[p][o - begin / r]);
-        i = seg_end;
-      }
-    }
+      fold_segments(red.op, t, static_cast<const char*>(ev.column(value)), s, len, r, begin / r,
+                    partial[p].data());
+    });
   });
   std::vector<Accumulator> total(outputs);
-  for (int64_t p = 0; p < parts; ++p) {
+  for (int64_t p = 0; p < cuts.parts; ++p) {
     if (partial[p].empty()) continue;  // an empty part (n == 0 when r == 0): nothing to merge
-    int64_t first = part_begin(p, parts, n) / r;
+    int64_t first = cuts.begin(p) / r;
     for (size_t k = 0; k < partial[p].size(); ++k)
       merge(red.op, t, partial[p][k], total[first + k]);
   }
@@ -99,20 +132,19 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   for (int64_t o = 0; o < outputs; ++o) finish(red.op, t, total[o], r, out + o * itemsize(out_t));
 }
 
-// A group with row axes, a few whole rows at a time (or one row of several chunks): each
-// reducing pass folds its Reduce instructions' operands row by row and hands the rows' values
-// to the evaluator, then the last pass computes the outputs as an elementwise group does.
+// A group with row axes, part by part as RowCuts cuts rows (rows are never longer than the
+// planner folds, so parts hold whole rows): for each step of rows, each reducing pass folds its
+// Reduce instructions' operands row by row and hands the rows' values to the evaluator, then
+// the last pass computes the outputs as an elementwise group does.
 class RowFusedRun {
  public:
-  RowFusedRun(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-              const plan::IterationSpace& space, const std::vector<const char*>& bases,
-              const std::function<void*(int)>& data)
-      : g_(g), passes_(plan::row_passes(g)), ev_(g, space, bases, params), data_(data) {
-    for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i)
-      row_ *= space.shape[i];
-  }
-  int64_t row() const { return row_; }
+  RowFusedRun(const plan::FusedGroup& g, const plan::RowPasses& passes,
+              const std::vector<Scalar>& params, const plan::IterationSpace& space,
+              const std::vector<const char*>& bases, const std::function<void*(int)>& data,
+              int64_t row)
+      : g_(g), passes_(passes), ev_(g, space, bases, params), data_(data), row_(row) {}
 
+  // Rows [first, first + count), whose elements are [start, start + count * row).
   void rows(int64_t first, int64_t count) {
     for (const auto& ins : g_.code)  // values for Reduce instructions of later passes
       if (ins.kind == plan::InstrKind::Reduce)
@@ -134,14 +166,9 @@ class RowFusedRun {
       ev_.run(s, len, {}, end);
       for (size_t f = 0; f < folds.size(); ++f) {
         const plan::Instr& ins = g_.code[folds[f]];
-        DType t = g_.code[ins.a].dtype;
-        auto* col = static_cast<const char*>(ev_.column(ins.a));
-        for (int64_t i = s; i < s + len;) {  // one segment per row the chunk crosses
-          int64_t o = i / row_, seg_end = std::min(s + len, (o + 1) * row_);
-          fold(static_cast<graph::ReduceOp>(ins.op), t, col + (i - s) * itemsize(t), seg_end - i,
-               i - o * row_, acc[f][o - first]);
-          i = seg_end;
-        }
+        fold_segments(static_cast<graph::ReduceOp>(ins.op), g_.code[ins.a].dtype,
+                      static_cast<const char*>(ev_.column(ins.a)), s, len, row_, first,
+                      acc[f].data());
       }
     }
     for (size_t f = 0; f < folds.size(); ++f) {
@@ -171,26 +198,27 @@ class RowFusedRun {
   }
 
   const plan::FusedGroup& g_;
-  const plan::RowPasses passes_;
+  const plan::RowPasses& passes_;
   ChunkEvaluator ev_;
   const std::function<void*(int)>& data_;
-  int64_t row_ = 1;
+  const int64_t row_;
 };
 
 void run_row_fused(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                    const plan::IterationSpace& space, const std::vector<const char*>& bases,
                    const std::function<void*(int)>& data) {
-  int64_t n = shape_size(g.shape);
-  if (n == 0) return;
-  int64_t row = RowFusedRun(g, params, space, bases, data).row();
-  int64_t rows = n / row, parts = std::min(part_count(n), rows);
-  // Whole rows per step, about a chunk's worth, so short rows do not pay a step each.
-  int64_t per_step = std::max<int64_t>(1, kChunk / row);
-  parallel_for(parts, [&](int64_t p) {
-    RowFusedRun run(g, params, space, bases, data);
-    int64_t end = part_begin(p + 1, parts, rows);
-    for (int64_t r = part_begin(p, parts, rows); r < end; r += per_step)
-      run.rows(r, std::min(per_step, end - r));
+  int64_t row = 1;
+  for (size_t i = space.shape.size() - space.reduced; i < space.shape.size(); ++i)
+    row *= space.shape[i];
+  RowCuts cuts(shape_size(g.shape), row);
+  if (cuts.rows == 0) return;
+  if (!cuts.whole_rows)
+    throw std::logic_error("host: rows too long to fold inside their group (kiln bug)");
+  const plan::RowPasses passes = plan::row_passes(g);
+  parallel_for(cuts.parts, [&](int64_t p) {
+    RowFusedRun run(g, passes, params, space, bases, data, row);
+    int64_t end = cuts.begin(p + 1) / row, step = cuts.rows_per_step();
+    for (int64_t r = cuts.begin(p) / row; r < end; r += step) run.rows(r, std::min(step, end - r));
   });
 }
 

@@ -185,9 +185,10 @@ class Lowering {
     Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
     const auto& views = chain_list_[chain];
     for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+    if (spec_.reduce || in.shape != g_.shape || axes.empty() || axes.size() >= g_.shape.size())
+      throw CannotInline{&n};
     const size_t kept = g_.shape.size() - axes.size();
-    bool ok = !spec_.reduce && in.shape == g_.shape && l.shape == g_.shape && l.offset == 0 &&
-              (g_.row_axes.empty() || g_.row_axes == axes);
+    bool ok = l.shape == g_.shape && l.offset == 0 && (g_.row_axes.empty() || g_.row_axes == axes);
     Strides dense = graph::contiguous_strides(Shape(g_.shape.begin(), g_.shape.begin() + kept));
     for (size_t a = 0; ok && a < g_.shape.size(); ++a) {
       bool folded = a >= kept;

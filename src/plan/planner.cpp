@@ -138,12 +138,14 @@ class Planner {
 
   void choose_roots() {
     for (size_t i = 0; i < required_; ++i) roots_.insert(outputs_[i].get());
+    library_inputs_.clear();
     for (const Node* n : order_) {
       if (n->is_leaf()) continue;
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
-      if (n->kind == OpKind::Fft) roots_.insert(fft_source(*n));
-      if (n->kind == OpKind::Copy) roots_.insert(n->inputs[0].get());
+      if (n->kind == OpKind::Fft) library_inputs_.insert(fft_source(*n));
+      if (n->kind == OpKind::Copy) library_inputs_.insert(n->inputs[0].get());
     }
+    roots_.insert(library_inputs_.begin(), library_inputs_.end());
     fold_row_reductions();
     resolve_sharing();
     choose_held();
@@ -160,7 +162,9 @@ class Planner {
   void fold_row_reductions() {
     for (size_t i = order_.size(); i-- > 0;) {
       const Node* r = order_[i];
-      if (!roots_.count(r) || !row_reducible(*r) || not_inlinable_.count(r)) continue;
+      if (!roots_.count(r) || !row_reducible(*r) || not_inlinable_.count(r) ||
+          library_inputs_.count(r))  // an FFT or a copy reads it from memory
+        continue;
       if (std::any_of(outputs_.begin(), outputs_.end(), [r](auto& o) { return o.get() == r; }))
         continue;
       roots_.erase(r);
@@ -176,7 +180,7 @@ class Planner {
   static bool row_reducible(const Node& r) {
     constexpr int64_t kMaxRowBytes = 32 * 1024;
     using graph::ReduceOp;
-    if (r.kind != OpKind::Reduce) return false;
+    if (r.kind != OpKind::Reduce || r.is_leaf()) return false;  // a leaf is in memory already
     auto op = static_cast<ReduceOp>(r.op);
     const Node& in = *r.inputs[0];
     bool op_ok =
@@ -426,6 +430,7 @@ class Planner {
   std::unordered_set<const Node*> roots_;
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_set<const Node*> not_inlinable_;     // reductions their reader cannot fold
+  std::unordered_set<const Node*> library_inputs_;    // what FFTs and copies read
   std::unordered_map<const Node*, int> buffer_ids_;
   const graph::Signature* sig_;
   struct ParamNode {
