@@ -154,7 +154,8 @@ struct ExtremumOp {
 // ---- block-wide merge: warp shuffles, then one value per warp through shared memory ----
 
 // Shuffles any accumulator (a number, a complex, an extremum with its index) word by word.
-template <class T>
+// Within groups of W lanes (a power of two up to 32).
+template <class T, int W = 32>
 __device__ __forceinline__ T shuffle_down(const T& v, int delta) {
   constexpr int kWords = (sizeof(T) + 3) / 4;
   union Words {
@@ -164,12 +165,12 @@ __device__ __forceinline__ T shuffle_down(const T& v, int delta) {
   } in, out;
   in.value = v;
 #pragma unroll
-  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_down_sync(0xffffffffu, in.w[k], delta);
+  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_down_sync(0xffffffffu, in.w[k], delta, W);
   return out.value;
 }
 
-// Lane `src`'s value to every lane of the warp, word by word as shuffle_down.
-template <class T>
+// Lane `src`'s value (of each group of W lanes) to every lane of its group, word by word.
+template <class T, int W = 32>
 __device__ __forceinline__ T shuffle_from(const T& v, int src) {
   constexpr int kWords = (sizeof(T) + 3) / 4;
   union Words {
@@ -179,14 +180,15 @@ __device__ __forceinline__ T shuffle_from(const T& v, int src) {
   } in, out;
   in.value = v;
 #pragma unroll
-  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_sync(0xffffffffu, in.w[k], src);
+  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_sync(0xffffffffu, in.w[k], src, W);
   return out.value;
 }
 
-template <class Op>
+// The first lane of each group of W lanes gets the merge of the group's accumulators.
+template <class Op, int W = 32>
 __device__ __forceinline__ typename Op::acc warp_merge(typename Op::acc a) {
 #pragma unroll
-  for (int d = 16; d > 0; d >>= 1) Op::merge(a, shuffle_down(a, d));
+  for (int d = W / 2; d > 0; d >>= 1) Op::merge(a, shuffle_down<typename Op::acc, W>(a, d));
   return a;
 }
 
@@ -209,12 +211,13 @@ __device__ __forceinline__ typename Op::acc block_merge(typename Op::acc a) {
   return result;
 }
 
-// Every thread of a group of TPR threads (a warp, or the whole block of TPR threads) gets the
-// merge of the group's accumulators, all in the same order, so all hold the same bits.
+// Every thread of a group of TPR threads (a power of two up to a warp, or the whole block of
+// TPR threads) gets the merge of the group's accumulators, all in the same order, so all hold
+// the same bits. Every lane of the warp must call it (the shuffles name them all).
 template <class Op, int TPR>
 __device__ __forceinline__ typename Op::acc group_merge(typename Op::acc a) {
-  if constexpr (TPR == 32)
-    return shuffle_from(warp_merge<Op>(a), 0);
+  if constexpr (TPR <= 32)
+    return shuffle_from<typename Op::acc, TPR>(warp_merge<Op, TPR>(a), 0);
   else
     return block_merge<Op, TPR>(a);
 }
@@ -277,33 +280,36 @@ __device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
 }
 
 // The end of a reduction whose outputs are split over gridDim.y blocks, once each thread that
-// owns output o (`mine`) holds its block's partial: with one block per output that is the
-// result. Otherwise each block stores its partial at partials[blockIdx.y * n + o], and the
-// last block of the column of blocks to arrive (counted on done[blockIdx.x], which it
-// re-zeroes for the next launch) merges them in blockIdx.y order, so the result does not
-// depend on which block came last.
-template <class Op, class Out>
-__device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
+// owns outputs o .. o + V - 1 (`mine`, those below n) holds its block's partials: with one block
+// per output that is the result. Otherwise each block stores its partials at
+// partials[blockIdx.y * n + o + l], and the last block of the column of blocks to arrive
+// (counted on done[blockIdx.x], which it re-zeroes for the next launch) merges them in
+// blockIdx.y order, so the result does not depend on which block came last.
+template <class Op, int V, class Out>
+__device__ __forceinline__ void finish_split(typename Op::acc (&acc)[V], bool mine,
                                              typename Op::acc* partials, unsigned int* done,
                                              Out* out, i64 o, i64 n, i64 r) {
   __shared__ bool last;
   const bool first = threadIdx.x == 0 && threadIdx.y == 0;
   if (gridDim.y == 1) {
-    if (mine) out[o] = Op::finish(acc, r);
+    if (mine)
+      for (int l = 0; l < V && o + l < n; ++l) out[o + l] = Op::finish(acc[l], r);
     return;
   }
-  if (mine) partials[(i64)blockIdx.y * n + o] = acc;
-  __threadfence();  // the partial is visible before the count says so
+  if (mine)
+    for (int l = 0; l < V && o + l < n; ++l) partials[(i64)blockIdx.y * n + o + l] = acc[l];
+  __threadfence();  // the partials are visible before the count says so
   __syncthreads();
   if (first) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
-  if (mine) {
-    typename Op::acc a = partials[o];
-    for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
-    out[o] = Op::finish(a, r);
-  }
+  if (mine)
+    for (int l = 0; l < V && o + l < n; ++l) {
+      typename Op::acc a = partials[o + l];
+      for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o + l]);
+      out[o + l] = Op::finish(a, r);
+    }
   if (first) done[blockIdx.x] = 0;
 }
 
@@ -311,21 +317,25 @@ __device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
 template <class Op, class Out>
 __device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
                                             unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
-  acc = warp_merge<Op>(acc);
-  finish_split<Op>(acc, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
+  typename Op::acc merged[1] = {warp_merge<Op>(acc)};
+  finish_split<Op, 1>(merged, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
 }
 
-// The end of a column reduction (32 x 8 threads, thread (x, y) holding a partial of output
-// o = blockIdx.x * 32 + x): the block's 8 rows of threads merge in order.
-template <class Op, class Out>
-__device__ __forceinline__ void finish_columns(typename Op::acc acc, typename Op::acc* partials,
-                                               unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
-  __shared__ typename Op::acc rows[8][32];
-  rows[threadIdx.y][threadIdx.x] = acc;
+// The end of a column reduction (32 x 8 threads, thread (x, y) holding partials of outputs
+// o .. o + V - 1, o = (blockIdx.x * 32 + x) * V): the block's 8 rows of threads merge in order.
+template <class Op, int V, class Out>
+__device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
+                                               typename Op::acc* partials, unsigned int* done,
+                                               Out* out, i64 o, i64 n, i64 r) {
+  __shared__ typename Op::acc rows[8][32 * V];
+#pragma unroll
+  for (int l = 0; l < V; ++l) rows[threadIdx.y][threadIdx.x * V + l] = acc[l];
   __syncthreads();
   if (threadIdx.y == 0)
-    for (int k = 1; k < 8; ++k) Op::merge(acc, rows[k][threadIdx.x]);
-  finish_split<Op>(acc, threadIdx.y == 0 && o < n, partials, done, out, o, n, r);
+    for (int k = 1; k < 8; ++k)
+#pragma unroll
+      for (int l = 0; l < V; ++l) Op::merge(acc[l], rows[k][threadIdx.x * V + l]);
+  finish_split<Op, V>(acc, threadIdx.y == 0 && o < n, partials, done, out, o, n, r);
 }
 
 }  // namespace kiln

@@ -76,31 +76,41 @@ TEST_CASE("schedules: each layout gets its reduction form") {
 }
 
 TEST_CASE("schedules: column reductions split the rows over blocks only when outputs are few") {
-  // 4096 outputs: 128 column tiles of 32 want ceil(132 * 8 / 128) = 9 blocks down each column;
-  // 16384 rows allow 16384 / (8 * 16) = 128, so 9.
+  // float32 columns, rows 16-byte aligned: 4 outputs per thread, 128 per warp. 4096 outputs:
+  // 32 column tiles want ceil(132 * 8 / 32) = 33 blocks down each column; 16384 rows allow
+  // 16384 / (8 * 16) = 128, so 33.
   auto k = kernel_of(kiln::sum(matrix(16384, 4096), {0}));
+  CHECK(k.vec == 4);
   auto l = kiln::codegen::launch_for(k, kSms);
   CHECK(l.block_x == 32);
   CHECK(l.block_y == 8);
-  CHECK(l.grid_x == 128);
-  CHECK(l.grid_y == 9);
-  CHECK(l.partials == 9 * 4096);
-  CHECK(l.counters == 128);
+  CHECK(l.grid_x == 32);
+  CHECK(l.grid_y == 33);
+  CHECK(l.partials == 33 * 4096);
+  CHECK(l.counters == 32);
   CHECK(l.count == 4096);
-  // Many outputs: no split, no scratch.
+  // Many outputs: no split, no scratch; 10^6 / 128 tiles, rounded up.
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {0})), kSms);
-  CHECK(l.grid_x == 31250);
+  CHECK(l.grid_x == 7813);
   CHECK(l.grid_y == 1);
   CHECK(l.partials == 0);
   CHECK(l.counters == 0);
-  // Seven outputs of a million rows: one column tile, as many blocks down it as fill the GPU.
-  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(1000000, 7), {0})), kSms);
+  // Seven outputs of a million rows: rows 28 bytes apart cannot all start 16-byte aligned, so
+  // one output per thread; one column tile, as many blocks down it as fill the GPU.
+  k = kernel_of(kiln::sum(matrix(1000000, 7), {0}));
+  CHECK(k.vec == 1);
+  l = kiln::codegen::launch_for(k, kSms);
   CHECK(l.grid_x == 1);
   CHECK(l.grid_y == 1056);
   CHECK(l.partials == 1056 * 7);
   // Too few rows to be worth splitting: 100 rows give 100 / 128 -> 1 block per column.
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 64), {0})), kSms);
   CHECK(l.grid_y == 1);
+  // float64: 2 per 16-byte load; complex128 and an input read across its rows: 1.
+  CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Float64), {0})).vec == 2);
+  CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Complex128), {0})).vec == 1);
+  Array sq = matrix(64, 64);
+  CHECK(kernel_of(kiln::sum(sq + sq.T(), {0})).vec == 1);
 }
 
 TEST_CASE("schedules: row reductions take a warp per row and split long rows when rows are few") {
@@ -159,6 +169,27 @@ GPU_TEST_CASE("schedules: rows and columns at the extents where forms change, ev
           same_on_gpu("any " + at, x, [&](const Array& a) { return kiln::any(a > 5, {axis}); });
         }
       }
+}
+
+GPU_TEST_CASE(
+    "schedules: column sums in 16-byte loads, and where they cannot be (tails, offsets)") {
+  // 64 columns, rows 16-byte aligned: views that end mid-vector (the last outputs go one at a
+  // time), start off alignment (the whole launch goes one at a time) or both.
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64})
+    for (int64_t rows : {1, 9, 1000, 16384}) {
+      Array x = small_integers({rows, 64}, t);
+      std::string at = std::to_string(rows) + "x64 " + kiln::dtype_name(t);
+      for (auto [lo, hi] : {std::pair{0, 64}, {0, 33}, {1, 64}, {2, 34}, {4, 61}}) {
+        std::string cols = at + " columns " + std::to_string(lo) + ":" + std::to_string(hi);
+        auto view = [lo, hi](const Array& a) {
+          return a.index({kiln::Slice(), kiln::Slice(lo, hi)});
+        };
+        same_on_gpu("sum " + cols, x, [&](const Array& a) { return kiln::sum(view(a), {0}); });
+        same_on_gpu("argmax " + cols, x, [&](const Array& a) { return kiln::argmax(view(a), 0); });
+        same_on_gpu("max * 2 " + cols, x,
+                    [&](const Array& a) { return kiln::max(view(a) * 2, {0}); });
+      }
+    }
 }
 
 GPU_TEST_CASE("schedules: long rows and columns, split over blocks, every dtype") {

@@ -25,6 +25,7 @@ struct Context {
   KernelSource& k;
   std::vector<bool> staged{};      // Tiled: accesses read through a shared-memory tile
   std::vector<bool> row_staged{};  // RowFused: accesses whose rows are staged in shared memory
+  bool strided_vectors = false;    // ReduceColumns: strided loads were done as vectors v<a>
   // Strided accesses index as b<a> + pos * (the reduced axis's stride), from a base each
   // thread computes once (row and column reductions with one reduced axis), instead of
   // dividing per element; `pos` is the position along the row.
@@ -80,7 +81,10 @@ Form choose_form(const Context& c) {
 }
 
 // 16-byte steps: V lanes of the widest dense value (1 when any is 16 bytes wide).
+int column_vec(const Context& c);
+
 int choose_vec(const Context& c) {
+  if (c.k.form == Form::ReduceColumns) return column_vec(c);
   if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull &&
       c.k.form != Form::ReduceRows && c.k.form != Form::RowFused)
     return 1;
@@ -147,7 +151,8 @@ std::string signature(Context& c) {
       c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused)
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
-      c.k.form == Form::ReduceRows || c.k.form == Form::RowFused)
+      c.k.form == Form::ReduceRows || c.k.form == Form::RowFused ||
+      (c.k.form == Form::ReduceColumns && c.k.vec > 1))
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
@@ -222,7 +227,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
           e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg])
           e = "sm" + num(ins.arg) + "[q * r + j]";
-        else if (vectorised && c.k.access_kinds[ins.arg] == AccessKind::Dense)
+        else if (vectorised &&
+                 (c.k.access_kinds[ins.arg] == AccessKind::Dense ||
+                  (c.strided_vectors && c.k.access_kinds[ins.arg] == AccessKind::Strided)))
           e = "v" + num(ins.arg) + "[l]";
         else
           e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
@@ -476,47 +483,101 @@ std::string reduce_per_thread_kernel(Context& c) {
   return os.str();
 }
 
-// Thread (x, y) of a 32 x 8 block folds output o = blockIdx.x * 32 + x over the rows j = y +
-// 8 * blockIdx.y + 8 * gridDim.y * k; kiln::finish_columns merges the block's 8 warps and then,
-// when gridDim.y > 1, the blocks of a column in a fixed order (deterministic).
+// Thread (x, y) of a 32 x 8 block folds outputs o .. o + V - 1, o = (blockIdx.x * 32 + x) * V,
+// over the rows j = y + 8 * blockIdx.y + 8 * gridDim.y * k; kiln::finish_columns merges the
+// block's 8 warps and then, when gridDim.y > 1, the blocks of a column in a fixed order
+// (deterministic). With V > 1 (column_vec) a row's V values come in one 16-byte load when
+// `vec` says every input is aligned for it, one at a time otherwise and at the last outputs.
 std::string reduce_columns_kernel(Context& c) {
   std::ostringstream os;
-  int value = c.g.outputs[0].instr;
+  const int value = c.g.outputs[0].instr, V = c.k.vec;
+  const std::string last = num(c.k.space.shape.size() - 1);
   c.incremental = c.k.space.reduced == 1;
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
-     << "  const I o = (I)blockIdx.x * 32 + threadIdx.x;\n"
-     << "  Op::acc acc = Op::init();\n"
-     << "  if (o < n) {\n"
-     << (c.incremental ? strided_bases(c, "o * r", "    ") : "");
-  os << "#pragma unroll 4\n"
-     << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
-     << "      const I i = o * r + j;\n"
-     << lane_program(c, "i", false) << "      Op::fold(acc, t" << value
-     << ", (kiln::i64)j);\n    }\n  }\n"
-     << "  kiln::finish_columns<Op>(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, "
-        "(kiln::i64)r);\n}\n";
+     << "  const I o = ((I)blockIdx.x * 32 + threadIdx.x) * " << V << ";\n"
+     << "  Op::acc acc[" << V << "];\n"
+     << "#pragma unroll\n  for (int l = 0; l < " << V << "; ++l) acc[l] = Op::init();\n"
+     << "  if (o < n) {\n";
+  if (V == 1) {
+    os << (c.incremental ? strided_bases(c, "o * r", "    ") : "") << "#pragma unroll 4\n"
+       << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
+       << "      const I i = o * r + j;\n"
+       << lane_program(c, "i", false) << "      Op::fold(acc[0], t" << value
+       << ", (kiln::i64)j);\n    }\n";
+  } else {
+    std::ostringstream bases, shifted, loads;
+    for (size_t a = 0; a < c.k.access_kinds.size(); ++a) {
+      if (c.k.access_kinds[a] != AccessKind::Strided) continue;
+      bases << "    const I B" << a << " = kiln::offset_of<" << c.k.space.shape.size()
+            << ">(o * r, L.shape, L.strides[" << a << "]);\n";
+      shifted << "          const I b" << a << " = B" << a << " + l;\n";
+      loads << "        const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", "
+            << V << "> v" << a << " = kiln::load<" << V << ">(in" << a << " + B" << a
+            << " + j * (I)L.strides[" << a << "][" << last << "]);\n";
+    }
+    c.strided_vectors = true;
+    std::string vector_lane = lane_program(c, "i", true);
+    c.strided_vectors = false;
+    os << bases.str() << "    const bool whole = vec && o + " << V << " <= n;\n"
+       << "#pragma unroll 2\n"
+       << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
+       << "      if (whole) {\n"
+       << loads.str() << "#pragma unroll\n        for (int l = 0; l < " << V << "; ++l) {\n"
+       << vector_lane << "          Op::fold(acc[l], t" << value << ", (kiln::i64)j);\n"
+       << "        }\n      } else {\n"
+       << "        for (int l = 0; l < " << V << " && o + l < n; ++l) {\n"
+       << shifted.str() << "          const I i = (o + l) * r + j;\n"
+       << lane_program(c, "i", false) << "          Op::fold(acc[l], t" << value
+       << ", (kiln::i64)j);\n        }\n      }\n    }\n";
+  }
+  os << "  }\n  kiln::finish_columns<Op, " << V
+     << ">(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, (kiln::i64)r);\n}\n";
   c.incremental = false;
   return os.str();
 }
 
-// RowFused: the dense inputs whose rows a block stages in shared memory, as long as one row of
-// them all fits in kRowStageBytes (the launch fits as many rows per block as its budget
-// allows; the rest of the inputs are read where they lie, from L1 and L2 on the later passes),
-// and the threads per row: a warp up to kWarpRow elements, the block past that.
+// Columns take V outputs per thread (16-byte loads along them) when the kept axes collapse to
+// one that every input in memory walks contiguously (or not at all), each row of them starts
+// aligned for V (reduced strides multiples of V), and nothing is an iota.
+int column_vec(const Context& c) {
+  const auto& sp = c.k.space;
+  if (sp.reduced != 1 || sp.shape.size() != 2) return 1;
+  int widest = 1;
+  for (size_t a = 0; a < c.g.accesses.size(); ++a) {
+    if (c.g.accesses[a].buffer < 0) return 1;
+    if (c.k.access_kinds[a] == AccessKind::Constant) continue;
+    if (sp.strides[a][0] != 1) return 1;
+    widest = std::max(widest, itemsize(load_dtype(c.g, static_cast<int>(a))));
+  }
+  int v = std::max(1, 16 / widest);
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] != AccessKind::Constant && sp.strides[a][1] % v != 0) return 1;
+  return v;
+}
+
+// RowFused: the threads per row (row_threads) and the dense inputs whose rows a block stages in
+// shared memory. Short rows take a few lanes each, about kPerLane values per lane, so a warp
+// holds several rows and no lane idles; rows past kWarpRow values take the whole block. Inputs
+// are staged while the rows the block takes at once fit in the 48 KB a block may have without
+// opting in; the rest are read where they lie (from L1 and L2 on the later passes).
 void choose_row_staging(Context& c) {
-  constexpr int64_t kRowStageBytes = 32 * 1024, kWarpRow = 1024;
+  constexpr int64_t kWarpRow = 1024, kPerLane = 8, kStageBytes = 48 * 1024;
+  int tpr = 4;
+  while (tpr < 32 && tpr * kPerLane < c.k.row) tpr *= 2;
+  c.k.row_threads = c.k.row <= kWarpRow ? tpr : kBlock;
+  const int64_t budget = kStageBytes / (kBlock / c.k.row_threads);  // bytes of one row
   int64_t bytes = 0;
   c.row_staged.assign(c.g.accesses.size(), false);
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
     if (c.k.access_kinds[a] != AccessKind::Dense || c.g.accesses[a].buffer < 0) continue;
     int isz = itemsize(load_dtype(c.g, static_cast<int>(a)));
-    if (bytes + c.k.row * isz > kRowStageBytes) continue;
+    int64_t row_bytes = (c.k.row * isz + 15) / 16 * 16;
+    if (bytes + row_bytes > budget) continue;
     c.row_staged[a] = true;
-    bytes += c.k.row * isz;
+    bytes += row_bytes;
     c.k.staged_itemsizes.push_back(isz);
   }
-  c.k.row_threads = c.k.row <= kWarpRow ? 32 : kBlock;
 }
 
 // A block stages rows o0 .. o0 + rpb - 1 of its dense inputs in shared memory (16-byte loads),
@@ -548,13 +609,16 @@ std::string row_fused_kernel(Context& c) {
       os << "    kiln::stage<" << c.k.vec << ", " << kBlock << ">(sm" << a << ", in" << a
          << " + o0 * r, rows * r, vec && r % " << c.k.vec << " == 0);\n";
   os << "    __syncthreads();\n"
-     << "    for (I q = threadIdx.x / " << tpr << "; q < rows; q += " << kBlock / tpr << ") {\n"
+     // rpb is a multiple of the rows a block takes at once, so the lanes of a warp run this
+     // loop alike (its merges shuffle between them); rows past the last hold no values.
+     << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << kBlock / tpr << ") {\n"
      << "      const I o = o0 + q;\n"
+     << "      const bool live = q < rows;\n"
      << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "      Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "      for (I j = lane; j < r; j += " << tpr << ") {\n"
+    os << "      for (I j = lane; live && j < r; j += " << tpr << ") {\n"
        << "        const I i = o * r + j;\n"
        << lane_program(c, "i", false, &passes.needed[p]);
     for (int f : folds)

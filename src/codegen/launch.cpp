@@ -20,7 +20,7 @@ void columns(Launch& l, const KernelSource& k, int sm_count) {
   constexpr int64_t kMinRowsPerThread = 16, kMaxGridY = 65535;
   l.block_x = 32;
   l.block_y = 8;
-  l.grid_x = ceil_div(k.kept, 32);
+  l.grid_x = ceil_div(k.kept, 32 * int64_t{k.vec});
   int64_t want = ceil_div(int64_t{sm_count} * 8, l.grid_x);
   int64_t most = std::max<int64_t>(1, k.row / (8 * kMinRowsPerThread));
   l.grid_y = std::clamp<int64_t>(std::min(want, most), 1, kMaxGridY);
@@ -56,22 +56,23 @@ void tiles(Launch& l, const KernelSource& k) {
   l.grid_y = std::clamp<int64_t>(shape_size(s) / (nl * nd), 1, kMaxGridY);
 }
 
-// RowFused: a warp per row stages as many rows as fill kStageTarget bytes of shared memory
-// (at least one per warp, at most kMaxRows), the block per row one row at a time; within the
-// 48 KB a block may have without opting in. Each staged input takes a 16-byte aligned region.
+// RowFused: a block stages as many rows as fill kStageTarget bytes of shared memory, a multiple
+// of the rows it takes at once (256 / row_threads, so every warp's lanes loop alike) and at
+// most kMaxRows; within the 48 KB a block may have without opting in (codegen staged only what
+// fits the rows of one step). Each staged input takes a 16-byte aligned region.
 void row_fused(Launch& l, const KernelSource& k) {
-  constexpr int64_t kStageTarget = 32 * 1024, kMaxShared = 48 * 1024, kMaxRows = 64;
+  constexpr int64_t kStageTarget = 32 * 1024, kMaxShared = 48 * 1024, kMaxRows = 512;
   constexpr int64_t kMaxGrid = int64_t{1} << 30;
   auto shared = [&](int64_t rows) {
     int64_t bytes = 0;
     for (int isz : k.staged_itemsizes) bytes += ceil_div(rows * k.row * isz, 16) * 16;
     return bytes;
   };
-  int64_t row_bytes = std::max<int64_t>(1, shared(1));
-  int64_t rows = k.row_threads == kBlock
-                     ? 1
-                     : std::clamp<int64_t>(kStageTarget / row_bytes, kBlock / 32, kMaxRows);
-  while (rows > 1 && shared(rows) > kMaxShared) rows /= 2;
+  const int64_t step = kBlock / k.row_threads;
+  int64_t rows = std::clamp<int64_t>(kStageTarget / std::max<int64_t>(1, shared(1)), step,
+                                     std::max(step, kMaxRows));
+  rows = rows / step * step;
+  while (rows > step && shared(rows) > kMaxShared) rows -= step;
   l.rows_per_block = rows;
   l.shared_bytes = shared(rows);
   l.grid_x = std::min(ceil_div(k.kept, rows), kMaxGrid);
@@ -139,14 +140,19 @@ std::string describe_schedule(const KernelSource& k) {
     case Form::ReducePerThread:
       return "short rows: a thread per output";
     case Form::ReduceColumns:
-      return "columns: 32 outputs per warp, rows split over warps and blocks";
+      return k.vec > 1 ? "columns: " + std::to_string(32 * k.vec) +
+                             " outputs per warp in 16-byte loads, rows split over warps and blocks"
+                       : "columns: 32 outputs per warp, rows split over warps and blocks";
     case Form::RowFused: {
       std::string staged = k.staged_itemsizes.empty()
                                ? "inputs read in place on every pass"
                                : std::to_string(k.staged_itemsizes.size()) +
-                                     " input(s) staged in shared memory" + vec;
-      return std::string("reductions and their broadcast in one kernel: ") +
-             (k.row_threads == 32 ? "a warp" : "a block") + " per row, " + staged;
+                                     " input(s) staged in shared memory" +
+                                     (k.vec > 1 ? ", 16 bytes at a time" : "");
+      std::string threads = k.row_threads == kBlock ? "a block"
+                            : k.row_threads == 32   ? "a warp"
+                                                    : std::to_string(k.row_threads) + " lanes";
+      return "reductions and their broadcast in one kernel: " + threads + " per row, " + staged;
     }
   }
   return "";

@@ -114,7 +114,11 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
                     const std::function<void*(int)>& data) {
   if (src.vec == 1) return false;
   for (size_t a = 0; a < g.accesses.size(); ++a) {
-    if (src.access_kinds[a] != codegen::AccessKind::Dense || g.accesses[a].buffer < 0) continue;
+    // Column reductions load along their outputs, where their strided inputs are contiguous.
+    bool loaded_as_vectors = src.access_kinds[a] == codegen::AccessKind::Dense ||
+                             (src.form == codegen::Form::ReduceColumns &&
+                              src.access_kinds[a] == codegen::AccessKind::Strided);
+    if (!loaded_as_vectors || g.accesses[a].buffer < 0) continue;
     size_t isz = itemsize(load_dtype(g, static_cast<int>(a)));
     auto addr =
         reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
