@@ -279,18 +279,72 @@ __device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
   for (I j = done + lane; j < hi; j += 32) body(lanes<1>{}, j);
 }
 
+// Blocks split over gridDim.y store their partials at partials[blockIdx.y * n + o]; the last
+// block of a column of blocks to arrive (counted on done[blockIdx.x], which it re-zeroes for
+// the next launch) merges them. Every thread of the block calls this once its partials are
+// stored; it returns true in the last block only.
+__device__ __forceinline__ bool last_of_column(unsigned int* done) {
+  __shared__ bool last;
+  __threadfence();  // the partials are visible before the count says so
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 // The end of a reduction whose outputs are split over gridDim.y blocks, once each thread that
-// owns outputs o .. o + V - 1 (`mine`, those below n) holds its block's partials: with one block
-// per output that is the result. Otherwise each block stores its partials at
-// partials[blockIdx.y * n + o + l], and the last block of the column of blocks to arrive
-// (counted on done[blockIdx.x], which it re-zeroes for the next launch) merges them in
-// blockIdx.y order, so the result does not depend on which block came last.
-template <class Op, int V, class Out>
-__device__ __forceinline__ void finish_split(typename Op::acc (&acc)[V], bool mine,
+// owns output o (`mine`) holds its block's partial: with one block per output that is the
+// result; otherwise the last block merges the partials in blockIdx.y order, so the result does
+// not depend on which block came last.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
                                              typename Op::acc* partials, unsigned int* done,
                                              Out* out, i64 o, i64 n, i64 r) {
-  __shared__ bool last;
-  const bool first = threadIdx.x == 0 && threadIdx.y == 0;
+  if (gridDim.y == 1) {
+    if (mine) out[o] = Op::finish(acc, r);
+    return;
+  }
+  if (mine) partials[(i64)blockIdx.y * n + o] = acc;
+  if (!last_of_column(done)) return;
+  if (mine) {
+    typename Op::acc a = partials[o];
+    for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
+    out[o] = Op::finish(a, r);
+  }
+  if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;
+}
+
+// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes.
+template <class Op, class Out>
+__device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
+                                            unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
+  acc = warp_merge<Op>(acc);
+  finish_split<Op>(acc, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
+}
+
+// The end of a column reduction (32 x 8 threads, thread (x, y) holding partials of outputs
+// o .. o + V - 1, o = (blockIdx.x * 32 + x) * V): the block's 8 rows of threads merge in order;
+// with the rows split over gridDim.y blocks, the last block of the column merges their
+// partials with all its threads: thread t takes output t % (32 V) and every S-th block's
+// partial from t / (32 V) on (S = 256 / (32 V) stripes), then the stripes merge in order.
+// A fixed order, whichever block came last, and no thread walks all gridDim.y partials of V
+// outputs alone (that serial walk was the cost of splitting few outputs' rows widely).
+template <class Op, int V, class Out>
+__device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
+                                               typename Op::acc* partials, unsigned int* done,
+                                               Out* out, i64 o, i64 n, i64 r) {
+  constexpr int W = 32 * V, S = 256 / W;
+  __shared__ typename Op::acc rows[8][W];
+#pragma unroll
+  for (int l = 0; l < V; ++l) rows[threadIdx.y][threadIdx.x * V + l] = acc[l];
+  __syncthreads();
+  const bool mine = threadIdx.y == 0 && o < n;
+  if (threadIdx.y == 0)
+    for (int k = 1; k < 8; ++k)
+#pragma unroll
+      for (int l = 0; l < V; ++l) Op::merge(acc[l], rows[k][threadIdx.x * V + l]);
   if (gridDim.y == 1) {
     if (mine)
       for (int l = 0; l < V && o + l < n; ++l) out[o + l] = Op::finish(acc[l], r);
@@ -298,44 +352,20 @@ __device__ __forceinline__ void finish_split(typename Op::acc (&acc)[V], bool mi
   }
   if (mine)
     for (int l = 0; l < V && o + l < n; ++l) partials[(i64)blockIdx.y * n + o + l] = acc[l];
-  __threadfence();  // the partials are visible before the count says so
+  if (!last_of_column(done)) return;
+  __shared__ typename Op::acc stripes[S][W];
+  const int t = threadIdx.y * 32 + threadIdx.x, u = t % W, s = t / W;
+  const i64 mine_o = (i64)blockIdx.x * W + u;
+  typename Op::acc a = Op::init();
+  if (mine_o < n)
+    for (unsigned k = s; k < gridDim.y; k += S) Op::merge(a, partials[(i64)k * n + mine_o]);
+  stripes[s][u] = a;
   __syncthreads();
-  if (first) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  if (mine)
-    for (int l = 0; l < V && o + l < n; ++l) {
-      typename Op::acc a = partials[o + l];
-      for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o + l]);
-      out[o + l] = Op::finish(a, r);
-    }
-  if (first) done[blockIdx.x] = 0;
-}
-
-// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes.
-template <class Op, class Out>
-__device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
-                                            unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
-  typename Op::acc merged[1] = {warp_merge<Op>(acc)};
-  finish_split<Op, 1>(merged, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
-}
-
-// The end of a column reduction (32 x 8 threads, thread (x, y) holding partials of outputs
-// o .. o + V - 1, o = (blockIdx.x * 32 + x) * V): the block's 8 rows of threads merge in order.
-template <class Op, int V, class Out>
-__device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
-                                               typename Op::acc* partials, unsigned int* done,
-                                               Out* out, i64 o, i64 n, i64 r) {
-  __shared__ typename Op::acc rows[8][32 * V];
-#pragma unroll
-  for (int l = 0; l < V; ++l) rows[threadIdx.y][threadIdx.x * V + l] = acc[l];
-  __syncthreads();
-  if (threadIdx.y == 0)
-    for (int k = 1; k < 8; ++k)
-#pragma unroll
-      for (int l = 0; l < V; ++l) Op::merge(acc[l], rows[k][threadIdx.x * V + l]);
-  finish_split<Op, V>(acc, threadIdx.y == 0 && o < n, partials, done, out, o, n, r);
+  if (s == 0 && mine_o < n) {
+    for (int k = 1; k < S; ++k) Op::merge(a, stripes[k][u]);
+    out[mine_o] = Op::finish(a, r);
+  }
+  if (t == 0) done[blockIdx.x] = 0;
 }
 
 }  // namespace kiln

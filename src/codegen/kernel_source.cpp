@@ -613,12 +613,12 @@ std::string row_fused_kernel(Context& c) {
      // loop alike (its merges shuffle between them); rows past the last hold no values.
      << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << kBlock / tpr << ") {\n"
      << "      const I o = o0 + q;\n"
-     << "      const bool live = q < rows;\n"
+     << "      const I end = q < rows ? r : 0;  // no values in rows past the last\n"
      << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "      Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "      for (I j = lane; live && j < r; j += " << tpr << ") {\n"
+    os << "      for (I j = lane; j < end; j += " << tpr << ") {\n"
        << "        const I i = o * r + j;\n"
        << lane_program(c, "i", false, &passes.needed[p]);
     for (int f : folds)
