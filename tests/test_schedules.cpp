@@ -77,7 +77,7 @@ TEST_CASE("schedules: each layout gets its reduction form") {
 
 TEST_CASE("schedules: column reductions split the rows over blocks only when outputs are few") {
   // float32 columns, rows 16-byte aligned: 4 outputs per thread, 128 per warp. 4096 outputs:
-  // 32 column tiles want ceil(132 * 8 / 32) = 33 blocks down each column; 16384 rows allow
+  // 32 column tiles want 132 * 8 / 32 = 33 blocks down each column (one wave); 16384 rows allow
   // 16384 / (8 * 16) = 128, so 33.
   auto k = kernel_of(kiln::sum(matrix(16384, 4096), {0}));
   CHECK(k.vec == 4);
@@ -89,6 +89,10 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   CHECK(l.partials == 33 * 4096);
   CHECK(l.counters == 32);
   CHECK(l.count == 4096);
+  // 16384 outputs: 128 tiles; 132 * 8 / 128 = 8.25 rounds down to 8 blocks each, one wave.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(4096, 16384), {0})), kSms);
+  CHECK(l.grid_x == 128);
+  CHECK(l.grid_y == 8);
   // Many outputs: no split, no scratch; 10^6 / 128 tiles, rounded up.
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {0})), kSms);
   CHECK(l.grid_x == 7813);
