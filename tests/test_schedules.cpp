@@ -115,6 +115,33 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Complex128), {0})).vec == 1);
   Array sq = matrix(64, 64);
   CHECK(kernel_of(kiln::sum(sq + sq.T(), {0})).vec == 1);
+  // bool in memory: 4 per thread at most (the merge's shared memory bounds V).
+  CHECK(kernel_of(kiln::any((sq > 0).eval(), {0})).vec == 4);
+}
+
+TEST_CASE("schedules: column reductions of every dtype, rows aligned for 16-byte loads") {
+  // On the host this checks the values; with KILN_JIT_ARCH set (as CI does) each kernel is
+  // also compiled by NVRTC, which is where a bool column kernel with V = 16 once failed.
+  for (DType t : {DType::Bool, DType::Int32, DType::Int64, DType::Float32, DType::Float64,
+                  DType::Complex64, DType::Complex128}) {
+    Array x = small_integers({24, 128}, t);
+    INFO(std::string(kiln::dtype_name(t)));
+    auto v = kiln::real(x.astype(DType::Complex128)).to_vector<double>();
+    auto sums = kiln::real(kiln::sum(x, {0}).astype(DType::Complex128)).to_vector<double>();
+    auto maxes = kiln::argmax(x, 0).to_vector<int64_t>();
+    for (int64_t c = 0; c < 128; ++c) {
+      double total = 0;
+      int64_t best = 0;
+      for (int64_t r = 0; r < 24; ++r) {
+        total += v[r * 128 + c];
+        if (v[r * 128 + c] > v[best * 128 + c]) best = r;
+      }
+      CHECK(sums[c] == total);
+      CHECK(maxes[c] == best);
+    }
+    CHECK(kiln::any(x, {0}).astype(DType::Int32).to_vector<int32_t>() ==
+          (kiln::sum(x != 0, {0}) > 0).astype(DType::Int32).to_vector<int32_t>());
+  }
 }
 
 TEST_CASE("schedules: row reductions take a warp per row and split long rows when rows are few") {
@@ -179,7 +206,7 @@ GPU_TEST_CASE(
     "schedules: column sums in 16-byte loads, and where they cannot be (tails, offsets)") {
   // 64 columns, rows 16-byte aligned: views that end mid-vector (the last outputs go one at a
   // time), start off alignment (the whole launch goes one at a time) or both.
-  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64})
+  for (DType t : {DType::Bool, DType::Float32, DType::Float64, DType::Int32, DType::Int64})
     for (int64_t rows : {1, 9, 1000, 16384}) {
       Array x = small_integers({rows, 64}, t);
       std::string at = std::to_string(rows) + "x64 " + kiln::dtype_name(t);

@@ -550,7 +550,9 @@ int column_vec(const Context& c) {
     if (sp.strides[a][0] != 1) return 1;
     widest = std::max(widest, itemsize(load_dtype(c.g, static_cast<int>(a))));
   }
-  int v = std::max(1, 16 / widest);
+  // At most 4: kiln::finish_columns keeps 8 x 32 V accumulators and 256 more in shared memory,
+  // an argmax's 24 bytes each (V = 8 needed 49 KB of the 48 KB a block may have).
+  int v = std::clamp(16 / widest, 1, 4);
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
     if (c.k.access_kinds[a] != AccessKind::Constant && sp.strides[a][1] % v != 0) return 1;
   return v;

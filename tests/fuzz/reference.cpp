@@ -42,7 +42,8 @@ C convert(const C& z, DType from, DType to) {
   auto round = [&](LD x) {
     return single ? LD{static_cast<float>(x)} : LD{static_cast<double>(x)};
   };
-  return {round(z.real()), is_complex(to) ? round(z.imag()) : LD{0}};
+  // A real value has no imaginary part, whatever sign of zero its C kept (-x of a real x).
+  return {round(z.real()), is_complex(to) && is_complex(from) ? round(z.imag()) : LD{0}};
 }
 
 // ---- arithmetic in a dtype's C++ type -------------------------------------------------------
