@@ -1,0 +1,38 @@
+"""Shape sweep of the 2-d programs (softmax, layernorm, column and row sums) beside
+   torch.compile and PyTorch eager, at shapes beyond run_gpu_bench.py's list: kiln through
+   `gpu_bench layout`, the roof from a device-to-device copy. Prints one line per shape and
+   writes OUT/rows.txt. Usage on the GPU machine: python3 bench/shape_sweep.py BUILD OUT"""
+import json, subprocess, sys, time, torch
+build, out = sys.argv[1], sys.argv[2]
+SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 262144, 33),
+          ("layernorm", 262144, 33), ("softmax", 65536, 1000), ("softmax", 131072, 128),
+          ("softmax", 1000000, 7), ("softmax", 4096, 8192), ("layernorm", 8192, 2048),
+          ("softmax", 32768, 1024), ("softmax", 16384, 1025), ("softmax", 2048, 4097),
+          ("layernorm", 100000, 64), ("softmax", 500000, 32), ("softmax", 262144, 7),
+          ("colsum", 16384, 4096), ("colsum", 4096, 16384), ("colsum", 1000000, 7),
+          ("colsum", 100000, 64), ("colsum", 7, 1000000), ("colsum", 1000, 1000),
+          ("rowsum", 1000000, 33), ("rowsum", 16384, 4096)]
+def ms(fn, iters=20, reps=7):
+    fn(); torch.cuda.synchronize(); r = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(iters): fn()
+        torch.cuda.synchronize(); r.append((time.perf_counter() - t0) * 1e3 / iters)
+    return sorted(r)[len(r) // 2]
+progs = {"softmax": lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x - x.amax(1, keepdim=True))),
+         "layernorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5))(x - x.mean(1, keepdim=True)),
+         "colsum": lambda x: x.sum(0), "rowsum": lambda x: x.sum(1)}
+a = torch.empty(2**28, device="cuda"); b = torch.empty_like(a)
+copy = 2 * a.numel() * 4 / ms(lambda: b.copy_(a)) / 1e9; del a, b
+lines = [f"copy {copy:.2f} TB/s"]
+for w, r, c in SHAPES:
+    k = json.loads(subprocess.check_output([f"{build}/bin/gpu_bench", "layout", w, str(r), str(c)]).decode().strip().splitlines()[-1])
+    x = torch.rand(r, c, device="cuda")
+    torch._dynamo.reset()
+    comp = torch.compile(lambda t: progs[w](t), dynamic=False)
+    tc = ms(lambda: comp(x)); te = ms(lambda: progs[w](x))
+    roof = k["bytes"] / copy / 1e9
+    lines.append(f"{w} {r}x{c}: kiln {k['kiln_ms']:.4f} ms, torch.compile {tc:.4f}, eager {te:.4f}, roof {roof:.4f} -> kiln/compile {k['kiln_ms']/tc:.2f}x, roof {roof/k['kiln_ms']*100:.0f}%")
+    print(lines[-1], flush=True)
+    del x
+open(f"{out}/rows.txt", "w").write("\n".join(lines) + "\n")
