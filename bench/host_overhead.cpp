@@ -1,0 +1,152 @@
+// What kiln's host side costs per operation, with no GPU and nothing worth computing: graph
+// building, the structural signature a plan-cache lookup walks, and a plan-cache hit
+// (issue 12, item 4: building one node <= 150 ns on the developer machine).
+//   build_chain   y = y * float(i) + 1.0f for i in 0..N, never evaluated: ns per operation
+//                 added (two per step). y restarts from x every kSegment steps, so the chain
+//                 stays below api::kMaxGraphDepth and nothing is forced.
+//   build_indep   x * float(i) + 1.0f for i in 0..N, each result dropped (the issue's figure)
+//   lazy_loop_200 200 lazy steps s = s * 0.999f + 0.001f on 2^10 float32, then one evaluation:
+//                 "miss" is the first run (plans made), "hit" every later run (plans reused)
+// Usage: host_overhead [repeats]     Prints one JSON object per line.
+#include <kiln/kiln.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "api/evaluate.hpp"
+#include "graph/node.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ns_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+}
+
+void print(const std::string& id, const std::vector<std::pair<std::string, double>>& kv) {
+  std::printf("{\"id\": \"%s\"", id.c_str());
+  for (const auto& [k, v] : kv) std::printf(", \"%s\": %.6g", k.c_str(), v);
+  std::printf("}\n");
+}
+
+struct MinMedian {
+  double min, median;
+};
+MinMedian min_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2]};
+}
+
+// Steps per restart of build_chain: 2 * kSegment unevaluated nodes deep, below the forcing depth.
+constexpr int kSegment = 64;
+
+// One timing of build_chain: ns per operation. The chain is freed inside the timing (as a
+// program's dropped temporaries are), once per segment.
+double build_chain_once(const kiln::Array& x, int n) {
+  auto t0 = Clock::now();
+  kiln::Array y = x;
+  for (int i = 0; i < n; ++i) {
+    if (i % kSegment == 0) y = x;
+    y = y * float(i) + 1.0f;
+  }
+  y = kiln::Array();
+  return ns_since(t0) / (2.0 * n);
+}
+
+double build_indep_once(const kiln::Array& x, int n) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    kiln::Array y = x * float(i) + 1.0f;
+  }
+  return ns_since(t0) / (2.0 * n);
+}
+
+// Graph nodes one `y * c + 1.0f` step adds (scalars and broadcasts are nodes too).
+double nodes_per_op(const kiln::Array& x) {
+  size_t before = kiln::graph::live_node_count();
+  kiln::Array y = x;
+  for (int i = 0; i < kSegment; ++i) y = y * float(i) + 1.0f;
+  size_t after = kiln::graph::live_node_count();
+  return double(after - before) / (2.0 * kSegment);
+}
+
+template <class F>
+void bench_build(const char* id, const kiln::Array& x, int n, int repeats, F once) {
+  auto plans0 = kiln::engine_stats().plans;
+  once(x, n);  // warm-up: the allocator's and the hash-cons table's first growth
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) t.push_back(once(x, n));
+  auto [mn, med] = min_median(t);
+  print(id, {{"n", n},
+             {"ns_per_op_min", mn},
+             {"ns_per_op_median", med},
+             {"nodes_per_op", nodes_per_op(x)},
+             {"evaluations", double(kiln::engine_stats().plans - plans0)}});
+}
+
+struct LoopTimes {
+  double build_us, signature_us, eval_us, total_us;
+};
+
+// 200 lazy steps then one evaluation. The signature (the structural walk a plan-cache lookup
+// starts with) is also timed on its own, on the graph just before it is evaluated.
+LoopTimes lazy_loop_200(const kiln::Array& x) {
+  auto t0 = Clock::now();
+  kiln::Array s = x;
+  for (int i = 0; i < 200; ++i) s = s * 0.999f + 0.001f;
+  double build = ns_since(t0);
+  auto t1 = Clock::now();
+  auto sig = kiln::graph::signature({s.node()});
+  double signature = ns_since(t1);
+  auto t2 = Clock::now();
+  s.eval();
+  double eval = ns_since(t2);
+  double total = build + eval;  // the signature's own timing is extra work, not counted
+  return {build / 1e3, signature / 1e3, eval / 1e3, total / 1e3};
+}
+
+void bench_lazy_loop(const kiln::Array& x, int repeats) {
+  kiln::api::reset_plan_cache_counters();
+  LoopTimes miss = lazy_loop_200(x);
+  auto c = kiln::api::plan_cache_counters();
+  print("lazy_loop_200_miss", {{"total_us", miss.total_us},
+                               {"build_us", miss.build_us},
+                               {"signature_us", miss.signature_us},
+                               {"eval_us", miss.eval_us},
+                               {"plan_misses", double(c.misses)},
+                               {"plan_hits", double(c.hits)}});
+  kiln::api::reset_plan_cache_counters();
+  std::vector<double> total, build, sig, eval;
+  for (int r = 0; r < repeats; ++r) {
+    LoopTimes t = lazy_loop_200(x);
+    total.push_back(t.total_us), build.push_back(t.build_us);
+    sig.push_back(t.signature_us), eval.push_back(t.eval_us);
+  }
+  c = kiln::api::plan_cache_counters();
+  auto tt = min_median(total);
+  print("lazy_loop_200_hit", {{"total_us_min", tt.min},
+                              {"total_us_median", tt.median},
+                              {"build_us_median", min_median(build).median},
+                              {"signature_us_median", min_median(sig).median},
+                              {"eval_us_median", min_median(eval).median},
+                              {"plan_misses", double(c.misses) / repeats},
+                              {"plan_hits", double(c.hits) / repeats}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = argc > 1 ? std::atoi(argv[1]) : 21;
+  std::vector<float> v(1 << 10, 0.5f);
+  kiln::Array x = kiln::asarray(v, kiln::host());
+  for (int n : {200, 10000}) {
+    bench_build("build_chain", x, n, repeats, build_chain_once);
+    bench_build("build_indep", x, n, repeats, build_indep_once);
+  }
+  bench_lazy_loop(x, repeats);
+  return 0;
+}
