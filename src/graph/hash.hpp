@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace kiln::graph {
 
@@ -11,5 +12,49 @@ inline size_t hash_mix(size_t seed, uint64_t v) {
   v ^= v >> 32;
   return seed ^ (v + 0x9E3779B97F4A7C15ull + (seed << 6) + (seed >> 2));
 }
+
+// Pointer -> value for the walks over a graph (signature, held nodes), which visit every node
+// once per evaluation: open addressing in one array, no allocation per entry.
+template <class V>
+class PtrMap {
+ public:
+  // The value for p, or null.
+  V* find(const void* p) {
+    for (size_t i = home(p);; i = (i + 1) & mask_) {
+      if (slots_[i].key == p) return &slots_[i].value;
+      if (!slots_[i].key) return nullptr;
+    }
+  }
+  // Adds p (not yet in the map) with value v.
+  void add(const void* p, V v) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    size_t i = home(p);
+    while (slots_[i].key) i = (i + 1) & mask_;
+    slots_[i] = {p, std::move(v)};
+    ++size_;
+  }
+
+ private:
+  struct Slot {
+    const void* key = nullptr;
+    V value{};
+  };
+  size_t home(const void* p) const {
+    return (reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull) >> shift_;
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    --shift_;
+    size_ = 0;
+    for (auto& s : old)
+      if (s.key) add(s.key, std::move(s.value));
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(32);
+  size_t mask_ = 31, size_ = 0;
+  int shift_ = 64 - 5;
+};
 
 }  // namespace kiln::graph

@@ -3,8 +3,7 @@
 // keeps, an expression it has not evaluated yet), so a node referenced more often than the
 // graph's own edges to it is held. An evaluation writes those too (api::realize), so a loop
 // that keeps reading a value it holds does not recompute that value's history every time.
-#include <unordered_map>
-
+#include "graph/hash.hpp"
 #include "graph/node.hpp"
 
 namespace kiln::graph {
@@ -19,8 +18,6 @@ bool computes(const Node& n) {
 }  // namespace
 
 std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs) {
-  // Linear search over a vector: this runs on every evaluation, and graphs are mostly small
-  // (a map would cost more than the walk, as in structural_hash.cpp's Memo).
   struct Seen {
     const Node* node;
     NodeRef ref;  // one of the graph's own references (an input of some node above)
@@ -28,23 +25,14 @@ std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs) {
     bool output = false;
   };
   std::vector<Seen> seen;
-  std::unordered_map<const Node*, size_t> index;  // used once the graph is large
+  PtrMap<size_t> index;  // node -> its place in seen
   auto find = [&](const Node* n) -> Seen* {
-    if (!index.empty()) {
-      auto it = index.find(n);
-      return it == index.end() ? nullptr : &seen[it->second];
-    }
-    for (auto& s : seen)
-      if (s.node == n) return &s;
-    return nullptr;
+    const size_t* i = index.find(n);
+    return i ? &seen[*i] : nullptr;
   };
   auto add = [&](const Node* n) -> Seen& {
+    index.add(n, seen.size());
     seen.push_back({n, nullptr});
-    if (!index.empty() || seen.size() > 32) {
-      if (index.empty())
-        for (size_t i = 0; i + 1 < seen.size(); ++i) index.emplace(seen[i].node, i);
-      index.emplace(n, seen.size() - 1);
-    }
     return seen.back();
   };
   for (const auto& o : outputs)

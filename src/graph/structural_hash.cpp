@@ -2,41 +2,14 @@
 // have the same operations, dtypes, shapes and sharing, whatever their scalar values and
 // buffers; `values` lists, in one fixed visiting order, the nodes that carry those values, so
 // a cached plan can be bound to a new graph of the same structure.
-#include <unordered_map>
-
 #include "graph/hash.hpp"
 #include "graph/node.hpp"
 
 namespace kiln::graph {
 namespace {
 
-// Node -> hash, searched linearly while small (the common case: a few nodes, and no
-// allocation beyond the vector), through a map once the graph is large.
-class Memo {
- public:
-  const size_t* find(const Node* n) const {
-    if (!map_.empty()) {
-      auto it = map_.find(n);
-      return it == map_.end() ? nullptr : &it->second;
-    }
-    for (const auto& [k, v] : small_)
-      if (k == n) return &v;
-    return nullptr;
-  }
-  void add(const Node* n, size_t h) {
-    if (map_.empty() && small_.size() < kSmall) return small_.emplace_back(n, h), void();
-    if (map_.empty()) map_.insert(small_.begin(), small_.end());
-    map_.emplace(n, h);
-  }
-
- private:
-  static constexpr size_t kSmall = 48;
-  std::vector<std::pair<const Node*, size_t>> small_;
-  std::unordered_map<const Node*, size_t> map_;
-};
-
 struct Hasher {
-  Memo memo;
+  PtrMap<size_t> memo;
   std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
 
   size_t of(const Node& n) {
