@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/op_table.hpp"
 #include "kiln/array.hpp"
 
 using kiln::Array;
@@ -228,6 +229,14 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       {"power", [](auto& a, auto& b) { return kiln::pow(a, b); }},
       {"minimum", [](auto& a, auto& b) { return kiln::minimum(a, b); }},
       {"maximum", [](auto& a, auto& b) { return kiln::maximum(a, b); }},
+  // Every Math row of op_table.hpp, by its (NumPy's) name.
+#define KILN_TEST_Math(name) {#name, [](auto& a, auto& b) { return kiln::name(a, b); }},
+#define KILN_TEST_ROW(Enum, name, cfn, form, complex, heavy) KILN_TEST_##form(name)
+#define KILN_TEST_Arith(name)
+#define KILN_TEST_Compare(name)
+#define KILN_TEST_Bitwise(name)
+      KILN_BINARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
   };
   using UnaryFn = Array (*)(const Array&);
   static const std::map<std::string, UnaryFn> unary_ops = {
@@ -246,6 +255,10 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       {"conj", kiln::conj},
       {"floor", kiln::floor},
       {"ceil", kiln::ceil},
+#define KILN_TEST_Math(name) {#name, kiln::name},
+#define KILN_TEST_Custom(name)
+      KILN_UNARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
   };
   // The formulas of make_elementwise_fixtures.py's EXPRESSION_FUNCTIONS, in kiln.
   using ExprFn = Array (*)(const Array&, const Array&);
@@ -449,12 +462,44 @@ void run_case(const Case& c) {
 
 // The case names' prefixes, one per op (the test cases below run them by group).
 const std::vector<std::string> kPrefixes = {
-    "add/",         "subtract/",   "multiply/", "divide/",        "equal/",       "not_equal/",
-    "less/",        "less_equal/", "greater/",  "greater_equal/", "bitwise_and/", "bitwise_or/",
-    "bitwise_xor/", "invert/",     "negative/", "absolute/",      "sqrt/",        "exp/",
-    "log/",         "sin/",        "cos/",      "tan/",           "tanh/",        "power/",
-    "minimum/",     "maximum/",    "where/",    "clip/",          "real/",        "imag/",
-    "conj/",        "floor/",      "ceil/",     "expr/"};
+    "add/",
+    "subtract/",
+    "multiply/",
+    "divide/",
+    "equal/",
+    "not_equal/",
+    "less/",
+    "less_equal/",
+    "greater/",
+    "greater_equal/",
+    "bitwise_and/",
+    "bitwise_or/",
+    "bitwise_xor/",
+    "invert/",
+    "negative/",
+    "absolute/",
+    "sqrt/",
+    "exp/",
+    "log/",
+    "sin/",
+    "cos/",
+    "tan/",
+    "tanh/",
+    "power/",
+    "minimum/",
+    "maximum/",
+    "where/",
+    "clip/",
+    "real/",
+    "imag/",
+    "conj/",
+    "floor/",
+    "ceil/",
+    "expr/",
+#define KILN_TEST_Math(name) #name "/",
+    KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
+};
 
 // Runs the fixture cases whose name starts with one of the prefixes; returns how many.
 int run_cases(const std::vector<std::string>& prefixes, bool errors = false) {
@@ -483,13 +528,43 @@ TEST_CASE("fixtures are complete") {
   MESSAGE(f.cases.size(), " cases (", errors, " NumPy TypeErrors) over ", per_op.size(),
           " operations, ", f.inputs.size(), " inputs");
   // Every operation of the brief has cases.
-  for (const char* op :
-       {"add",         "subtract",   "multiply", "divide",        "equal",       "not_equal",
-        "less",        "less_equal", "greater",  "greater_equal", "bitwise_and", "bitwise_or",
-        "bitwise_xor", "negative",   "invert",   "absolute",      "sqrt",        "exp",
-        "log",         "sin",        "cos",      "tan",           "tanh",        "power",
-        "minimum",     "maximum",    "where",    "clip",          "real",        "imag",
-        "conj",        "floor",      "ceil"}) {
+  for (const char* op : {"add",
+                         "subtract",
+                         "multiply",
+                         "divide",
+                         "equal",
+                         "not_equal",
+                         "less",
+                         "less_equal",
+                         "greater",
+                         "greater_equal",
+                         "bitwise_and",
+                         "bitwise_or",
+                         "bitwise_xor",
+                         "negative",
+                         "invert",
+                         "absolute",
+                         "sqrt",
+                         "exp",
+                         "log",
+                         "sin",
+                         "cos",
+                         "tan",
+                         "tanh",
+                         "power",
+                         "minimum",
+                         "maximum",
+                         "where",
+                         "clip",
+                         "real",
+                         "imag",
+                         "conj",
+                         "floor",
+                         "ceil",
+#define KILN_TEST_Math(name) #name,
+                         KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
+       }) {
     INFO(op);
     CHECK(per_op[op] > 0);
   }
@@ -522,6 +597,16 @@ TEST_CASE("negative and absolute against NumPy") {
 
 TEST_CASE("transcendental functions against NumPy") {
   CHECK(run_cases({"sqrt/", "exp/", "log/", "sin/", "cos/", "tan/", "tanh/"}) > 0);
+}
+
+TEST_CASE("every Math row of op_table.hpp against NumPy (log1p, expm1, arctan2, hypot, ...)") {
+  std::vector<std::string> prefixes;
+#define KILN_TEST_Math(name) prefixes.push_back(#name "/");
+  KILN_UNARY_OPS(KILN_TEST_ROW)
+  KILN_BINARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
+  CHECK(prefixes.size() >= 11);
+  CHECK(run_cases(prefixes) > 0);
 }
 
 TEST_CASE("power against NumPy") { CHECK(run_cases({"power/"}) > 0); }

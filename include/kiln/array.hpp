@@ -150,6 +150,8 @@ Array sin(const Array& a);
 Array cos(const Array& a);
 Array tan(const Array& a);
 Array tanh(const Array& a);
+Array log1p(const Array& a);  // log(1 + x), exact for tiny x; real (float) dtypes
+Array expm1(const Array& a);  // exp(x) - 1, exact for tiny x; real (float) dtypes
 Array floor(const Array& a);
 Array ceil(const Array& a);
 Array real(const Array& a);
@@ -160,6 +162,8 @@ using Operand = std::variant<Array, Scalar>;
 Array pow(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);  // NaN-propagating, like NumPy
 Array maximum(const Operand& a, const Operand& b);
+Array arctan2(const Operand& y, const Operand& x);  // the angle of (x, y), in (-pi, pi]
+Array hypot(const Operand& a, const Operand& b);    // sqrt(a^2 + b^2) without overflow
 Array where(const Array& cond, const Operand& x, const Operand& y);
 Array clip(const Array& a, const Operand& lo, const Operand& hi);
 

@@ -49,7 +49,18 @@ std::vector<NodeRef> align(const std::vector<Operand>& ops, const std::vector<DT
   return out;
 }
 
+// A Math op of a dtype its row (graph/op_table.hpp) does not take.
+void check_takes(bool takes_complex, const char* name, DType t) {
+  if (is_complex(t) && !takes_complex)
+    throw DTypeError(std::string(name) + " is not defined for complex arrays (like NumPy's " +
+                     name + "), got " + dtype_name(t) + "; apply it to real(a) and imag(a)");
+}
+
 DType binary_compute_dtype(BinaryOp op, DType t) {
+  if (graph::form_of(op) == graph::BinaryForm::Math) {
+    check_takes(graph::takes_complex(op), graph::op_name(op), t);
+    return float_dtype(t);
+  }
   const char* sym = op == BinaryOp::Sub ? "-" : "";
   if (op == BinaryOp::Sub && t == DType::Bool)
     throw DTypeError(std::string("subtract (") + sym +
@@ -84,8 +95,11 @@ Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
   return api::finish(api::unary(op, n, out));
 }
 
-Array float_op(UnaryOp op, const Array& a) {
+// A Math op (graph/op_table.hpp): float dtypes as they are, bool and integers as NumPy's
+// float_dtype, complex where the op takes it.
+Array math_op(UnaryOp op, const Array& a) {
   DType t = float_dtype(api::node_of(a).dtype);
+  check_takes(graph::takes_complex(op), graph::op_name(op), t);
   return unary_op(op, a, t, t);
 }
 
@@ -132,13 +146,21 @@ Array abs(const Array& a) {
   DType t = api::node_of(a).dtype;
   return unary_op(UnaryOp::Abs, a, t, real_dtype(t));
 }
-Array sqrt(const Array& a) { return float_op(UnaryOp::Sqrt, a); }
-Array exp(const Array& a) { return float_op(UnaryOp::Exp, a); }
-Array log(const Array& a) { return float_op(UnaryOp::Log, a); }
-Array sin(const Array& a) { return float_op(UnaryOp::Sin, a); }
-Array cos(const Array& a) { return float_op(UnaryOp::Cos, a); }
-Array tan(const Array& a) { return float_op(UnaryOp::Tan, a); }
-Array tanh(const Array& a) { return float_op(UnaryOp::Tanh, a); }
+// Every Math row of graph/op_table.hpp is a public function of its name.
+#define KILN_PUBLIC_UNARY_Custom(Enum, name)
+#define KILN_PUBLIC_UNARY_Math(Enum, name) \
+  Array name(const Array& a) { return math_op(UnaryOp::Enum, a); }
+#define KILN_PUBLIC_UNARY(Enum, name, cfn, form, complex, heavy) \
+  KILN_PUBLIC_UNARY_##form(Enum, name)
+KILN_UNARY_OPS(KILN_PUBLIC_UNARY)
+#define KILN_PUBLIC_BINARY_Arith(Enum, name)
+#define KILN_PUBLIC_BINARY_Compare(Enum, name)
+#define KILN_PUBLIC_BINARY_Bitwise(Enum, name)
+#define KILN_PUBLIC_BINARY_Math(Enum, name) \
+  Array name(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Enum, a, b); }
+#define KILN_PUBLIC_BINARY(Enum, name, cfn, form, complex, heavy) \
+  KILN_PUBLIC_BINARY_##form(Enum, name)
+KILN_BINARY_OPS(KILN_PUBLIC_BINARY)
 
 namespace {
 // floor and ceil keep integer and bool dtypes unchanged (NumPy >= 2.3): the identity.

@@ -2,21 +2,14 @@
 
 #include <stdexcept>
 
+#include "graph/dtype_table.hpp"
+
 namespace kiln::codegen {
 
 using graph::BinaryOp;
 using graph::UnaryOp;
 
-const char* cuda_type(DType t) {
-  static constexpr const char* names[] = {"bool",
-                                          "int",
-                                          "long long",
-                                          "float",
-                                          "double",
-                                          "kiln::complex<float>",
-                                          "kiln::complex<double>"};
-  return names[static_cast<int>(t)];
-}
+const char* cuda_type(DType t) { return graph::row(t).cuda; }
 
 namespace {
 
@@ -49,6 +42,10 @@ std::string cast_expr(DType from, DType to, const std::string& x) {
 
 std::string unary_expr(UnaryOp op, DType t, const std::string& x) {
   bool cx = is_complex(t), ints = is_integer(t), boolean = t == DType::Bool;
+  if (graph::form_of(op) == graph::UnaryForm::Math) {  // its C function, from op_table.hpp
+    const char* f = graph::c_function(op);
+    return cx ? call(std::string("kiln::") + f, x) : call(math(f, t), x);
+  }
   switch (op) {
     case UnaryOp::Neg:
       return ints ? call("kiln::wrap_neg", x) : "(-" + x + ")";
@@ -58,6 +55,10 @@ std::string unary_expr(UnaryOp op, DType t, const std::string& x) {
       if (boolean) return x;
       if (ints) return call("kiln::int_abs", x);
       return cx ? call("kiln::abs", x) : call(math("fabs", t), x);
+    case UnaryOp::Floor:
+      return call(math("floor", t), x);
+    case UnaryOp::Ceil:
+      return call(math("ceil", t), x);
     case UnaryOp::Real:
       return call("kiln::real", x);
     case UnaryOp::Imag:
@@ -65,19 +66,16 @@ std::string unary_expr(UnaryOp op, DType t, const std::string& x) {
     case UnaryOp::Conj:
       return call("kiln::conj", x);
     default:
-      break;
+      throw std::logic_error(std::string("codegen: no spelling for unary op ") +
+                             graph::op_name(op));
   }
-  static constexpr const char* fn[] = {"",    "",    "",    "sqrt", "exp",   "log",
-                                       "sin", "cos", "tan", "tanh", "floor", "ceil"};
-  auto i = static_cast<size_t>(op);
-  if (i >= 3 && i < std::size(fn))
-    return cx ? call(std::string("kiln::") + fn[i], x) : call(math(fn[i], t), x);
-  throw std::logic_error("codegen: unknown unary op");
 }
 
 std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::string& b) {
   bool ints = is_integer(t), boolean = t == DType::Bool;
   auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
+  if (graph::form_of(op) == graph::BinaryForm::Math)  // its C function, from op_table.hpp
+    return call(math(graph::c_function(op), t), a, b);
   switch (op) {
     case BinaryOp::Add:
       return boolean ? infix("||") : ints ? call("kiln::wrap_add", a, b) : infix("+");
@@ -112,8 +110,10 @@ std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::s
       return boolean ? infix("||") : infix("|");
     case BinaryOp::Xor:
       return boolean ? infix("!=") : infix("^");
+    default:
+      throw std::logic_error(std::string("codegen: no spelling for binary op ") +
+                             graph::op_name(op));
   }
-  throw std::logic_error("codegen: unknown binary op");
 }
 
 }  // namespace kiln::codegen

@@ -1,21 +1,13 @@
 #include "kiln/dtype.hpp"
+#include "graph/dtype_table.hpp"
 
 namespace kiln {
 
-int itemsize(DType t) {
-  static constexpr int sizes[] = {1, 4, 8, 4, 8, 8, 16};
-  return sizes[static_cast<int>(t)];
-}
-
-const char* dtype_name(DType t) {
-  static constexpr const char* names[] = {"bool",    "int32",     "int64",     "float32",
-                                          "float64", "complex64", "complex128"};
-  return names[static_cast<int>(t)];
-}
-
-bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64; }
-bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
-bool is_complex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+int itemsize(DType t) { return graph::row(t).itemsize; }
+const char* dtype_name(DType t) { return graph::row(t).name; }
+bool is_integer(DType t) { return graph::row(t).kind == graph::DTypeKind::Integer; }
+bool is_floating(DType t) { return graph::row(t).kind == graph::DTypeKind::Floating; }
+bool is_complex(DType t) { return graph::row(t).kind == graph::DTypeKind::Complex; }
 
 DType real_dtype(DType t) {
   if (t == DType::Complex64) return DType::Float32;

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "graph/op_table.hpp"
 #include "kiln/dtype.hpp"
 
 namespace kiln::graph {
@@ -29,41 +30,13 @@ enum class OpKind : uint8_t {
   Copy,
 };
 
-enum class UnaryOp : uint8_t {
-  Neg,
-  Not,
-  Abs,
-  Sqrt,
-  Exp,
-  Log,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Floor,
-  Ceil,
-  Real,
-  Imag,
-  Conj,
-};
-enum class BinaryOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Pow,
-  Minimum,
-  Maximum,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  And,
-  Or,
-  Xor,
-};
+// The elementwise operations and their traits come from graph/op_table.hpp, one row each.
+#define KILN_ENUM_ROW(Enum, name, cfn, form, complex, heavy) Enum,
+enum class UnaryOp : uint8_t { KILN_UNARY_OPS(KILN_ENUM_ROW) };
+enum class BinaryOp : uint8_t { KILN_BINARY_OPS(KILN_ENUM_ROW) };
+#undef KILN_ENUM_ROW
+enum class UnaryForm : uint8_t { Custom, Math };
+enum class BinaryForm : uint8_t { Arith, Compare, Bitwise, Math };
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Mean, ArgMax, ArgMin, Any, All };
 // C2C: complex to complex. R2C / C2R: rfftn / irfftn (the last of the axes is the halved one).
 // R2CFull: a forward transform of real input with the full complex spectrum as output (fft /
@@ -77,6 +50,15 @@ const char* op_name(BinaryOp op);  // "add", "lt", ...
 const char* op_name(ReduceOp op);  // "sum", "argmax", ...
 // A reduction's result dtype given its accumulator: argmax/argmin give indices (int64).
 DType reduce_result_dtype(ReduceOp op, DType acc);
+UnaryForm form_of(UnaryOp op);
+BinaryForm form_of(BinaryOp op);
 bool is_comparison(BinaryOp op);
+bool is_bitwise(BinaryOp op);
+bool is_heavy(UnaryOp op);  // transcendental (op_table.hpp's heavy column)
+bool is_heavy(BinaryOp op);
+bool takes_complex(UnaryOp op);  // op_table.hpp's complex column
+bool takes_complex(BinaryOp op);
+const char* c_function(UnaryOp op);  // the C math function of a Math op ("" for Custom)
+const char* c_function(BinaryOp op);
 
 }  // namespace kiln::graph

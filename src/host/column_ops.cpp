@@ -10,7 +10,9 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
+#include "../../kernels/scalar.cuh"  // NumPy's integer and min/max semantics, as kernels have them
 #include "host/convert.hpp"
 
 namespace kiln::cpu {
@@ -38,10 +40,6 @@ void map2(const void* a, const void* b, void* out, int64_t n, F f) {
   auto* r = static_cast<std::invoke_result_t<F, T, T>*>(out);
   for (int64_t i = 0; i < n; ++i) r[i] = f(x[i], y[i]);
 }
-
-// Integer arithmetic wraps around, as NumPy's does; unsigned arithmetic makes that defined.
-template <class T>
-using U = std::make_unsigned_t<T>;
 
 // NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
 // neither overflows for large parts nor turns division by zero or by infinity into NaN.
@@ -110,15 +108,6 @@ void fix_subnormal_range(UnaryOp op, const T* x, T* r, int64_t n) {
   }
 }
 
-template <class T>
-T int_pow(T base, T exp) {
-  if (exp < 0) return base == 1 ? 1 : base == -1 ? (exp % 2 ? -1 : 1) : 0;
-  U<T> result = 1, b = static_cast<U<T>>(base);
-  for (auto e = static_cast<U<T>>(exp); e; e >>= 1, b *= b)
-    if (e & 1) result *= b;
-  return static_cast<T>(result);
-}
-
 // Applies f, an Eigen expression of one column, to fixed-size blocks evaluated into aligned
 // storage, so that every element goes through Eigen's vectorised functions. On a plain column
 // Eigen hands the unaligned ends to the scalar std:: functions, whose results can differ in
@@ -142,6 +131,52 @@ void blocked(const void* a, void* out, int64_t n, F f) {
     res = f(in);
     std::copy(res.data(), res.data() + (n - i), r + i);
   }
+}
+
+// The Math ops of graph/op_table.hpp, element by element through std::cfn: every op's
+// default, which float_unary and arithmetic override where Eigen vectorises an op or the C++
+// library's complex function is not NumPy's.
+#define KILN_HOST_Custom(Enum, cfn, complex)
+#define KILN_HOST_Arith(Enum, cfn, complex)
+#define KILN_HOST_Compare(Enum, cfn, complex)
+#define KILN_HOST_Bitwise(Enum, cfn, complex)
+#define KILN_HOST_UNARY_Math(Enum, cfn, complex)                                  \
+  case UnaryOp::Enum:                                                             \
+    if constexpr (!is_complex_v<T> || (complex))                                  \
+      return map1<T>(a, out, n, [](T v) { return static_cast<T>(std::cfn(v)); }); \
+    break;
+#define KILN_HOST_UNARY(Enum, name, cfn, form, complex, heavy) \
+  KILN_HOST_UNARY_##form(Enum, cfn, complex)
+#define KILN_HOST_UNARY_Custom KILN_HOST_Custom
+#define KILN_HOST_BINARY_Math(Enum, cfn, complex)                                            \
+  case BinaryOp::Enum:                                                                       \
+    if constexpr (!is_complex_v<T> || (complex))                                             \
+      return map2<T>(a, b, out, n, [](T u, T v) { return static_cast<T>(std::cfn(u, v)); }); \
+    break;
+#define KILN_HOST_BINARY(Enum, name, cfn, form, complex, heavy) \
+  KILN_HOST_BINARY_##form(Enum, cfn, complex)
+#define KILN_HOST_BINARY_Arith KILN_HOST_Arith
+#define KILN_HOST_BINARY_Compare KILN_HOST_Compare
+#define KILN_HOST_BINARY_Bitwise KILN_HOST_Bitwise
+
+template <class T>
+void std_math_unary(UnaryOp op, const void* a, void* out, int64_t n) {
+  switch (op) {
+    KILN_UNARY_OPS(KILN_HOST_UNARY)
+    default:
+      break;
+  }
+  throw std::logic_error(std::string("host: no ") + graph::op_name(op) + " for this dtype");
+}
+
+template <class T>
+void std_math_binary(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
+  switch (op) {
+    KILN_BINARY_OPS(KILN_HOST_BINARY)
+    default:
+      break;
+  }
+  throw std::logic_error(std::string("host: no ") + graph::op_name(op) + " for this dtype");
 }
 
 template <class T>
@@ -179,7 +214,7 @@ void float_unary(UnaryOp op, const void* a, void* out, int64_t n) {
     if (op == UnaryOp::Floor) return void(r = x.floor());
     if (op == UnaryOp::Ceil) return void(r = x.ceil());
   }
-  throw std::logic_error("host: unary op not defined for this dtype");
+  std_math_unary<T>(op, a, out, n);
 }
 
 template <class T>
@@ -197,11 +232,9 @@ void typed_unary(UnaryOp op, const void* a, void* out, int64_t n) {
     if (op == UnaryOp::Not) return map1<T>(a, out, n, [](bool v) { return !v; });
     if (op == UnaryOp::Abs) return map1<T>(a, out, n, [](bool v) { return v; });
   } else if constexpr (std::is_integral_v<T>) {
-    if (op == UnaryOp::Neg)
-      return map1<T>(a, out, n, [](T v) { return static_cast<T>(U<T>(0) - U<T>(v)); });
+    if (op == UnaryOp::Neg) return map1<T>(a, out, n, scalar::wrap_neg<T>);
     if (op == UnaryOp::Not) return map1<T>(a, out, n, [](T v) { return static_cast<T>(~v); });
-    if (op == UnaryOp::Abs)  // abs(INT_MIN) stays INT_MIN, as in NumPy
-      return map1<T>(a, out, n, [](T v) { return v < 0 ? static_cast<T>(U<T>(0) - U<T>(v)) : v; });
+    if (op == UnaryOp::Abs) return map1<T>(a, out, n, scalar::int_abs<T>);
   } else {
     if (op == UnaryOp::Neg) return map1<T>(a, out, n, [](T v) { return -v; });
     if (op == UnaryOp::Abs) return map1<T>(a, out, n, [](T v) { return std::abs(v); });
@@ -221,13 +254,13 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
   } else if constexpr (std::is_integral_v<T>) {
     switch (op) {
       case BinaryOp::Add:
-        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) + U<T>(y)); });
+        return map2<T>(a, b, out, n, scalar::wrap_add<T>);
       case BinaryOp::Sub:
-        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) - U<T>(y)); });
+        return map2<T>(a, b, out, n, scalar::wrap_sub<T>);
       case BinaryOp::Mul:
-        return map2<T>(a, b, out, n, [](T x, T y) { return T(U<T>(x) * U<T>(y)); });
+        return map2<T>(a, b, out, n, scalar::wrap_mul<T>);
       case BinaryOp::Pow:
-        return map2<T>(a, b, out, n, int_pow<T>);
+        return map2<T>(a, b, out, n, scalar::int_pow<T>);
       case BinaryOp::Minimum:
         return map2<T>(a, b, out, n, [](T x, T y) { return std::min(x, y); });
       case BinaryOp::Maximum:
@@ -273,15 +306,16 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
       case BinaryOp::Minimum:
       case BinaryOp::Maximum: {
         bool mx = op == BinaryOp::Maximum;
-        // NaN wins, as in NumPy's minimum/maximum.
-        return map2<T>(a, b, out, n, [mx](T u, T v) {
+        if constexpr (!is_complex_v<T>)  // NaN wins, as in NumPy's minimum/maximum
+          return map2<T>(a, b, out, n, mx ? scalar::maximum<T> : scalar::minimum<T>);
+        return map2<T>(a, b, out, n, [mx](T u, T v) {  // lexicographic, as kernels/complex.cuh
           if (is_nan(u)) return u;
           if (is_nan(v)) return v;
           return less(u, v) == mx ? v : u;
         });
       }
       default:
-        break;
+        return std_math_binary<T>(op, a, b, out, n);
     }
   }
   throw std::logic_error("host: binary op not defined for this dtype");

@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "../../kernels/scalar.cuh"
+
 namespace kiln::cpu {
 
 template <class T>
@@ -52,9 +54,7 @@ To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    constexpr From lo = static_cast<From>(std::numeric_limits<To>::min());
-    constexpr From hi = -lo;  // 2^(bits-1), exactly representable
-    return v >= lo && v < hi ? static_cast<To>(v) : std::numeric_limits<To>::min();
+    return scalar::float_to_int<To>(v);  // as kernels convert (kernels/scalar.cuh)
   } else {
     return static_cast<To>(v);
   }

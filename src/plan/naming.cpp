@@ -2,12 +2,11 @@
 
 #include <vector>
 
+#include "graph/dtype_table.hpp"
+
 namespace kiln::plan {
 
-const char* dtype_short(DType t) {
-  static constexpr const char* names[] = {"b", "i32", "i64", "f32", "f64", "c64", "c128"};
-  return names[static_cast<int>(t)];
-}
+const char* dtype_short(DType t) { return graph::row(t).short_name; }
 
 std::string kernel_name(const FusedGroup& g) {
   constexpr size_t kMaxOps = 6;  // longer names stop being readable

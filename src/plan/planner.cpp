@@ -97,13 +97,9 @@ class Planner {
   }
 
   static bool transcendental(const Node& n) {
-    using graph::UnaryOp;
     if (n.kind == OpKind::User) return true;
-    if (n.kind == OpKind::Binary) return static_cast<graph::BinaryOp>(n.op) == graph::BinaryOp::Pow;
-    if (n.kind != OpKind::Unary) return false;
-    auto op = static_cast<UnaryOp>(n.op);
-    return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Sin || op == UnaryOp::Cos ||
-           op == UnaryOp::Tan || op == UnaryOp::Tanh;
+    if (n.kind == OpKind::Binary) return graph::is_heavy(static_cast<graph::BinaryOp>(n.op));
+    return n.kind == OpKind::Unary && graph::is_heavy(static_cast<graph::UnaryOp>(n.op));
   }
 
   static int64_t nbytes(const Node& n) { return shape_size(n.shape) * itemsize(n.dtype); }

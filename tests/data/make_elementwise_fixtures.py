@@ -48,6 +48,7 @@ NumPy rejects negative integer powers of integer arrays (ValueError), by value; 
 are left out (kiln checks a negative scalar exponent; tests/test_elementwise.cpp tests it).
 """
 import os
+import re
 
 import numpy as np
 
@@ -205,6 +206,18 @@ def val(x):
     return x.value if isinstance(x, Ref) else x
 
 
+def math_rows(kind):
+    """The Math rows of src/graph/op_table.hpp's KILN_<kind>_OPS: (name, takes complex). Their
+    names are NumPy's, so each is tested as numpy.<name> without being listed here."""
+    text = open(os.path.join(HERE, "..", "..", "src", "graph", "op_table.hpp")).read()
+    block = text[text.index("#define KILN_%s_OPS(X)" % kind):]
+    block = block.split("\n\n")[0]
+    rows = re.findall(r"X\((\w+), (\w+), (\w+), (\w+), ([01]), ([01])\)", block)
+    return [(name, cx == "1") for _, name, _, form, cx, _ in rows if form == "Math"]
+
+
+UNARY_MATH = math_rows("UNARY")
+BINARY_MATH = math_rows("BINARY")
 BINARY = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
@@ -212,12 +225,18 @@ BINARY = {
     "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "power": np.power,
     "minimum": np.minimum, "maximum": np.maximum,
 }
+BINARY.update({name: getattr(np, name) for name, _ in BINARY_MATH})
 UNARY = {
-    "negative": np.negative, "invert": np.invert, "absolute": np.absolute, "sqrt": np.sqrt,
-    "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+    "negative": np.negative, "invert": np.invert, "absolute": np.absolute,
     "real": np.real, "imag": np.imag, "conj": np.conj, "floor": np.floor, "ceil": np.ceil,
 }
-TRANSCENDENTAL = {"sqrt", "exp", "log", "sin", "cos", "tan", "tanh"}
+UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH})
+TRANSCENDENTAL = {name for name, _ in UNARY_MATH}
+# Functions kiln defines for real numbers only (the complex column of their row is 0): a
+# complex input raises DTypeError, whether or not NumPy takes it (NumPy's log1p does).
+REAL_ONLY = {name for name, cx in UNARY_MATH + BINARY_MATH if not cx}
+# Functions of two floats: bool and bool give float16 in NumPy, float32 in kiln.
+FLOAT_BINARY = {name for name, _ in BINARY_MATH}
 NO_SIGNED_ZERO = {"minimum", "maximum", "clip"}
 
 
@@ -261,6 +280,9 @@ def kiln_result(op, args, r):
     if op in TRANSCENDENTAL and t == np.bool_:  # KILN: float32, not float16
         with np.errstate(all="ignore"):
             return UNARY[op](arrays[0].astype(np.float32))
+    if op in FLOAT_BINARY and r.dtype == np.float16:  # KILN: float32, not float16
+        with np.errstate(all="ignore"):
+            return BINARY[op](*[np.asarray(val(x)).astype(np.float32) for x in args])
     if op in ("floor", "ceil") and t.kind in "bi":  # KILN: NumPy >= 2.3 keeps the dtype
         a = arrays[0]
         small = np.abs(a.astype(np.float64)) < 2.0**53
@@ -283,7 +305,8 @@ def emit(w, name, op, args):
         assert op == "power", name
         print("left out (NumPy: ValueError):", name)
         return
-    if r is None:
+    complex_input = any(np.iscomplexobj(val(x)) for x in args)
+    if r is None or (op in REAL_ONLY and complex_input):  # KILN: real only
         w.error(name, op, args)
         return
     w.case(name, op, args, kiln_result(op, args, r), op not in NO_SIGNED_ZERO)

@@ -240,8 +240,6 @@ std::optional<Facts> extremum(const std::vector<Facts>& in, DType t) {
   return r;
 }
 
-bool is_bitwise(BinaryFn fn) { return fn >= BinaryFn::And; }
-
 std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
   auto fn = static_cast<BinaryFn>(op.fn);
   Facts a = arg(op.args.at(0), v), b = arg(op.args.at(1), v);
@@ -249,7 +247,7 @@ std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, 
     if (a.noisy || b.noisy) return std::nullopt;
     return settle(exact_bool(), t, s);
   }
-  if (is_bitwise(fn)) {
+  if (graph::is_bitwise(fn)) {
     Facts r;
     r.bound = 2 * std::max(a.bound, b.bound) + 1;
     return settle(r, t, s);
