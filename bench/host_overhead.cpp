@@ -5,6 +5,8 @@
 //                 added (two per step). y restarts from x every kSegment steps, so the chain
 //                 stays below api::kMaxGraphDepth and nothing is forced.
 //   build_indep   x * float(i) + 1.0f for i in 0..N, each result dropped (the figure)
+//   build_array   y = y * x + x: operations on arrays alone, one new node each (no scalar or
+//                 broadcast nodes), the cost of a node as such
 //   lazy_loop_200 200 lazy steps s = s * 0.999f + 0.001f on 2^10 float32, then one evaluation:
 //                 "miss" is the first run (plans made), "hit" every later run (plans reused)
 // Usage: host_overhead [repeats] [only]   (only: run the workloads whose id starts so)
@@ -80,6 +82,18 @@ PerOp build_indep_once(const kiln::Array& x, int n) {
   return {ns_since(t0) / (2.0 * n), (cpu_ns() - c0) / (2.0 * n)};
 }
 
+PerOp build_array_once(const kiln::Array& x, int n) {
+  auto t0 = Clock::now();
+  double c0 = cpu_ns();
+  kiln::Array y = x;
+  for (int i = 0; i < n; ++i) {
+    if (i % kSegment == 0) y = x;
+    y = y * x + x;
+  }
+  y = kiln::Array();
+  return {ns_since(t0) / (2.0 * n), (cpu_ns() - c0) / (2.0 * n)};
+}
+
 // Graph nodes one `y * c + 1.0f` step adds (scalars and broadcasts are nodes too).
 double nodes_per_op(const kiln::Array& x) {
   size_t before = kiln::graph::live_node_count();
@@ -90,7 +104,8 @@ double nodes_per_op(const kiln::Array& x) {
 }
 
 template <class F>
-void bench_build(const char* id, const kiln::Array& x, int n, int repeats, F once) {
+void bench_build(const char* id, const kiln::Array& x, int n, int repeats, F once,
+                 bool scalars = true) {
   auto plans0 = kiln::engine_stats().plans;
   once(x, n);  // warm-up: the allocator's and the hash-cons table's first growth
   std::vector<double> wall, cpu;
@@ -105,7 +120,7 @@ void bench_build(const char* id, const kiln::Array& x, int n, int repeats, F onc
              {"ns_per_op_median", med},
              {"cpu_ns_per_op_min", cpu_mn},
              {"cpu_ns_per_op_median", cpu_med},
-             {"nodes_per_op", nodes_per_op(x)},
+             {"nodes_per_op", scalars ? nodes_per_op(x) : 1.0},
              {"evaluations", double(kiln::engine_stats().plans - plans0)}});
 }
 
@@ -169,6 +184,8 @@ int main(int argc, char** argv) {
   for (int n : {200, 10000}) {
     if (runs("build_chain")) bench_build("build_chain", x, n, repeats, build_chain_once);
     if (runs("build_indep")) bench_build("build_indep", x, n, repeats, build_indep_once);
+    if (runs("build_array"))
+      bench_build("build_array", x, n, repeats, build_array_once, false);
   }
   if (runs("lazy_loop_200")) bench_lazy_loop(x, repeats);
   return 0;
