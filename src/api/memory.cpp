@@ -1,7 +1,7 @@
 #include "api/memory.hpp"
 
 #include "cuda/runtime.hpp"
-#include "host/memory.hpp"
+#include "graph/host_buffer.hpp"
 
 namespace kiln::api {
 

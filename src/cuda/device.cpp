@@ -10,8 +10,6 @@
 
 namespace kiln {
 
-std::string Device::str() const { return is_host() ? "host" : "cuda:" + std::to_string(index); }
-
 int cuda_device_count() {
   static const int count = [] {
     int n = 0;

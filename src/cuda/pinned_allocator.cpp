@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cuda/runtime.hpp"
-#include "host/memory.hpp"
+#include "graph/host_buffer.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {

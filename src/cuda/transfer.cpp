@@ -7,7 +7,7 @@
 
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
-#include "host/parallel.hpp"
+#include "common/parallel.hpp"
 
 namespace kiln::gpu {
 namespace {

@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "graph/shape.hpp"
-#include "host/memory.hpp"
-#include "host/parallel.hpp"
+#include "graph/host_buffer.hpp"
+#include "common/parallel.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {

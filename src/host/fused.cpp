@@ -6,7 +6,7 @@
 #include <string>
 
 #include "host/chunk.hpp"
-#include "host/parallel.hpp"
+#include "common/parallel.hpp"
 #include "host/reduce.hpp"
 #include "kiln/errors.hpp"
 #include "plan/row_passes.hpp"

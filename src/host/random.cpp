@@ -18,7 +18,7 @@
 #include <string>
 #include <utility>
 
-#include "host/parallel.hpp"
+#include "common/parallel.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {

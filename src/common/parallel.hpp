@@ -1,4 +1,5 @@
-// A small fixed thread pool for the host executor: one worker per core, the caller helping.
+// A small fixed thread pool for host-side work (the host executor, the staged copies of
+// src/cuda): one worker per core, the caller helping. Below every stage that uses it.
 #pragma once
 #include <cstdint>
 #include <functional>

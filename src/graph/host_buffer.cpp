@@ -1,4 +1,4 @@
-#include "host/memory.hpp"
+#include "graph/host_buffer.hpp"
 
 #include <sys/mman.h>
 

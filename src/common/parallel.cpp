@@ -1,4 +1,4 @@
-#include "host/parallel.hpp"
+#include "common/parallel.hpp"
 
 #include <atomic>
 #include <condition_variable>
