@@ -7,27 +7,8 @@
 
 namespace kiln::api {
 
+using graph::NodeSpec;
 using graph::OpKind;
-
-namespace {
-
-// A node of one input on that input's device, found or made without copying its shape first.
-NodeRef one_input(OpKind kind, uint8_t op, DType t, const Shape& shape, const graph::Node& in) {
-  const graph::Node* p = &in;
-  return graph::make_node(graph::NodeKey{kind, op, t, shape, in.device, {&p, 1}});
-}
-
-// Whether broadcast_shapes(from, to) == to, without building the result: each dimension of
-// `from`, aligned at the end, is 1 or equal to the one in `to`.
-bool broadcasts_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[lead + i]) return false;
-  return true;
-}
-
-}  // namespace
 
 const graph::Node& node_of(const Array& a) {
   if (!a.valid())
@@ -47,28 +28,28 @@ NodeRef cast(const NodeRef& n, DType t) {
   if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
     return scalar(visit_dtype(t, [&](auto z) { return Scalar(n->scalars[0].as<decltype(z)>()); }),
                   t, n->device);
-  return one_input(OpKind::Cast, 0, t, n->shape, *n);
+  NodeSpec s{OpKind::Cast, 0, t, n->shape, n->device, {n}};
+  return graph::make_node(std::move(s));
 }
 
 NodeRef broadcast(const NodeRef& n, const Shape& shape) {
   if (n->shape == shape) return n;
-  if (!broadcasts_to(n->shape, shape)) {
-    Shape b = graph::broadcast_shapes(n->shape, shape);  // its error when they are incompatible
-    if (b != shape)
-      throw ShapeError("cannot broadcast an array of shape " + shape_str(n->shape) +
-                       " to shape " + shape_str(shape) + ": each dimension must match or be 1");
-  }
-  return one_input(OpKind::Broadcast, 0, n->dtype, shape, *n);
+  Shape b = graph::broadcast_shapes(n->shape, shape);
+  if (b != shape)
+    throw ShapeError("cannot broadcast an array of shape " + shape_str(n->shape) + " to shape " +
+                     shape_str(shape) + ": each dimension must match or be 1");
+  NodeSpec s{OpKind::Broadcast, 0, n->dtype, shape, n->device, {n}};
+  return graph::make_node(std::move(s));
 }
 
 NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out) {
-  return one_input(OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, *a);
+  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, a->device, {a}};
+  return graph::make_node(std::move(s));
 }
 
 NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out) {
-  const graph::Node* in[] = {a.get(), b.get()};
-  return graph::make_node(
-      graph::NodeKey{OpKind::Binary, static_cast<uint8_t>(op), out, a->shape, a->device, in});
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, a->shape, a->device, {a, b}};
+  return graph::make_node(std::move(s));
 }
 
 NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }
@@ -104,8 +85,8 @@ Device common_device(const std::vector<const graph::Node*>& nodes, const char* w
 NodeRef copy_to(const NodeRef& n, Device d) {
   if (n->device == d) return n;
   if (n->kind == OpKind::Scalar && !n->is_leaf()) return scalar(n->scalars[0], n->dtype, d);
-  const graph::Node* in = n.get();
-  return graph::make_node(graph::NodeKey{OpKind::Copy, 0, n->dtype, n->shape, d, {&in, 1}});
+  NodeSpec spec{OpKind::Copy, 0, n->dtype, n->shape, d, {n}};
+  return graph::make_node(std::move(spec));
 }
 
 }  // namespace kiln::api

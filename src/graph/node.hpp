@@ -4,7 +4,6 @@
 #pragma once
 #include <atomic>
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "graph/buffer.hpp"
@@ -47,26 +46,13 @@ struct NodeSpec {
   BufferRef buffer;             // Buffer leaves only
 };
 
-// Made only by make_node and buffer_node (one allocation holds the node and its counts);
-// enable_shared_from_this lets the hash-cons table, which holds plain pointers, take a new
-// reference to a node it finds unless that node is already dying.
-struct Node : NodeSpec, std::enable_shared_from_this<Node> {
-  Node() = default;
-  explicit Node(NodeSpec s) : NodeSpec(std::move(s)) {}
-  Node(const Node&) = delete;
-  Node& operator=(const Node&) = delete;
-  ~Node();
-
+struct Node : NodeSpec {
   size_t cse_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
 
   // The evaluated result, or null. Set once by the evaluator.
   BufferRef realized() const { return std::atomic_load(&realized_); }
-  // (A flag rather than realized(): atomic_load of a shared_ptr takes a lock, and every walk
-  // over the graph asks this of every node.)
-  bool is_leaf() const {
-    return kind == OpKind::Buffer || leaf_.load(std::memory_order_acquire);
-  }
+  bool is_leaf() const { return kind == OpKind::Buffer || realized() != nullptr; }
   // The evaluated data: a Buffer leaf's own buffer, or the stored result.
   BufferRef storage() const { return kind == OpKind::Buffer ? buffer : realized(); }
   // Inputs as the planner sees them: none once evaluated.
@@ -75,25 +61,10 @@ struct Node : NodeSpec, std::enable_shared_from_this<Node> {
  private:
   friend void set_realized(const Node& n, BufferRef b);
   mutable BufferRef realized_;
-  mutable std::atomic<bool> leaf_{false};  // set after realized_, once
-};
-
-// A node's description by reference (no Buffer leaves): make_node(key) finds an existing equal
-// node without allocating anything, and copies the key into a new node only when there is none.
-struct NodeKey {
-  OpKind kind = OpKind::Scalar;
-  uint8_t op = 0;
-  DType dtype = DType::Float64;
-  std::span<const int64_t> shape;
-  Device device;
-  std::span<const Node* const> inputs = {};
-  std::span<const int64_t> params = {};
-  std::span<const Scalar> scalars = {};
 };
 
 // The node for spec: an existing equal node if one is alive, else a new one.
 NodeRef make_node(NodeSpec spec);
-NodeRef make_node(const NodeKey& key);
 // Stores an evaluated result and turns the node into a leaf (drops its inputs, leaves the
 // hash-cons table, since its identity no longer follows from its inputs).
 void set_realized(const Node& n, BufferRef b);
