@@ -113,6 +113,8 @@ std::vector<const kiln::plan::FusedGroup*> kernel_groups(const kiln::plan::Plan&
     if (auto* k = std::get_if<kiln::plan::KernelStep>(&s)) out.push_back(&k->group);
   return out;
 }
+// The groups point into the plan: a temporary plan would leave them dangling.
+std::vector<const kiln::plan::FusedGroup*> kernel_groups(const kiln::plan::Plan&& p) = delete;
 
 kiln::plan::Plan plan_of(const Array& y) { return kiln::plan::make_plan({y.node()}); }
 
@@ -164,13 +166,15 @@ TEST_CASE(
 TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is needed elsewhere") {
   SUBCASE("rows longer than a block stages keep their own kernels, and stay right") {
     Array x = input({3, 8193}, DType::Float32);  // 32 KB + 4 bytes a row
-    auto groups = kernel_groups(plan_of(softmax(x, {1})));
+    auto plan = plan_of(softmax(x, {1}));        // the groups point into it
+    auto groups = kernel_groups(plan);
     CHECK(groups.size() == 3);
     for (auto* g : groups) CHECK(g->row_axes.empty());
   }
   SUBCASE("a reduction along a leading axis is not folded") {
     Array x = input({33, 40}, DType::Float64);
-    auto groups = kernel_groups(plan_of(softmax(x, {0})));
+    auto plan = plan_of(softmax(x, {0}));
+    auto groups = kernel_groups(plan);
     CHECK(groups.size() == 3);
   }
   SUBCASE("a reduction also requested is written, once") {
@@ -189,7 +193,8 @@ TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is neede
     Array x = input({40, 40}, DType::Float64);
     Array m = kiln::max(x, {1});
     Array y = x - m;
-    auto groups = kernel_groups(plan_of(y));
+    auto plan = plan_of(y);
+    auto groups = kernel_groups(plan);
     CHECK(groups.size() == 2);
     auto xs = x.to_vector<double>(), ys = y.to_vector<double>();
     for (int64_t i = 0; i < 40; ++i)
