@@ -58,7 +58,7 @@ namespace {
 std::atomic<TransferPolicy> g_transfer_policy{TransferPolicy::Explicit};
 }  // namespace
 
-Device common_device(const std::vector<const graph::Node*>& nodes, const char* what) {
+Device common_device(std::span<const graph::Node* const> nodes, const char* what) {
   const graph::Node* first = nullptr;
   const graph::Node* largest = nullptr;
   bool mixed = false;

@@ -1,6 +1,7 @@
 // Node builders shared by the API: casts, broadcasts and operations, each checked and
 // hash-consed, and `finish`, which applies the evaluation policy (eager mode, growth limits).
 #pragma once
+#include <span>
 #include "graph/node.hpp"
 #include "kiln/array.hpp"
 
@@ -19,7 +20,7 @@ NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out
 NodeRef scalar(Scalar v, DType t, Device d);
 // The device an operation on these nodes runs on. They must share one (DeviceError), unless
 // the transfer policy is Auto: then the largest operand's device, the others copied there.
-Device common_device(const std::vector<const graph::Node*>& nodes, const char* what);
+Device common_device(std::span<const graph::Node* const> nodes, const char* what);
 // n on device d: n itself, or a planned copy.
 NodeRef copy_to(const NodeRef& n, Device d);
 

@@ -1,5 +1,8 @@
 // Elementwise operations: NumPy's dtype rules decide the compute dtype, the builder inserts
 // the casts and broadcasts, so every graph operation sees operands of one dtype and shape.
+#include <array>
+#include <initializer_list>
+
 #include "api/build.hpp"
 #include "api/promotion.hpp"
 #include "graph/shape.hpp"
@@ -23,28 +26,44 @@ DType operand_dtype(const Operand& o, const Operand& other) {
   return promote_types(api::default_dtype(s), api::default_dtype(std::get<Scalar>(other)));
 }
 
-// The operands as nodes of dtype t and a common shape on a common device.
-std::vector<NodeRef> align(const std::vector<Operand>& ops, const std::vector<DType>& dtypes,
-                           const char* what) {
-  std::vector<const graph::Node*> arrays;
-  Shape shape;
-  for (const auto& o : ops)
-    if (auto* arr = std::get_if<Array>(&o)) {
-      arrays.push_back(&api::node_of(*arr));
-      shape = graph::broadcast_shapes(shape, arrays.back()->shape);
+// The operands (at most three: where's) as nodes of their dtypes, of a common shape on a common
+// device. Building an operation is on every program's path, so this allocates nothing beyond
+// the nodes it makes: fixed arrays, and the common shape is an operand's own unless they differ.
+struct Aligned {
+  std::array<NodeRef, 3> n;
+  const NodeRef& operator[](size_t i) const { return n[i]; }
+};
+
+Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<DType> dtypes,
+              const char* what) {
+  std::array<const graph::Node*, 3> arrays{};
+  size_t count = 0;
+  for (const Operand* o : ops)
+    if (auto* arr = std::get_if<Array>(o)) arrays[count++] = &api::node_of(*arr);
+  const Shape* shape = count ? &arrays[0]->shape : nullptr;
+  Shape common;  // only when the operands' shapes differ
+  for (size_t i = 1; i < count; ++i)
+    if (arrays[i]->shape != *shape) {
+      common = graph::broadcast_shapes(*shape, arrays[i]->shape);
+      shape = &common;
     }
-  Device d = api::common_device(arrays, what);
-  std::vector<NodeRef> out;
-  for (size_t i = 0; i < ops.size(); ++i) {
+  static const Shape kScalarShape{};
+  if (!shape) shape = &kScalarShape;
+  Device d = api::common_device({arrays.data(), count}, what);
+  Aligned out;
+  auto t = dtypes.begin();
+  size_t i = 0;
+  for (const Operand* o : ops) {
     NodeRef n;
-    if (auto* arr = std::get_if<Array>(&ops[i])) {
-      n = api::cast(api::copy_to(arr->node(), d), dtypes[i]);
+    if (auto* arr = std::get_if<Array>(o)) {
+      n = api::cast(api::copy_to(arr->node(), d), *t);
     } else {
-      const Scalar& s = std::get<Scalar>(ops[i]);
-      api::check_fits(s, dtypes[i], what);
-      n = api::scalar(s, dtypes[i], d);
+      const Scalar& s = std::get<Scalar>(*o);
+      api::check_fits(s, *t, what);
+      n = api::scalar(s, *t, d);
     }
-    out.push_back(api::broadcast(n, shape));
+    out.n[i++] = api::broadcast(n, *shape);
+    ++t;
   }
   return out;
 }
@@ -85,7 +104,7 @@ Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
       throw DTypeError(
           "pow: integers to negative integer powers are not allowed; cast the base "
           "to a float dtype first");
-  auto n = align({a, b}, {compute, compute}, graph::op_name(op));
+  auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
   DType out = graph::is_comparison(op) ? DType::Bool : compute;
   return api::finish(api::binary(op, n[0], n[1], out));
 }
@@ -192,7 +211,8 @@ Array conj(const Array& a) {
 
 Array where(const Array& cond, const Operand& x, const Operand& y) {
   DType t = promote_types(operand_dtype(x, y), operand_dtype(y, x));
-  auto n = align({cond, x, y}, {DType::Bool, t, t}, "where");
+  Operand c = cond;
+  auto n = align({&c, &x, &y}, {DType::Bool, t, t}, "where");
   graph::NodeSpec s{graph::OpKind::Where, 0, t, n[0]->shape, n[0]->device, {n[0], n[1], n[2]}};
   return api::finish(graph::make_node(std::move(s)));
 }
