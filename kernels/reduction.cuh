@@ -153,10 +153,10 @@ struct ExtremumOp {
 
 // ---- block-wide merge: warp shuffles, then one value per warp through shared memory ----
 
-// Shuffles any accumulator (a number, a complex, an extremum with its index) word by word.
-// Within groups of W lanes (a power of two up to 32).
-template <class T, int W = 32>
-__device__ __forceinline__ T shuffle_down(const T& v, int delta) {
+// Shuffles any accumulator (a number, a complex, an extremum with its index) word by word:
+// shuffle(word) is one __shfl_*_sync of a 32-bit word.
+template <class T, class Shuffle>
+__device__ __forceinline__ T shuffle_words(const T& v, Shuffle shuffle) {
   constexpr int kWords = (sizeof(T) + 3) / 4;
   union Words {
     T value;
@@ -165,23 +165,21 @@ __device__ __forceinline__ T shuffle_down(const T& v, int delta) {
   } in, out;
   in.value = v;
 #pragma unroll
-  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_down_sync(0xffffffffu, in.w[k], delta, W);
+  for (int k = 0; k < kWords; ++k) out.w[k] = shuffle(in.w[k]);
   return out.value;
 }
 
-// Lane `src`'s value (of each group of W lanes) to every lane of its group, word by word.
+// Lane l + delta's value to lane l, within groups of W lanes (a power of two up to 32).
+template <class T, int W = 32>
+__device__ __forceinline__ T shuffle_down(const T& v, int delta) {
+  return shuffle_words(v,
+                       [delta](unsigned w) { return __shfl_down_sync(0xffffffffu, w, delta, W); });
+}
+
+// Lane `src`'s value (of each group of W lanes) to every lane of its group.
 template <class T, int W = 32>
 __device__ __forceinline__ T shuffle_from(const T& v, int src) {
-  constexpr int kWords = (sizeof(T) + 3) / 4;
-  union Words {
-    T value;
-    unsigned w[kWords];
-    __device__ Words() {}
-  } in, out;
-  in.value = v;
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) out.w[k] = __shfl_sync(0xffffffffu, in.w[k], src, W);
-  return out.value;
+  return shuffle_words(v, [src](unsigned w) { return __shfl_sync(0xffffffffu, w, src, W); });
 }
 
 // The first lane of each group of W lanes gets the merge of the group's accumulators.

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/chunk.hpp"
 #include "common/parallel.hpp"
+#include "host/chunk.hpp"
 #include "host/reduce.hpp"
 #include "kiln/errors.hpp"
 #include "plan/row_passes.hpp"
@@ -34,27 +34,33 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
   return bases;
 }
 
+// Evaluates elements [begin, end) chunk by chunk and writes every output there: in place where
+// the evaluator can compute into the output; loads and constants are not written in place,
+// and a value that several outputs share (x and a view of x with the same shape) is written
+// to only one of them, so those are copied.
+void write_outputs(const plan::FusedGroup& g, ChunkEvaluator& ev,
+                   const std::function<void*(int)>& data, int64_t begin, int64_t end) {
+  std::vector<char*> dest(g.code.size());
+  for (int64_t s = begin; s < end; s += kChunk) {
+    int64_t len = std::min(kChunk, end - s);
+    for (const auto& o : g.outputs)
+      dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
+    ev.run(s, len, dest);
+    for (const auto& o : g.outputs) {
+      int64_t isz = itemsize(g.code[o.instr].dtype);
+      char* to = static_cast<char*>(data(o.buffer)) + s * isz;
+      if (ev.column(o.instr) != to) std::memcpy(to, ev.column(o.instr), len * isz);
+    }
+  }
+}
+
 void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                      const plan::IterationSpace& space, const std::vector<const char*>& bases,
                      const std::function<void*(int)>& data) {
   int64_t n = shape_size(g.shape), parts = part_count(n);
   parallel_for(parts, [&](int64_t p) {
     ChunkEvaluator ev(g, space, bases, params);
-    int64_t end = part_begin(p + 1, parts, n);
-    std::vector<char*> dest(g.code.size());
-    for (int64_t s = part_begin(p, parts, n); s < end; s += kChunk) {
-      int64_t len = std::min(kChunk, end - s);
-      for (const auto& o : g.outputs)
-        dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
-      ev.run(s, len, dest);
-      // Loads and constants are not written in place, and a value that several outputs
-      // share (x and a view of x with the same shape) is written to only one of them.
-      for (const auto& o : g.outputs) {
-        int64_t isz = itemsize(g.code[o.instr].dtype);
-        char* to = static_cast<char*>(data(o.buffer)) + s * isz;
-        if (ev.column(o.instr) != to) std::memcpy(to, ev.column(o.instr), len * isz);
-      }
-    }
+    write_outputs(g, ev, data, part_begin(p, parts, n), part_begin(p + 1, parts, n));
   });
 }
 
@@ -151,7 +157,7 @@ class RowFusedRun {
         ev_.set_row_values(static_cast<int>(&ins - g_.code.data()), first, row_,
                            std::vector<unsigned char>(count * itemsize(ins.dtype)));
     for (int p = 0; p < passes_.reducing; ++p) fold_pass(p, first, count);
-    write(first * row_, (first + count) * row_);
+    write_outputs(g_, ev_, data_, first * row_, (first + count) * row_);
   }
 
  private:
@@ -179,21 +185,6 @@ class RowFusedRun {
         finish(static_cast<graph::ReduceOp>(ins.op), g_.code[ins.a].dtype, acc[f][o], row_,
                values.data() + o * isz);
       ev_.set_row_values(folds[f], first, row_, values);
-    }
-  }
-
-  void write(int64_t begin, int64_t end) {
-    std::vector<char*> dest(g_.code.size());
-    for (int64_t s = begin; s < end; s += kChunk) {
-      int64_t len = std::min(kChunk, end - s);
-      for (const auto& o : g_.outputs)
-        dest[o.instr] = static_cast<char*>(data_(o.buffer)) + s * itemsize(g_.code[o.instr].dtype);
-      ev_.run(s, len, dest);
-      for (const auto& o : g_.outputs) {
-        int64_t isz = itemsize(g_.code[o.instr].dtype);
-        char* to = static_cast<char*>(data_(o.buffer)) + s * isz;
-        if (ev_.column(o.instr) != to) std::memcpy(to, ev_.column(o.instr), len * isz);
-      }
     }
   }
 
