@@ -221,13 +221,16 @@ __device__ __forceinline__ typename Op::acc group_merge(typename Op::acc a) {
 }
 
 // Copies span elements of a dense input into shared memory with the whole block, 16 bytes at
-// a time when `vec` says source and span allow it (a row fused with its reductions stages
-// its rows so that every pass over them reads on-chip memory).
+// a time when `vec` says source and destination are aligned for it, the last span % V one at a
+// time (a row fused with its reductions stages its rows so that every pass over them reads
+// on-chip memory).
 template <int V, int BLOCK, class T, class I>
 __device__ __forceinline__ void stage(T* dst, const T* __restrict__ src, I span, int vec) {
   if (V > 1 && vec) {
+    const I whole = span / V * V;
 #pragma unroll 4
-    for (I e = (I)threadIdx.x * V; e < span; e += BLOCK * V) store<V>(dst + e, load<V>(src + e));
+    for (I e = (I)threadIdx.x * V; e < whole; e += BLOCK * V) store<V>(dst + e, load<V>(src + e));
+    for (I e = whole + threadIdx.x; e < span; e += BLOCK) dst[e] = src[e];
   } else {
 #pragma unroll 4
     for (I e = threadIdx.x; e < span; e += BLOCK) dst[e] = src[e];

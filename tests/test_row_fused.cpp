@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_source.hpp"
 #include "plan/planner.hpp"
 #include "plan/row_passes.hpp"
 #include "support/gpu.hpp"
@@ -145,6 +146,54 @@ TEST_CASE("row fusion: softmax and layernorm plan as one kernel that writes only
       }
 }
 
+TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged as far as it fits") {
+  // 512 rows of 12300 float32 (48.05 KB) and of 57344 (224 KB, the longest folded row)
+  for (Shape s : {Shape{512, 12300}, Shape{512, 57344}}) {
+    Array y = softmax(input(s, DType::Float32), {1});
+    auto plan = plan_of(y);
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 1);
+    auto k = kiln::codegen::generate(*groups[0]);
+    CHECK(k.long_rows);
+    CHECK(k.block == 1024);
+    CHECK(k.staged_itemsizes == std::vector<int>{4});
+    // The launch stages what the device's shared memory holds, in whole 16-byte steps
+    // (with 16 values more, for the shift to a 16-byte boundary before the row).
+    auto l = kiln::codegen::launch_for(k, 132, 227 * 1024);
+    CHECK(l.block_x == 1024);
+    CHECK(l.rows_per_block == 1);
+    CHECK(l.staged_length == s[1]);
+    CHECK(l.shared_bytes == ((s[1] + 16) * 4 + 15) / 16 * 16);
+    l = kiln::codegen::launch_for(k, 132, 20 * 1024);
+    CHECK(l.staged_length == (20 * 1024 / 4 - 16) / 16 * 16);
+    CHECK(l.shared_bytes == (l.staged_length + 16) * 4);
+    l = kiln::codegen::launch_for(k, 132, 16);  // no room at all: nothing staged
+    CHECK(l.staged_length == 0);
+    CHECK(l.shared_bytes == 0);
+    CHECK(kiln::explain({y}).find("a block of 1024 threads per row") != std::string::npos);
+  }
+}
+
+// Two inputs of 40000-value rows (313 KB together) stage part of each row; the rest is read in
+// place. The values are the host executor's, which stages nothing.
+GPU_TEST_CASE("row fusion: long rows staged in part give the host's values") {
+  Array hx = input({600, 40000}, DType::Float32), hy = input({600, 40000}, DType::Float32) * 0.5;
+  auto program = [](const Array& x, const Array& y) { return x / kiln::sum(x * x, {1}, true) + y; };
+  Array want = program(hx, hy);
+  {
+    auto plan = plan_of(want);
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 1);
+    CHECK(kiln::codegen::generate(*groups[0]).staged_itemsizes.size() == 2);
+  }
+  Array got = program(kiln::asarray(hx, kiln::cuda()), kiln::asarray(hy.eval(), kiln::cuda()));
+  auto w = want.to_vector<float>(), g = got.to_vector<float>();
+  REQUIRE(w.size() == g.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < w.size(); ++i) bad += std::abs(w[i] - g[i]) > 1e-5f * std::abs(w[i]);
+  CHECK(bad == 0);
+}
+
 TEST_CASE(
     "row fusion: softmax folds max then sum; layernorm's mean and mean of squares share a pass") {
   Array x = input({8, 16}, DType::Float32);
@@ -164,12 +213,15 @@ TEST_CASE(
 }
 
 TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is needed elsewhere") {
-  SUBCASE("rows longer than a block stages keep their own kernels, and stay right") {
-    Array x = input({3, 8193}, DType::Float32);  // 32 KB + 4 bytes a row
-    auto plan = plan_of(softmax(x, {1}));        // the groups point into it
-    auto groups = kernel_groups(plan);
-    CHECK(groups.size() == 3);
-    for (auto* g : groups) CHECK(g->row_axes.empty());
+  SUBCASE("long rows too few to fill a GPU, or too long to stage, keep their own kernels") {
+    // 32 KB + 4 bytes a row, 3 rows: fewer than the 512 long rows worth a block each
+    for (Shape s : {Shape{3, 8193}, Shape{512, 57345}}) {  // 224 KB + 4 bytes a row
+      Array x = input(s, DType::Float32);
+      auto plan = plan_of(softmax(x, {1}));  // the groups point into it
+      auto groups = kernel_groups(plan);
+      CHECK(groups.size() == 3);
+      for (auto* g : groups) CHECK(g->row_axes.empty());
+    }
   }
   SUBCASE("a reduction along a leading axis is not folded") {
     Array x = input({33, 40}, DType::Float64);

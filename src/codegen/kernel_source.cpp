@@ -155,6 +155,7 @@ std::string signature(Context& c) {
       (c.k.form == Form::ReduceColumns && c.k.vec > 1))
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
+  if (c.k.long_rows) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
       c.k.form == Form::ReduceRows) {
     add(Arg::Partials, -1, "Op::acc* partials");
@@ -225,6 +226,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
       case InstrKind::Load:
         if (!c.staged.empty() && c.staged[ins.arg])
           e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
+        else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.long_rows)
+          e = "(j < sr ? sm" + num(ins.arg) + "[j + shift] : in" + num(ins.arg) + "[i])";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg])
           e = "sm" + num(ins.arg) + "[q * r + j]";
         else if (vectorised &&
@@ -562,22 +565,34 @@ int column_vec(const Context& c) {
 // shared memory. Short rows take a few lanes each, about kPerLane values per lane, so a warp
 // holds several rows and no lane idles; rows past kWarpRow values take the whole block. Inputs
 // are staged while the rows the block takes at once fit in the 48 KB a block may have without
-// opting in; the rest are read where they lie (from L1 and L2 on the later passes).
+// opting in; the rest are read where they lie (from L1 and L2 on the later passes). Rows whose
+// dense inputs do not fit in 48 KB together are long rows: a block of kLongBlock threads per
+// row stages every dense input, as much of each row as the device's shared memory holds
+// (softmax over 50257 values: 201 KB of the H200's 227), and reads the rest in place.
 void choose_row_staging(Context& c) {
   constexpr int64_t kWarpRow = 1024, kPerLane = 8, kStageBytes = 48 * 1024;
+  constexpr int kLongBlock = 1024;
   int tpr = 4;
   while (tpr < 32 && tpr * kPerLane < c.k.row) tpr *= 2;
   c.k.row_threads = c.k.row <= kWarpRow ? tpr : kBlock;
-  const int64_t budget = kStageBytes / (kBlock / c.k.row_threads);  // bytes of one row
-  int64_t bytes = 0;
   c.row_staged.assign(c.g.accesses.size(), false);
+  std::vector<int> dense;
+  int64_t row_bytes = 0;
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
     if (c.k.access_kinds[a] != AccessKind::Dense || c.g.accesses[a].buffer < 0) continue;
-    int isz = itemsize(load_dtype(c.g, static_cast<int>(a)));
-    int64_t row_bytes = (c.k.row * isz + 15) / 16 * 16;
-    if (bytes + row_bytes > budget) continue;
+    dense.push_back(static_cast<int>(a));
+    row_bytes += (c.k.row * itemsize(load_dtype(c.g, static_cast<int>(a))) + 15) / 16 * 16;
+  }
+  c.k.long_rows = c.k.row > kWarpRow && row_bytes > kStageBytes;
+  if (c.k.long_rows) c.k.row_threads = c.k.block = kLongBlock;
+  const int64_t budget = kStageBytes / (kBlock / std::min(kBlock, c.k.row_threads));
+  int64_t bytes = 0;
+  for (int a : dense) {
+    int isz = itemsize(load_dtype(c.g, a));
+    int64_t one = (c.k.row * isz + 15) / 16 * 16;
+    if (!c.k.long_rows && bytes + one > budget) continue;
     c.row_staged[a] = true;
-    bytes += row_bytes;
+    bytes += one;
     c.k.staged_itemsizes.push_back(isz);
   }
 }
@@ -589,10 +604,14 @@ void choose_row_staging(Context& c) {
 std::string row_fused_kernel(Context& c) {
   std::ostringstream os;
   const plan::RowPasses passes = plan::row_passes(c.g);
-  const int tpr = c.k.row_threads;
+  const int tpr = c.k.row_threads, block = c.k.block;
+  // Long rows stage the first sr values of the one row a block takes, from the 16-byte
+  // boundary before the row (`shift` values earlier, so odd lengths load whole vectors too);
+  // the others stage all of their rpb rows.
+  const std::string span = c.k.long_rows ? "(sr + 16)" : "rpb * r";
   c.incremental = c.k.space.reduced == 1;
   c.pos = "j";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+  os << "extern \"C\" __global__ void __launch_bounds__(" << block << ") KILN_KERNEL("
      << signature(c) << ") {\n"
      << "  extern __shared__ __align__(16) unsigned char smem[];\n"
      << "  unsigned char* at = smem;\n";
@@ -600,20 +619,24 @@ std::string row_fused_kernel(Context& c) {
     if (!c.row_staged[a]) continue;
     std::string t = cuda_type(load_dtype(c.g, static_cast<int>(a)));
     os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
-       << "  at += ((size_t)rpb * r * sizeof(" << t << ") + 15) / 16 * 16;\n";
+       << "  at += ((size_t)" << span << " * sizeof(" << t << ") + 15) / 16 * 16;\n";
   }
   os << "  const int lane = threadIdx.x % " << tpr << ";\n"
      << "  for (I o0 = (I)blockIdx.x * rpb; o0 < n; o0 += (I)gridDim.x * rpb) {\n"
      << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n"
      << "    __syncthreads();  // the rows before are done with the staging buffers\n";
+  if (c.k.long_rows) os << "    const I shift = vec ? (I)((o0 * r) % " << c.k.vec << ") : 0;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
-    if (c.row_staged[a])
-      os << "    kiln::stage<" << c.k.vec << ", " << kBlock << ">(sm" << a << ", in" << a
+    if (c.row_staged[a] && c.k.long_rows)
+      os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
+         << " + o0 * r - shift, sr ? sr + shift : 0, vec);\n";
+    else if (c.row_staged[a])
+      os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
          << " + o0 * r, rows * r, vec && r % " << c.k.vec << " == 0);\n";
   os << "    __syncthreads();\n"
      // rpb is a multiple of the rows a block takes at once, so the lanes of a warp run this
      // loop alike (its merges shuffle between them); rows past the last hold no values.
-     << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << kBlock / tpr << ") {\n"
+     << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << block / tpr << ") {\n"
      << "      const I o = o0 + q;\n"
      << "      const I end = q < rows ? r : 0;  // no values in rows past the last\n"
      << (c.incremental ? strided_bases(c, "o * r", "      ") : "");

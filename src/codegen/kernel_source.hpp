@@ -41,6 +41,7 @@ struct Arg {
     Partials,      // Launch::partials accumulators of scratch
     Counter,       // Launch::counters unsigned ints, zero before the launch; the kernel re-zeroes
     RowsPerBlock,  // RowFused: Launch::rows_per_block (I)
+    StagedLength,  // RowFused over long rows: Launch::staged_length (I)
   } kind;
   int index = -1;
 };
@@ -59,7 +60,9 @@ struct KernelSource {
   int64_t kept = 1, row = 1;  // outputs, and values folded into each (1, n when elementwise)
   int tile_axis = -1;         // Tiled: the axis of the space tiled with the last one
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
-  int row_threads = 0;        // RowFused: threads per row, 32 or the block's 256
+  int block = 256;            // threads per block (__launch_bounds__)
+  int row_threads = 0;        // RowFused: threads per row, 4-32 lanes or the whole block
+  bool long_rows = false;     // RowFused: a block of 1024 per row, staged as far as it fits
   std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
 };
 
@@ -78,7 +81,10 @@ struct Launch {
   int64_t count = 0;           // the value of Arg::Count
   int64_t rows_per_block = 0;  // RowFused: rows a block stages at once (Arg::RowsPerBlock)
   int64_t shared_bytes = 0;    // dynamic shared memory per block
+  int64_t staged_length = 0;   // RowFused over long rows: leading values of a row staged
 };
-Launch launch_for(const KernelSource& k, int sm_count);
+// `max_shared`: the dynamic shared memory a block of this kernel may opt in to on the device
+// (its limit less the kernel's static shared memory); only long rows use more than 48 KB.
+Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared = 48 * 1024);
 
 }  // namespace kiln::codegen

@@ -10,6 +10,7 @@ namespace kiln::codegen {
 namespace {
 
 constexpr int kBlock = 256;  // matches the __launch_bounds__ of every generated kernel
+constexpr int64_t kMaxGrid = int64_t{1} << 30;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -64,7 +65,6 @@ void tiles(Launch& l, const KernelSource& k) {
 // fits the rows of one step). Each staged input takes a 16-byte aligned region.
 void row_fused(Launch& l, const KernelSource& k) {
   constexpr int64_t kStageTarget = 32 * 1024, kMaxShared = 48 * 1024, kMaxRows = 512;
-  constexpr int64_t kMaxGrid = int64_t{1} << 30;
   auto shared = [&](int64_t rows) {
     int64_t bytes = 0;
     for (int isz : k.staged_itemsizes) bytes += ceil_div(rows * k.row * isz, 16) * 16;
@@ -84,9 +84,33 @@ void row_fused(Launch& l, const KernelSource& k) {
   l.grid_x = std::min(ceil_div(k.kept, rows), kMaxGrid);
 }
 
+// RowFused over long rows: a block of k.block threads per row, staging the first
+// staged_length values of the row of every staged input, as many as `max_shared` holds with 16
+// values more for the shift to a 16-byte boundary (kernel_source.cpp), a multiple of 16 so the
+// staging loads stay whole.
+void long_rows(Launch& l, const KernelSource& k, int64_t max_shared) {
+  auto shared = [&](int64_t staged) {
+    int64_t bytes = 0;
+    for (int isz : k.staged_itemsizes) bytes += ceil_div((staged + 16) * isz, 16) * 16;
+    return bytes;
+  };
+  int64_t per_value = 0;
+  for (int isz : k.staged_itemsizes) per_value += isz;
+  int64_t staged = 0;
+  if (per_value && shared(0) < max_shared) {
+    staged = std::min((max_shared - shared(0)) / per_value / 16 * 16, k.row);
+    while (staged > 0 && shared(staged) > max_shared) staged -= 16;
+  }
+  l.block_x = k.block;
+  l.rows_per_block = 1;
+  l.staged_length = std::max<int64_t>(staged, 0);
+  l.shared_bytes = l.staged_length ? shared(l.staged_length) : 0;  // sr 0: nothing staged
+  l.grid_x = std::min(k.kept, kMaxGrid);
+}
+
 }  // namespace
 
-Launch launch_for(const KernelSource& k, int sm_count) {
+Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
   Launch l;
   auto cap = [&](int64_t want, int64_t per_sm) {
     return std::clamp<int64_t>(want, 1, int64_t{sm_count} * per_sm);
@@ -124,7 +148,7 @@ Launch launch_for(const KernelSource& k, int sm_count) {
       columns(l, k, sm_count);
       break;
     case Form::RowFused:
-      row_fused(l, k);
+      k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
       break;
   }
   return l;
@@ -155,6 +179,11 @@ std::string describe_schedule(const KernelSource& k) {
                                : std::to_string(k.staged_itemsizes.size()) +
                                      " input(s) staged in shared memory" +
                                      (k.vec > 1 ? ", 16 bytes at a time" : "");
+      if (k.long_rows)
+        return "reductions and their broadcast in one kernel: a block of " +
+               std::to_string(k.block) + " threads per row, " +
+               std::to_string(k.staged_itemsizes.size()) +
+               " input(s) staged in shared memory as far as it holds them, the rest read in place";
       std::string threads = k.row_threads == kBlock ? "a block"
                             : k.row_threads == 32   ? "a warp"
                                                     : std::to_string(k.row_threads) + " lanes";

@@ -38,6 +38,7 @@ void init(DeviceInfo& d, int index) {
   d.cc_minor = p.minor;
   d.arch = "sm_" + std::to_string(p.major * 10 + p.minor);
   d.total_memory = p.totalGlobalMem;
+  d.shared_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
   // Non-blocking: kiln's work must not serialise with the legacy default stream that other
   // libraries in the process may use.
   KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));

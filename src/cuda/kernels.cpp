@@ -18,6 +18,7 @@ using codegen::Form;
 
 struct Loaded {
   cudaKernel_t main = nullptr;
+  int64_t max_shared = 48 * 1024;  // dynamic shared memory a launch may ask for
 };
 
 // Modules loaded per (cache key, device). Libraries stay loaded for the process's life: a
@@ -170,10 +171,10 @@ void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scala
 }
 
 LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-                   const codegen::KernelSource& src, int device,
+                   const codegen::KernelSource& src, int device, int64_t max_shared,
                    const std::function<void*(int)>& data) {
   LaunchArgs l;
-  l.shape = codegen::launch_for(src, gpu::device(device).sm_count);
+  l.shape = codegen::launch_for(src, gpu::device(device).sm_count, max_shared);
   if (l.shape.partials) l.partials = allocate(device, l.shape.partials * src.partial_bytes);
   for (const Arg& a : src.args) {
     switch (a.kind) {
@@ -212,6 +213,9 @@ LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
       case Arg::RowsPerBlock:
         l.args.add_index(l.shape.rows_per_block, src.index64);
         break;
+      case Arg::StagedLength:
+        l.args.add_index(l.shape.staged_length, src.index64);
+        break;
       case Arg::Counter:
         l.args.add(l.shape.counters ? completion_counters(device, l.shape.counters) : nullptr);
         break;
@@ -222,6 +226,19 @@ LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A kernel over long rows opts in to all the shared memory a block may have on the device, less
+// its static shared memory (block merges); the launch asks for what it stages.
+Loaded with_shared_memory(Loaded l, const codegen::KernelSource& src, const DeviceInfo& info) {
+  if (!src.long_rows) return l;
+  cudaFuncAttributes attr{};
+  KILN_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(l.main)));
+  l.max_shared = info.shared_optin - static_cast<int64_t>(attr.sharedSizeBytes);
+  KILN_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(l.main),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(l.max_shared)));
+  return l;
 }
 
 // What a group needs at launch, derived once per cached plan.
@@ -291,14 +308,15 @@ LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& 
   const auto& info = gpu::device(device);
   Prepared& p = prepared(step, info.arch, &fresh);
   auto it = p.loaded.find(device);
-  if (it == p.loaded.end()) it = p.loaded.emplace(device, load(*p.kernel, device)).first;
+  if (it == p.loaded.end())
+    it = p.loaded.emplace(device, with_shared_memory(load(*p.kernel, device), p.src, info)).first;
   const Loaded& k = it->second;
   const auto& src = p.src;
   const auto& g = step.group;
   LaunchRecord rec{&src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
                    fresh ? &src.source : nullptr};
   set_device(device);
-  LaunchArgs l = prepare(g, params, src, device, data);
+  LaunchArgs l = prepare(g, params, src, device, k.max_shared, data);
   const codegen::Launch& s = l.shape;
   if (s.grid_x == 0) return rec;
   KILN_CUDA_CHECK(

@@ -22,7 +22,8 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   std::string arch;  // what NVRTC compiles for: "sm_90"
   size_t total_memory = 0;
-  cudaStream_t stream = nullptr;  // kiln's one stream on this device (non-blocking)
+  int64_t shared_optin = 48 * 1024;  // shared memory a block may opt in to
+  cudaStream_t stream = nullptr;     // kiln's one stream on this device (non-blocking)
 };
 // Initialises the device on first use (cudaSetDevice, stream creation). DeviceError when the
 // index does not name a device.

@@ -173,8 +173,15 @@ class Planner {
     }
   }
 
+  // Rows up to kMaxRowBytes go to blocks of 256 threads staging them in 48 KB. Longer rows,
+  // up to kMaxLongRowBytes (softmax over a 50257-word vocabulary: 201 KB of float32), take a
+  // block of 1024 threads each staging in the shared memory it opts in to (227 KB on the H200;
+  // a device with less reads the rest of the row in place), when there are at least
+  // kMinLongRows of them: one block per row on each SM leaves SMs idle when rows are fewer, and
+  // then the statistics' kernels, which split long rows over blocks, are faster.
   static bool row_reducible(const Node& r) {
-    constexpr int64_t kMaxRowBytes = 32 * 1024;
+    constexpr int64_t kMaxRowBytes = 32 * 1024, kMaxLongRowBytes = 224 * 1024;
+    constexpr int64_t kMinLongRows = 512;
     using graph::ReduceOp;
     if (r.kind != OpKind::Reduce || r.is_leaf()) return false;  // a leaf is in memory already
     auto op = static_cast<ReduceOp>(r.op);
@@ -188,7 +195,9 @@ class Planner {
       if (r.params[k] != static_cast<int64_t>(rank - naxes + k)) return false;  // not trailing
       row *= in.shape[rank - naxes + k];
     }
-    return naxes > 0 && naxes < rank && row > 0 && row * itemsize(r.dtype) <= kMaxRowBytes;
+    if (naxes == 0 || naxes >= rank || row <= 0) return false;
+    const int64_t bytes = row * itemsize(r.dtype), rows = shape_size(in.shape) / row;
+    return bytes <= kMaxRowBytes || (bytes <= kMaxLongRowBytes && rows >= kMinLongRows);
   }
 
   // Held values are written where that costs no extra pass, as one more output of an
