@@ -11,7 +11,13 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("layernorm", 100000, 64), ("softmax", 500000, 32), ("softmax", 262144, 7),
           ("colsum", 16384, 4096), ("colsum", 4096, 16384), ("colsum", 1000000, 7),
           ("colsum", 100000, 64), ("colsum", 7, 1000000), ("colsum", 1000, 1000),
-          ("rowsum", 1000000, 33), ("rowsum", 16384, 4096)]
+          ("rowsum", 1000000, 33), ("rowsum", 16384, 4096),
+          # long rows (a block of 1024 per row, staged in opted-in shared memory) and short
+          # rows sharing a warp
+          ("softmax", 4096, 50257), ("layernorm", 4096, 50257), ("softmax", 2048, 12300),
+          ("layernorm", 1024, 32000), ("softmax", 8192, 20000), ("softmax", 600, 57000),
+          ("rowsum", 1000000, 64), ("rowsum", 500000, 100), ("rowsum", 250000, 200),
+          ("rowsum", 2000000, 40)]
 def ms(fn, iters=20, reps=7):
     fn(); torch.cuda.synchronize(); r = []
     for _ in range(reps):

@@ -237,6 +237,24 @@ __device__ __forceinline__ void stage(T* dst, const T* __restrict__ src, I span,
   }
 }
 
+// A row's values into the registers of its TPR lanes (RowFused rows kept in registers): vector
+// k of lane `lane` holds row positions (k * TPR + lane) * V .. + V - 1, loaded 16 bytes at a
+// time when `vec` says the row is aligned for it; positions from `end` on hold zeros.
+template <int P, int V, int TPR, class T, class I>
+__device__ __forceinline__ void load_row(vec<T, V> (&dst)[P], const T* __restrict__ row, I end,
+                                         int lane, int vec) {
+#pragma unroll
+  for (int k = 0; k < P; ++k) {
+    const I j = ((I)k * TPR + lane) * V;
+    if (vec && j + V <= end) {
+      dst[k] = load<V>(row + j);
+    } else {
+#pragma unroll
+      for (int l = 0; l < V; ++l) dst[k][l] = j + l < end ? row[j + l] : T();
+    }
+  }
+}
+
 // The end of a one-output reduction: each block stores its partial; the last block to arrive
 // (counted on `done`) merges them all, writes the result and re-zeroes the counter, so the
 // next launch on the stream starts from zero.
@@ -263,21 +281,23 @@ __device__ __forceinline__ void finish_full_reduction(typename Op::acc acc,
   }
 }
 
-// A warp's walk along its row for ReduceRows: the block's share of the row (blockIdx.y of
-// gridDim.y equal parts, each a multiple of V long) goes V elements per lane per step through
-// 16-byte loads when `vec` says the row is aligned for them, the tail one element at a time.
-// body(lanes<V>, j) folds row positions j .. j + V - 1.
-template <int V, class I, class Body>
+// The walk of a row's TPR lanes (a warp, or a part of one for short rows) along it for
+// ReduceRows: the block's share of the row (blockIdx.y of gridDim.y equal parts, each a
+// multiple of V long) goes V elements per lane per step through 16-byte loads when `vec` says
+// the row is aligned for them, the tail one element at a time. body(lanes<V>, j) folds row
+// positions j .. j + V - 1.
+template <int V, int TPR = 32, class I, class Body>
 __device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
   I per = (r + gridDim.y - 1) / gridDim.y;
   per = (per + V - 1) / V * V;
   I lo = (I)blockIdx.y * per, hi = lo + per < r ? lo + per : r, done = lo;
   if (V > 1 && vec && lo < hi) {
 #pragma unroll 4
-    for (I j = lo + lane * V; j + V <= hi; j += 32 * V) body(lanes<V>{}, j);
+    for (I j = lo + lane * V; j + V <= hi; j += TPR * V) body(lanes<V>{}, j);
     done = lo + (hi - lo) / V * V;
   }
-  for (I j = done + lane; j < hi; j += 32) body(lanes<1>{}, j);
+#pragma unroll 4
+  for (I j = done + lane; j < hi; j += TPR) body(lanes<1>{}, j);
 }
 
 // Blocks split over gridDim.y store their partials at partials[blockIdx.y * n + o]; the last
@@ -317,12 +337,13 @@ __device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
   if (threadIdx.x == 0 && threadIdx.y == 0) done[blockIdx.x] = 0;
 }
 
-// The end of a row reduction (a warp per row, 8 rows per block): the warp merges its lanes.
-template <class Op, class Out>
+// The end of a row reduction (TPR lanes per row: a warp, or a part of one for short rows):
+// the row's lanes merge.
+template <class Op, int TPR = 32, class Out>
 __device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
                                             unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
-  acc = warp_merge<Op>(acc);
-  finish_split<Op>(acc, threadIdx.x % 32 == 0 && o < n, partials, done, out, o, n, r);
+  acc = warp_merge<Op, TPR>(acc);
+  finish_split<Op>(acc, threadIdx.x % TPR == 0 && o < n, partials, done, out, o, n, r);
 }
 
 // The end of a column reduction (32 x 8 threads, thread (x, y) holding partials of outputs

@@ -146,6 +146,36 @@ TEST_CASE("row fusion: softmax and layernorm plan as one kernel that writes only
       }
 }
 
+TEST_CASE("row fusion: short rows whose lanes' shares fit in 32 bytes stay in registers") {
+  struct Want {
+    Shape shape;
+    DType dtype;
+    int lanes, vectors;  // per row, and 16-byte vectors per lane (0: not in registers)
+  };
+  // 2048 float32: a block of 256, 2048 / (256 * 4) = 2 vectors (32 bytes); 33 float32: 8
+  // lanes, 2 vectors; 4096 float32: 4 vectors (64 bytes), too many; 1000 float64: a warp, 16
+  // vectors of 2; 7 float32: shorter than 32 values.
+  for (const Want& w :
+       {Want{{64, 2048}, DType::Float32, 256, 2}, Want{{1000, 33}, DType::Float32, 8, 2},
+        Want{{64, 4096}, DType::Float32, 256, 0}, Want{{64, 1000}, DType::Float64, 32, 0},
+        Want{{64, 7}, DType::Float32, 4, 0}}) {
+    INFO(kiln::shape_str(w.shape) << " " << std::string(kiln::dtype_name(w.dtype)));
+    auto plan = plan_of(layernorm(input(w.shape, w.dtype), {1}));
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 1);
+    auto k = kiln::codegen::generate(*groups[0]);
+    CHECK(k.row_threads == w.lanes);
+    CHECK(k.row_registers == w.vectors);
+    auto l = kiln::codegen::launch_for(k, 132);
+    if (w.vectors) {  // the rows of all its lanes at once, no shared memory
+      CHECK(l.rows_per_block == 256 / w.lanes);
+      CHECK(l.shared_bytes == 0);
+    }
+    CHECK((kiln::codegen::describe_schedule(k).find("registers") != std::string::npos) ==
+          (w.vectors > 0));
+  }
+}
+
 TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged as far as it fits") {
   // 512 rows of 12300 float32 (48.05 KB) and of 57344 (224 KB, the longest folded row)
   for (Shape s : {Shape{512, 12300}, Shape{512, 57344}}) {

@@ -1,7 +1,7 @@
 // Reduction schedules by layout (codegen::generate picks the form, codegen::launch_for the
 // launch): which form each layout gets and how it is split, derived by hand from the rules in
 // src/codegen/launch.cpp; and, on a GPU, every form at the extents where its edges are (1, 7,
-// 32, 33, 1000, 4097, 50257, 10^6 elements) against the host executor, exactly.
+// 32, 33, 100, 1000, 4097, 50257, 10^6 elements) against the host executor, exactly.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -160,6 +160,18 @@ TEST_CASE("schedules: row reductions take a warp per row and split long rows whe
   CHECK(l.grid_y == 976);
   CHECK(l.partials == l.grid_y * 7);
   CHECK(l.counters == 1);
+  // Short rows share a warp: about 8 values per lane, 4 to 32 lanes per row. 33 values: 8
+  // lanes, 4 rows per warp, 32 per block; 10^6 rows take 31250 blocks.
+  k = kernel_of(kiln::sum(matrix(1000000, 33), {1}));
+  CHECK(k.form == Form::ReduceRows);
+  CHECK(k.row_threads == 8);
+  l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.grid_x == 31250);
+  CHECK(l.grid_y == 1);
+  CHECK(kernel_of(kiln::sum(matrix(100, 32), {1})).row_threads == 4);
+  CHECK(kernel_of(kiln::sum(matrix(100, 64), {1})).row_threads == 8);
+  CHECK(kernel_of(kiln::sum(matrix(100, 255), {1})).row_threads == 32);
+  CHECK(kernel_of(kiln::sum(matrix(100, 4096), {1})).row_threads == 32);
   // float64 and complex128 rows: 2 and 1 lanes per 16-byte load.
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Float64), {1})).vec == 2);
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Complex128), {1})).vec == 1);
@@ -184,7 +196,7 @@ void same_on_gpu(const std::string& what, const Array& host_in,
 }  // namespace
 
 GPU_TEST_CASE("schedules: rows and columns at the extents where forms change, every reduction") {
-  const std::vector<int64_t> extents = {1, 7, 32, 33, 1000, 4097};
+  const std::vector<int64_t> extents = {1, 7, 32, 33, 100, 1000, 4097};
   for (int64_t rows : extents)
     for (int64_t cols : extents)
       for (DType t : {DType::Float32, DType::Int32}) {

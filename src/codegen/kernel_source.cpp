@@ -226,6 +226,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
       case InstrKind::Load:
         if (!c.staged.empty() && c.staged[ins.arg])
           e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
+        else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.row_registers)
+          e = "rg" + num(ins.arg) + "[k][l]";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.long_rows)
           e = "(j < sr ? sm" + num(ins.arg) + "[j + shift] : in" + num(ins.arg) + "[i])";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg])
@@ -441,16 +443,19 @@ std::string reduce_full_kernel(Context& c) {
   return os.str();
 }
 
-// A warp per row, 8 rows per block; blockIdx.y splits long rows (kiln::row_loop). Dense
-// inputs are read 16 bytes at a time when the row length keeps every row aligned.
+// A warp per row (row_threads lanes for short rows, lanes_per_row), 256 / row_threads rows per
+// block; blockIdx.y splits long rows (kiln::row_loop). Dense inputs are read 16 bytes at a
+// time when the row length keeps every row aligned.
 std::string reduce_rows_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
+  const int tpr = c.k.row_threads;
+  const std::string lanes = tpr == 32 ? "" : ", " + num(tpr);  // the templates' default: 32
   c.incremental = c.k.space.reduced == 1;
   c.pos = "(j + l)";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
-     << "  const I o = (I)blockIdx.x * " << kBlock / 32 << " + threadIdx.x / 32;\n"
+     << "  const I o = (I)blockIdx.x * " << kBlock / tpr << " + threadIdx.x / " << tpr << ";\n"
      << "  Op::acc acc = Op::init();\n"
      << "  if (o < n) {\n"
      << (c.incremental ? strided_bases(c, "o * r", "    ") : "")
@@ -460,10 +465,10 @@ std::string reduce_rows_kernel(Context& c) {
      << vector_loads(c) << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
      << lane_program(c, "(i + l)", true) << "        Op::fold(acc, t" << value
      << ", (kiln::i64)(j + l));\n      }\n    };\n"
-     << "    kiln::row_loop<" << c.k.vec << ">(r, vec && r % " << c.k.vec
-     << " == 0, (int)(threadIdx.x % 32), step);\n  }\n"
-     << "  kiln::finish_rows<Op>(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, "
-        "(kiln::i64)r);\n}\n";
+     << "    kiln::row_loop<" << c.k.vec << lanes << ">(r, vec && r % " << c.k.vec
+     << " == 0, (int)(threadIdx.x % " << tpr << "), step);\n  }\n"
+     << "  kiln::finish_rows<Op" << lanes
+     << ">(acc, partials, done, out0, (kiln::i64)o, (kiln::i64)n, (kiln::i64)r);\n}\n";
   c.incremental = false;
   c.pos = "j";
   return os.str();
@@ -561,6 +566,17 @@ int column_vec(const Context& c) {
   return v;
 }
 
+// Lanes that share a short row (RowFused, ReduceRows): about kPerLane values each, from 4 to a
+// warp, so a warp holds several short rows and no lane idles. rowsum of 1000000x33 float32 ran
+// 0.136 ms with a warp per row (24% of the roof): a lane's one or two loads left too few in
+// flight.
+int lanes_per_row(int64_t row) {
+  constexpr int64_t kPerLane = 8;
+  int tpr = 4;
+  while (tpr < 32 && tpr * kPerLane < row) tpr *= 2;
+  return tpr;
+}
+
 // RowFused: the threads per row (row_threads) and the dense inputs whose rows a block stages in
 // shared memory. Short rows take a few lanes each, about kPerLane values per lane, so a warp
 // holds several rows and no lane idles; rows past kWarpRow values take the whole block. Inputs
@@ -570,11 +586,9 @@ int column_vec(const Context& c) {
 // row stages every dense input, as much of each row as the device's shared memory holds
 // (softmax over 50257 values: 201 KB of the H200's 227), and reads the rest in place.
 void choose_row_staging(Context& c) {
-  constexpr int64_t kWarpRow = 1024, kPerLane = 8, kStageBytes = 48 * 1024;
+  constexpr int64_t kWarpRow = 1024, kStageBytes = 48 * 1024;
   constexpr int kLongBlock = 1024;
-  int tpr = 4;
-  while (tpr < 32 && tpr * kPerLane < c.k.row) tpr *= 2;
-  c.k.row_threads = c.k.row <= kWarpRow ? tpr : kBlock;
+  c.k.row_threads = c.k.row <= kWarpRow ? lanes_per_row(c.k.row) : kBlock;
   c.row_staged.assign(c.g.accesses.size(), false);
   std::vector<int> dense;
   int64_t row_bytes = 0;
@@ -597,6 +611,84 @@ void choose_row_staging(Context& c) {
   }
 }
 
+// Short rows keep their staged values in registers when each lane's share of them is at most
+// kRegisterBytes: P = ceil(row / (row_threads * V)) vectors of V values per input, vector k of a
+// lane holding row positions (k * row_threads + lane) * V .. + V - 1. Every load of a row is
+// then in flight at once, with no shared memory and no barrier between staging and the passes.
+// Measured on the H200 (bench/shape_sweep.py, float32, ms, registers / shared memory):
+// softmax 500000x32 0.041 / 0.086, 131072x128 0.043 / 0.054, 262144x33 0.035 / 0.043;
+// layernorm 100000x64 0.018 / 0.027, 8192x2048 0.045 / 0.057 (2 vectors a lane). With 4 or
+// more vectors a lane it lost: softmax 16384x4096 0.168 / 0.153, 32768x1024 0.114 / 0.093,
+// 4096x8192 0.121 / 0.093; and with rows of 7 (one vector): 1000000x7 0.046 / 0.037.
+void choose_row_registers(Context& c) {
+  constexpr int64_t kRegisterBytes = 32, kMinRow = 32;
+  if (c.k.long_rows || c.k.staged_itemsizes.empty() || c.k.row < kMinRow) return;
+  for (size_t a = 0; a < c.g.accesses.size(); ++a)
+    if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0 && !c.row_staged[a])
+      return;  // some dense input did not fit in shared memory: too many for registers too
+  const int64_t per_vector = int64_t{c.k.row_threads} * c.k.vec;
+  const int64_t p = (c.k.row + per_vector - 1) / per_vector;
+  int64_t bytes = 0;
+  for (int isz : c.k.staged_itemsizes) bytes += p * c.k.vec * isz;
+  if (bytes > kRegisterBytes) return;
+  c.k.row_registers = static_cast<int>(p);
+  c.k.staged_itemsizes.clear();  // nothing in shared memory
+}
+
+// The folds of pass p at row position j (index i), and in the last pass the outputs' values.
+std::string pass_body(Context& c, const plan::RowPasses& passes, int p) {
+  std::ostringstream os;
+  os << lane_program(c, "i", false, &passes.needed[p]);
+  for (int f : passes.folds(p))
+    os << "        Op" << f << "::fold(a" << f << ", t" << c.g.code[f].a << ", (kiln::i64)j);\n";
+  return os.str();
+}
+
+// Pass p over a row staged in shared memory (or read in place): the row's lanes take every
+// row_threads-th position; the last pass writes each output where it computes it.
+std::string shared_pass(Context& c, const plan::RowPasses& passes, int p) {
+  std::ostringstream os;
+  os << "      for (I j = lane; j < end; j += " << c.k.row_threads << ") {\n"
+     << "        const I i = o * r + j;\n"
+     << pass_body(c, passes, p);
+  if (p == passes.reducing)
+    for (size_t o = 0; o < c.g.outputs.size(); ++o)
+      os << "        out" << o << "[i] = t" << c.g.outputs[o].instr << ";\n";
+  return os.str() + "      }\n";
+}
+
+// Pass p over a row held in registers (choose_row_registers), position by position of each
+// lane's vectors; the last pass gathers each output's V values and stores them 16 bytes at a
+// time where the row is aligned and whole.
+std::string register_pass(Context& c, const plan::RowPasses& passes, int p) {
+  std::ostringstream os;
+  const int P = c.k.row_registers, V = c.k.vec, tpr = c.k.row_threads;
+  const bool last = p == passes.reducing;
+  os << "#pragma unroll\n      for (int k = 0; k < " << P << "; ++k) {\n"
+     << "        const I j0 = ((I)k * " << tpr << " + lane) * " << V << ";\n";
+  for (size_t o = 0; last && o < c.g.outputs.size(); ++o)
+    os << "        kiln::vec<" << cuda_type(c.g.code[c.g.outputs[o].instr].dtype) << ", " << V
+       << "> w" << o << ";\n";
+  os << "#pragma unroll\n      for (int l = 0; l < " << V << "; ++l) {\n"
+     << "        const I j = j0 + l, i = o * r + j;\n"
+     << "        if (j >= end) continue;\n"
+     << pass_body(c, passes, p);
+  for (size_t o = 0; last && o < c.g.outputs.size(); ++o)
+    os << "        w" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
+  os << "      }\n";
+  if (last) {
+    os << "        if (vec && r % " << V << " == 0 && j0 + " << V << " <= end) {\n";
+    for (size_t o = 0; o < c.g.outputs.size(); ++o)
+      os << "          kiln::store<" << V << ">(out" << o << " + o * r + j0, w" << o << ");\n";
+    os << "        } else {\n"
+       << "          for (int l = 0; l < " << V << " && j0 + l < end; ++l) {\n";
+    for (size_t o = 0; o < c.g.outputs.size(); ++o)
+      os << "            out" << o << "[o * r + j0 + l] = w" << o << "[l];\n";
+    os << "          }\n        }\n";
+  }
+  return os.str() + "      }\n";
+}
+
 // A block stages rows o0 .. o0 + rpb - 1 of its dense inputs in shared memory (16-byte loads),
 // then each row's threads (row_threads of them) make the reducing passes of plan::row_passes
 // over it, each folding its Reduce instructions' operands and merging them across the row's
@@ -613,45 +705,47 @@ std::string row_fused_kernel(Context& c) {
   c.pos = "j";
   os << "extern \"C\" __global__ void __launch_bounds__(" << block << ") KILN_KERNEL("
      << signature(c) << ") {\n"
-     << "  extern __shared__ __align__(16) unsigned char smem[];\n"
-     << "  unsigned char* at = smem;\n";
+     << (c.k.row_registers ? ""
+                           : "  extern __shared__ __align__(16) unsigned char smem[];\n"
+                             "  unsigned char* at = smem;\n");
   for (size_t a = 0; a < c.row_staged.size(); ++a) {
-    if (!c.row_staged[a]) continue;
+    if (!c.row_staged[a] || c.k.row_registers) continue;
     std::string t = cuda_type(load_dtype(c.g, static_cast<int>(a)));
     os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
        << "  at += ((size_t)" << span << " * sizeof(" << t << ") + 15) / 16 * 16;\n";
   }
+  const int P = c.k.row_registers, V = c.k.vec;
   os << "  const int lane = threadIdx.x % " << tpr << ";\n"
      << "  for (I o0 = (I)blockIdx.x * rpb; o0 < n; o0 += (I)gridDim.x * rpb) {\n"
-     << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n"
-     << "    __syncthreads();  // the rows before are done with the staging buffers\n";
+     << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n";
+  if (!P) os << "    __syncthreads();  // the rows before are done with the staging buffers\n";
   if (c.k.long_rows) os << "    const I shift = vec ? (I)((o0 * r) % " << c.k.vec << ") : 0;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
-    if (c.row_staged[a] && c.k.long_rows)
+    if (c.k.row_registers)
+      break;  // each row's lanes load it below
+    else if (c.row_staged[a] && c.k.long_rows)
       os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
          << " + o0 * r - shift, sr ? sr + shift : 0, vec);\n";
     else if (c.row_staged[a])
       os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
          << " + o0 * r, rows * r, vec && r % " << c.k.vec << " == 0);\n";
-  os << "    __syncthreads();\n"
-     // rpb is a multiple of the rows a block takes at once, so the lanes of a warp run this
-     // loop alike (its merges shuffle between them); rows past the last hold no values.
-     << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << block / tpr << ") {\n"
-     << "      const I o = o0 + q;\n"
-     << "      const I end = q < rows ? r : 0;  // no values in rows past the last\n"
-     << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
+  if (!P) os << "    __syncthreads();\n";
+  os  // rpb is a multiple of the rows a block takes at once, so the lanes of a warp run this
+      // loop alike (its merges shuffle between them); rows past the last hold no values.
+      << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << block / tpr << ") {\n"
+      << "      const I o = o0 + q;\n"
+      << "      const I end = q < rows ? r : 0;  // no values in rows past the last\n"
+      << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
+  for (size_t a = 0; P && a < c.row_staged.size(); ++a)
+    if (c.row_staged[a])
+      os << "      kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", " << V
+         << "> rg" << a << "[" << P << "];\n"
+         << "      kiln::load_row<" << P << ", " << V << ", " << tpr << ">(rg" << a << ", in" << a
+         << " + o * r, end, lane, vec && r % " << V << " == 0);\n";
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "      Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "      for (I j = lane; j < end; j += " << tpr << ") {\n"
-       << "        const I i = o * r + j;\n"
-       << lane_program(c, "i", false, &passes.needed[p]);
-    for (int f : folds)
-      os << "        Op" << f << "::fold(a" << f << ", t" << c.g.code[f].a << ", (kiln::i64)j);\n";
-    if (p == passes.reducing)
-      for (size_t o = 0; o < c.g.outputs.size(); ++o)
-        os << "        out" << o << "[i] = t" << c.g.outputs[o].instr << ";\n";
-    os << "      }\n";
+    os << (P ? register_pass(c, passes, p) : shared_pass(c, passes, p));
     for (int f : folds)
       os << "      const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
          << "::finish(kiln::group_merge<Op" << f << ", " << tpr << ">(a" << f
@@ -686,7 +780,9 @@ KernelSource generate(const FusedGroup& g) {
   k.form = choose_form(c);
   if (k.form == Form::Tiled) k.tile_axis = transposed_axis(c);
   if (k.form == Form::RowFused) choose_row_staging(c);
+  if (k.form == Form::ReduceRows) k.row_threads = lanes_per_row(k.row);
   k.vec = choose_vec(c);
+  if (k.form == Form::RowFused) choose_row_registers(c);
   k.index64 = needs_index64(c);
   std::ostringstream os;
   // A backslash ending the comment would splice the next line into it.

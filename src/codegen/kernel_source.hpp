@@ -61,8 +61,10 @@ struct KernelSource {
   int tile_axis = -1;         // Tiled: the axis of the space tiled with the last one
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
   int block = 256;            // threads per block (__launch_bounds__)
-  int row_threads = 0;        // RowFused: threads per row, 4-32 lanes or the whole block
-  bool long_rows = false;     // RowFused: a block of 1024 per row, staged as far as it fits
+  int row_threads = 0;     // RowFused, ReduceRows: threads per row, 4-32 lanes or the whole block
+  bool long_rows = false;  // RowFused: a block of 1024 per row, staged as far as it fits
+  int row_registers = 0;   // RowFused: 16-byte vectors of each staged row a lane keeps in
+                           // registers (0: the rows are staged in shared memory)
   std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
 };
 

@@ -33,11 +33,12 @@ void columns(Launch& l, const KernelSource& k, int sm_count) {
   }
 }
 
-// Row reductions: a warp per row, 8 per block; rows too few to fill the GPU are split over
-// blocks while each warp's share stays at least kMinPerWarp elements long.
+// Row reductions: a warp per row (row_threads lanes for short rows), 256 / row_threads rows
+// per block; rows too few to fill the GPU are split over blocks while each warp's share stays
+// at least kMinPerWarp elements long.
 void rows(Launch& l, const KernelSource& k, int sm_count) {
   constexpr int64_t kMinPerWarp = 1024, kMaxGridY = 65535;
-  l.grid_x = ceil_div(k.kept, kBlock / 32);
+  l.grid_x = ceil_div(k.kept, kBlock / k.row_threads);
   int64_t want = std::max<int64_t>(1, int64_t{sm_count} * 8 / l.grid_x);  // one wave, as columns
   int64_t most = std::max<int64_t>(1, k.row / kMinPerWarp);
   l.grid_y = std::clamp<int64_t>(std::min(want, most), 1, kMaxGridY);
@@ -71,6 +72,11 @@ void row_fused(Launch& l, const KernelSource& k) {
     return bytes;
   };
   const int64_t step = kBlock / k.row_threads;
+  if (k.row_registers) {  // rows in registers: a block takes the rows of its lanes at once
+    l.rows_per_block = step;
+    l.grid_x = std::min(ceil_div(k.kept, step), kMaxGrid);
+    return;
+  }
   // A block per row takes one: layernorm 16384x4096 ran in 0.134 ms so and in 0.156 ms with
   // two rows per block (two runs on the H200), fewer blocks per SM overlapping their staging.
   int64_t rows = k.row_threads == kBlock
@@ -166,7 +172,9 @@ std::string describe_schedule(const KernelSource& k) {
     case Form::ReduceFull:
       return "full reduction: block partials merged by the last block" + vec;
     case Form::ReduceRows:
-      return "rows: a warp per row, long rows split over blocks" + vec;
+      return k.row_threads < 32 ? "rows: " + std::to_string(k.row_threads) + " lanes per row, " +
+                                      std::to_string(32 / k.row_threads) + " rows per warp" + vec
+                                : "rows: a warp per row, long rows split over blocks" + vec;
     case Form::ReducePerThread:
       return "short rows: a thread per output";
     case Form::ReduceColumns:
@@ -174,11 +182,13 @@ std::string describe_schedule(const KernelSource& k) {
                              " outputs per warp in 16-byte loads, rows split over warps and blocks"
                        : "columns: 32 outputs per warp, rows split over warps and blocks";
     case Form::RowFused: {
-      std::string staged = k.staged_itemsizes.empty()
-                               ? "inputs read in place on every pass"
-                               : std::to_string(k.staged_itemsizes.size()) +
-                                     " input(s) staged in shared memory" +
-                                     (k.vec > 1 ? ", 16 bytes at a time" : "");
+      std::string staged =
+          k.row_registers ? "rows held in registers, " + std::to_string(k.row_registers) +
+                                " vector(s) of each per lane"
+          : k.staged_itemsizes.empty()
+              ? "inputs read in place on every pass"
+              : std::to_string(k.staged_itemsizes.size()) + " input(s) staged in shared memory" +
+                    (k.vec > 1 ? ", 16 bytes at a time" : "");
       if (k.long_rows)
         return "reductions and their broadcast in one kernel: a block of " +
                std::to_string(k.block) + " threads per row, " +

@@ -125,7 +125,8 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
         reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
     if (addr % (isz * src.vec)) return false;
   }
-  if (!g.reduction && src.form != codegen::Form::RowFused)  // RowFused stores one at a time
+  // RowFused stores one at a time unless it holds its rows in registers
+  if (!g.reduction && (src.form != codegen::Form::RowFused || src.row_registers))
     for (const auto& o : g.outputs)
       if (reinterpret_cast<uintptr_t>(data(o.buffer)) % (itemsize(g.code[o.instr].dtype) * src.vec))
         return false;
