@@ -10,7 +10,10 @@ set(layers_codegen codegen plan graph common)
 set(layers_jit jit common)
 set(layers_host host plan graph common)
 set(layers_cuda cuda codegen plan graph jit common)
-set(layers_api api cuda host jit codegen plan graph common)
+# The engine: evaluation, the plan cache and the runner, over the backends of plan/backend.hpp.
+set(layers_runtime runtime cuda host jit codegen plan graph common)
+# The NumPy surface.
+set(layers_api api runtime cuda jit codegen plan graph common)
 
 file(GLOB_RECURSE files ${SRC}/*.cpp ${SRC}/*.hpp)
 set(bad "")

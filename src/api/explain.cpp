@@ -4,12 +4,12 @@
 #include <sstream>
 
 #include "api/build.hpp"
-#include "api/evaluate.hpp"
 #include "codegen/kernel_source.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
 #include "plan/planner.hpp"
+#include "runtime/pipeline.hpp"
 
 namespace kiln {
 namespace {
@@ -77,8 +77,8 @@ struct Describe {
 }  // namespace
 
 std::string explain(const std::vector<Array>& outputs) {
-  auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::optional<plan::Plan> planned = api::plan_for(outputs);
+  auto hold = runtime::hold_evaluation();  // another thread's evaluation must not change the graph
+  std::optional<plan::Plan> planned = runtime::plan_for(api::refs_of(outputs));
   if (!planned) return "nothing to do: every array is already evaluated\n";
   const plan::Plan& p = *planned;
   std::ostringstream os;

@@ -1,18 +1,18 @@
-// Evaluation: plans the requested nodes and runs the plan on the backend of their device,
-// then stores each result in its node.
+// Evaluation, start to end (runtime/pipeline.cpp's realize): the requested nodes' signature,
+// their plan, each group's kernel generated and compiled, the plan run on the backend of each
+// step's device, the results stored in the nodes.
 #pragma once
-#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "graph/node.hpp"
-#include "kiln/array.hpp"
 #include "plan/plan.hpp"
 
-namespace kiln::api {
+namespace kiln::runtime {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
+
 // What an evaluation of `nodes` plans: their unevaluated nodes, then (when
 // kiln::get_materialize_held()) the `held` nodes below them that the program holds, which the
 // plan may also write (plan::make_plan).
@@ -22,28 +22,12 @@ struct Request {
 };
 Request to_realize(const std::vector<graph::NodeRef>& nodes);
 // The plan an evaluation of `outputs` runs, made afresh (explain, to_dot); none when every
-// array is evaluated. Empty handles are an error. Call with hold_evaluation() held.
-std::optional<plan::Plan> plan_for(const std::vector<Array>& outputs);
+// node is evaluated. Call with hold_evaluation() held.
+std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs);
 
-// Holds off every evaluation while the caller reads graphs that may be shared with other
-// threads (explain, to_dot): evaluating a node drops its inputs, which may free them.
-// Never call realize() while holding it.
+// One evaluation at a time: evaluation turns nodes into leaves, which planning must not see
+// half-done, and drops their inputs, which may free them. Held by realize, and by callers that
+// read graphs other threads may share (explain, to_dot). Never call realize() while holding it.
 std::unique_lock<std::mutex> hold_evaluation();
 
-// ---- for tests (tests/test_plan_cache.cpp) -----------------------------------------------
-// What the plan cache did since the last reset: the engine's own counters (kiln::engine_stats)
-// cannot tell a reused plan from a new one.
-struct PlanCacheCounters {
-  int64_t hits = 0;        // evaluations that reused a cached plan
-  int64_t misses = 0;      // plans made
-  int64_t collisions = 0;  // a plan found under the hash but for other values: made anew
-  int64_t clears = 0;      // the cache was full (kMaxCachedPlans) and was emptied
-};
-inline constexpr size_t kMaxCachedPlans = 4096;
-PlanCacheCounters plan_cache_counters();
-void reset_plan_cache_counters();
-// Set: every structure is cached under this hash instead of its own, so that two different
-// graphs collide, as two structures whose 64-bit hashes are equal would. Unset: normal.
-void force_plan_hash_for_testing(std::optional<size_t> hash);
-
-}  // namespace kiln::api
+}  // namespace kiln::runtime
