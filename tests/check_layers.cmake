@@ -12,8 +12,9 @@ set(layers_host host plan graph common)
 set(layers_cuda cuda codegen plan graph jit common)
 # The engine: evaluation, the plan cache and the runner, over the backends of plan/backend.hpp.
 set(layers_runtime runtime cuda host jit codegen plan graph common)
-# The NumPy surface.
-set(layers_api api runtime cuda jit codegen plan graph common)
+# The NumPy surface: it evaluates through runtime; of the executors it asks only src/cuda, what
+# kind of memory a pointer given to kiln::wrap is (cuda/pointer.hpp).
+set(layers_api api runtime cuda codegen plan graph common)
 
 file(GLOB_RECURSE files ${SRC}/*.cpp ${SRC}/*.hpp)
 set(bad "")
