@@ -19,15 +19,17 @@ std::vector<gpu::Executor> make_gpu_backends() {
 
 }  // namespace
 
+// Kept to exit (never destroyed), so that kiln::synchronize from a static destructor still
+// finds them.
 plan::Backend& backend_for(const Device& d) {
-  static HostBackend host;
-  if (d.is_host()) return host;
-  static std::vector<gpu::Executor> gpus = make_gpu_backends();
-  if (d.index < 0 || d.index >= static_cast<int>(gpus.size())) {
+  static auto* host = new HostBackend;
+  if (d.is_host()) return *host;
+  static auto* gpus = new std::vector<gpu::Executor>(make_gpu_backends());
+  if (d.index < 0 || d.index >= static_cast<int>(gpus->size())) {
     gpu::device(d.index);  // throws the DeviceError that names the devices there are
     throw DeviceError("no CUDA device " + d.str());
   }
-  return gpus[d.index];
+  return (*gpus)[d.index];
 }
 
 std::shared_ptr<graph::Buffer> allocate(const Device& d, size_t nbytes) {
