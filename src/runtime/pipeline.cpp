@@ -32,13 +32,14 @@ void store(const Request& req, const std::vector<graph::BufferRef>& results) {
 
 }  // namespace
 
-// The pipeline. Each stage is one call; the files named say how it works.
+// The pipeline: signature -> plan -> generate and compile -> run -> store. Each stage is one
+// call; the file named beside it says how it works.
 void realize(const std::vector<graph::NodeRef>& nodes) {
   auto hold = hold_evaluation();
   Request req = to_realize(nodes);
   if (req.nodes.empty()) return;
   graph::Signature sig = signature_of(req);                     // graph/structural_hash
-  const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once
+  const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once per structure
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   PlanRun run(p, sig);    // binds this graph's buffers, scalars and draws
   run.compile();          // codegen/ generates each kernel, jit/ compiles it or finds it cached
