@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "api/evaluate.hpp"
 #include "graph/node.hpp"
+#include "runtime/plan_cache.hpp"
 
 namespace {
 
@@ -146,23 +146,23 @@ LoopTimes lazy_loop_200(const kiln::Array& x) {
 }
 
 void bench_lazy_loop(const kiln::Array& x, int repeats) {
-  kiln::api::reset_plan_cache_counters();
+  kiln::runtime::reset_plan_cache_counters();
   LoopTimes miss = lazy_loop_200(x);
-  auto c = kiln::api::plan_cache_counters();
+  auto c = kiln::runtime::plan_cache_counters();
   print("lazy_loop_200_miss", {{"total_us", miss.total_us},
                                {"build_us", miss.build_us},
                                {"signature_us", miss.signature_us},
                                {"eval_us", miss.eval_us},
                                {"plan_misses", double(c.misses)},
                                {"plan_hits", double(c.hits)}});
-  kiln::api::reset_plan_cache_counters();
+  kiln::runtime::reset_plan_cache_counters();
   std::vector<double> total, build, sig, eval;
   for (int r = 0; r < repeats; ++r) {
     LoopTimes t = lazy_loop_200(x);
     total.push_back(t.total_us), build.push_back(t.build_us);
     sig.push_back(t.signature_us), eval.push_back(t.eval_us);
   }
-  c = kiln::api::plan_cache_counters();
+  c = kiln::runtime::plan_cache_counters();
   auto tt = min_median(total);
   print("lazy_loop_200_hit", {{"total_us_min", tt.min},
                               {"total_us_median", tt.median},

@@ -1,5 +1,5 @@
-# `cmake --install` rules: the public headers, libkiln, kiln-cache (when tools/ defines it) and a
-# CMake package, so another project writes
+# `cmake --install` rules: the public headers, libkiln and the libraries of the layers below it,
+# kiln-cache (when tools/ defines it) and a CMake package, so another project writes
 #   find_package(kiln CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE kiln::kiln)
 # Included at the end of CMakeLists.txt, after every target it may install exists.
@@ -9,7 +9,7 @@ set(KILN_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp")
-install(TARGETS kiln EXPORT kilnTargets
+install(TARGETS ${KILN_LIBRARIES} EXPORT kilnTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -10,7 +10,11 @@ set(layers_codegen codegen plan graph common)
 set(layers_jit jit common)
 set(layers_host host plan graph common)
 set(layers_cuda cuda codegen plan graph jit common)
-set(layers_api api cuda host jit codegen plan graph common)
+# The engine: evaluation, the plan cache and the runner, over the backends of plan/backend.hpp.
+set(layers_runtime runtime cuda host jit codegen plan graph common)
+# The NumPy surface: it evaluates through runtime; of the executors it asks only src/cuda, what
+# kind of memory a pointer given to kiln::wrap is (cuda/pointer.hpp).
+set(layers_api api runtime cuda codegen plan graph common)
 
 file(GLOB_RECURSE files ${SRC}/*.cpp ${SRC}/*.hpp)
 set(bad "")

@@ -1,8 +1,8 @@
 // The plan cache: a graph whose structure was planned before reuses that plan, bound to its own
 // buffers, scalars and random draws. Every rebinding must give this graph's values. Reuse, the
 // bound on the cache's size and the guard against hash collisions are seen through the cache's
-// counters (api/evaluate.hpp); each structure below is used by one test case only, so that its
-// first evaluation is a miss.
+// counters (runtime/plan_cache.hpp); each structure below is used by one test case only, so that
+// its first evaluation is a miss.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,26 +10,26 @@
 #include <optional>
 #include <vector>
 
-#include "api/evaluate.hpp"
 #include "graph/node.hpp"
+#include "runtime/plan_cache.hpp"
 #include "support/gpu.hpp"
 
 using kiln::Array;
 using kiln::DType;
-namespace api = kiln::api;
+namespace runtime = kiln::runtime;
 
 namespace {
 
 // The cache's counters from zero, and no forced hash after the test, whatever it did.
 struct CountFromZero {
-  CountFromZero() { api::reset_plan_cache_counters(); }
-  ~CountFromZero() { api::force_plan_hash_for_testing(std::nullopt); }
+  CountFromZero() { runtime::reset_plan_cache_counters(); }
+  ~CountFromZero() { runtime::force_plan_hash_for_testing(std::nullopt); }
   CountFromZero(const CountFromZero&) = delete;
   CountFromZero& operator=(const CountFromZero&) = delete;
 };
 
 void check_counters(int64_t misses, int64_t hits, int64_t collisions = 0) {
-  auto c = api::plan_cache_counters();
+  auto c = runtime::plan_cache_counters();
   CHECK(c.misses == misses);
   CHECK(c.hits == hits);
   CHECK(c.collisions == collisions);
@@ -102,23 +102,23 @@ TEST_CASE("plan cache: when full it is emptied, and a structure planned before i
   // holds s0's plan and those of the cases before, reaches its bound and is emptied.
   kiln::random::Generator g(11);
   int64_t n = 0;
-  while (api::plan_cache_counters().clears == 0 && n <= int64_t{api::kMaxCachedPlans})
+  while (runtime::plan_cache_counters().clears == 0 && n <= int64_t{runtime::kMaxCachedPlans})
     g.uniform(0, 1, {++n}).eval();
-  REQUIRE(api::plan_cache_counters().clears == 1);
-  CHECK(n <= int64_t{api::kMaxCachedPlans});  // at the bound, not later
+  REQUIRE(runtime::plan_cache_counters().clears == 1);
+  CHECK(n <= int64_t{runtime::kMaxCachedPlans});  // at the bound, not later
   check_counters(1 + n, 1);
   CHECK(s0(5));  // made again, and right
   check_counters(2 + n, 1);
   CHECK(s0(6));  // and cached again
   check_counters(2 + n, 2);
-  CHECK(api::plan_cache_counters().clears == 1);
+  CHECK(runtime::plan_cache_counters().clears == 1);
 }
 
 TEST_CASE("plan cache: two structures under one hash are told apart by their inputs' types") {
   auto a = kiln::arange(0, 5, 1, DType::Float64).eval();
   auto b = kiln::arange(0, 3, 1, DType::Int64).eval();
   CountFromZero counting;
-  api::force_plan_hash_for_testing(0x5eed);  // every structure collides with every other
+  runtime::force_plan_hash_for_testing(0x5eed);  // every structure collides with every other
   CHECK((a * 2.5).to_vector<double>() == std::vector<double>{0, 2.5, 5, 7.5, 10});
   check_counters(1, 0);
   // Same hash, other input dtype and shape: the cached plan is not used; a new one replaces it.

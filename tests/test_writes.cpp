@@ -9,8 +9,9 @@
 #include <kiln/kiln.hpp>
 #include <vector>
 
-#include "api/evaluate.hpp"
 #include "plan/planner.hpp"
+#include "runtime/pipeline.hpp"
+#include "runtime/plan_cache.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ struct Writes {
   int64_t elements = 0;
 };
 Writes writes_of(const Array& r) {
-  auto req = kiln::api::to_realize({r.node()});
+  auto req = kiln::runtime::to_realize({r.node()});
   auto p = kiln::plan::make_plan(req.nodes, nullptr, req.held);
   Writes w;
   for (const auto& s : p.steps)
@@ -137,7 +138,7 @@ TEST_CASE("a convergence loop keeps its history short and its plans cached") {
   // evaluation recomputes more than a few iterations' worth, and the loop cycles through a few
   // plan structures, each planned once (it planned one per iteration, ever longer, before).
   Array x = kiln::asarray(std::vector<double>(100000, 20.0)).eval();
-  kiln::api::reset_plan_cache_counters();
+  kiln::runtime::reset_plan_cache_counters();
   int iterations = 0, written = 0;
   uint32_t deepest = 0;
   double m = 0;
@@ -153,7 +154,7 @@ TEST_CASE("a convergence loop keeps its history short and its plans cached") {
   CHECK(m == doctest::Approx(19 * std::pow(0.999, 300) + 1).epsilon(1e-12));
   CHECK(deepest < 8);
   CHECK(written >= 300 / 4);
-  auto c = kiln::api::plan_cache_counters();
+  auto c = kiln::runtime::plan_cache_counters();
   CHECK(c.misses <= 4);
   CHECK(c.hits + c.misses == 300);
   // Switched off, the history grows without bound (until the builder's own 256-level limit).

@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "api/build.hpp"
-#include "api/evaluate.hpp"
 #include "graph/shape.hpp"
+#include "runtime/pipeline.hpp"
 
 namespace kiln {
 
@@ -127,15 +127,11 @@ Array Array::index(std::vector<Index> idx) const {
 }
 
 const Array& Array::eval() const {
-  api::realize({api::ref_of(*this)});
+  runtime::realize({api::ref_of(*this)});
   return *this;
 }
 
-void eval(const std::vector<Array>& arrays) {
-  std::vector<graph::NodeRef> nodes;
-  for (const auto& a : arrays) nodes.push_back(api::ref_of(a));
-  api::realize(nodes);
-}
+void eval(const std::vector<Array>& arrays) { runtime::realize(api::refs_of(arrays)); }
 
 Array Array::get() const { return to(host()); }
 

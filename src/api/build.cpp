@@ -2,8 +2,8 @@
 
 #include <atomic>
 
-#include "api/evaluate.hpp"
 #include "graph/shape.hpp"
+#include "runtime/pipeline.hpp"
 
 namespace kiln::api {
 
@@ -21,6 +21,12 @@ const graph::Node& node_of(const Array& a) {
 NodeRef ref_of(const Array& a) {
   node_of(a);
   return a.node();
+}
+
+std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {
+  std::vector<NodeRef> out;
+  for (const auto& a : arrays) out.push_back(ref_of(a));
+  return out;
 }
 
 NodeRef cast(const NodeRef& n, DType t) {
@@ -103,7 +109,7 @@ Array finish(NodeRef n) {
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&
                    n->kind != OpKind::Slice && n->kind != OpKind::Broadcast;
   if (forceable && !n->is_leaf() && (get_mode() == Mode::Eager || n->depth >= kMaxGraphDepth))
-    realize({n});
+    runtime::realize({n});
   return Array(std::move(n));
 }
 

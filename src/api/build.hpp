@@ -2,6 +2,8 @@
 // hash-consed, and `finish`, which applies the evaluation policy (eager mode, growth limits).
 #pragma once
 #include <span>
+#include <vector>
+
 #include "graph/node.hpp"
 #include "kiln/array.hpp"
 
@@ -11,6 +13,7 @@ using graph::NodeRef;
 
 const graph::Node& node_of(const Array& a);  // throws kiln::Error for an empty handle
 NodeRef ref_of(const Array& a);
+std::vector<NodeRef> refs_of(const std::vector<Array>& arrays);
 
 NodeRef cast(const NodeRef& n, DType t);
 NodeRef broadcast(const NodeRef& n, const Shape& s);

@@ -2,14 +2,12 @@
 // nothing until used and then fuse into their consumer.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 
 #include "api/build.hpp"
-#include "api/memory.hpp"
 #include "api/promotion.hpp"
-#include "cuda/runtime.hpp"
 #include "graph/shape.hpp"
+#include "runtime/backends.hpp"
 
 namespace kiln {
 
@@ -21,13 +19,10 @@ Array asarray(const void* data, DType t, Shape s, Device d) {
   if (!data && nbytes)
     throw Error("asarray: data is null but the shape " + shape_str(s) + " has elements");
   if (d.is_cuda()) cuda(d.index);  // DeviceError when there is no such GPU
-  auto buf = api::allocate(d, nbytes);
+  auto buf = runtime::allocate(d, nbytes);
   // User memory is pageable and may be freed once we return: copy it now (to a GPU through
   // double-buffered pinned staging).
-  if (nbytes && d.is_cuda())
-    gpu::copy_to_device(d.index, buf->data(), data, nbytes, false);
-  else if (nbytes)
-    std::memcpy(buf->data(), data, nbytes);
+  if (nbytes) runtime::backend_for(d).copy_from_host(buf->data(), data, nbytes, false);
   return Array(graph::buffer_node(std::move(buf), t, std::move(s)));
 }
 

@@ -4,12 +4,10 @@
 #include <sstream>
 
 #include "api/build.hpp"
-#include "api/evaluate.hpp"
 #include "codegen/kernel_source.hpp"
-#include "cuda/kernels.hpp"
-#include "cuda/runtime.hpp"
-#include "jit/jit.hpp"
 #include "plan/planner.hpp"
+#include "runtime/kernel_state.hpp"
+#include "runtime/pipeline.hpp"
 
 namespace kiln {
 namespace {
@@ -28,14 +26,6 @@ std::string buffer(const plan::Plan& p, int id) {
          " on " + b.device.str();
 }
 
-// Whether the first evaluation will compile the kernel, or find it in memory or on disk.
-std::string cache_state(const codegen::KernelSource& src, const Device& d) {
-  std::string arch = d.is_cuda() ? gpu::device(d.index).arch : jit::target_arch();
-  if (d.is_host() && (cuda_available() || arch.empty())) return "host executor";
-  std::string where = jit::cached_where(gpu::kernel_request(src, arch));
-  return where.empty() ? "not compiled yet" : "cached in " + where;
-}
-
 struct Describe {
   const plan::Plan& p;
   std::ostringstream& os;
@@ -48,7 +38,7 @@ struct Describe {
       if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
     for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
     const Device& d = p.buffers[g.outputs[0].buffer].device;
-    os << "kernel " << src.name << " on " << d.str() << " (" << cache_state(src, d)
+    os << "kernel " << src.name << " on " << d.str() << " (" << runtime::kernel_state(src, d)
        << "): " << src.summary << "\n    " << g.code.size() << " instructions over "
        << shape_str(g.shape) << ", moves " << mb(bytes)
        << "\n    schedule: " << codegen::describe_schedule(src) << "\n";
@@ -77,8 +67,8 @@ struct Describe {
 }  // namespace
 
 std::string explain(const std::vector<Array>& outputs) {
-  auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::optional<plan::Plan> planned = api::plan_for(outputs);
+  auto hold = runtime::hold_evaluation();  // another thread's evaluation must not change the graph
+  std::optional<plan::Plan> planned = runtime::plan_for(api::refs_of(outputs));
   if (!planned) return "nothing to do: every array is already evaluated\n";
   const plan::Plan& p = *planned;
   std::ostringstream os;

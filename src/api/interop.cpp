@@ -6,10 +6,10 @@
 #include <cstdint>
 
 #include "api/build.hpp"
-#include "api/memory.hpp"
 #include "cuda/pointer.hpp"
 #include "graph/node.hpp"
 #include "graph/shape.hpp"
+#include "runtime/backends.hpp"
 
 namespace kiln {
 namespace {
@@ -50,7 +50,7 @@ Array wrap(const void* data, DType t, Shape s, Device d, std::shared_ptr<void> k
   if (d.is_cuda()) cuda(d.index);  // DeviceError when there is no such GPU
   // An empty std::vector has no data(): give the empty array memory of its own, so no code
   // ever sees a null address.
-  if (!data) return Array(graph::buffer_node(api::allocate(d, 0), t, std::move(s)));
+  if (!data) return Array(graph::buffer_node(runtime::allocate(d, 0), t, std::move(s)));
   if (reinterpret_cast<uintptr_t>(data) % required_alignment(t, d))
     throw Error("kiln::wrap: the pointer is not aligned for " + std::string(dtype_name(t)) +
                 " (it needs a multiple of " + std::to_string(required_alignment(t, d)) +

@@ -11,9 +11,9 @@
 #include <limits>
 #include <string_view>
 
-#include "api/memory.hpp"
 #include "graph/node.hpp"
 #include "graph/shape.hpp"
+#include "runtime/backends.hpp"
 
 namespace kiln {
 namespace {
@@ -243,7 +243,7 @@ std::shared_ptr<graph::Buffer> read_data(std::ifstream& in, const Header& h,
              shape_str(h.shape) + " (" + std::to_string(nbytes) + " bytes of data) but only " +
              std::to_string(left) + " bytes follow",
          "the file is truncated; save it again");
-  auto buf = api::allocate(host(), nbytes);
+  auto buf = runtime::allocate(host(), nbytes);
   if (nbytes && !in.read(static_cast<char*>(buf->data()), static_cast<std::streamsize>(nbytes)))
     fail(path, "reading " + std::to_string(nbytes) + " bytes of data failed",
          "check that the file is readable");

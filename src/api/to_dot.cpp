@@ -2,10 +2,10 @@
 #include <sstream>
 
 #include "api/build.hpp"
-#include "api/evaluate.hpp"
 #include "codegen/summary.hpp"
 #include "kiln/explain.hpp"
 #include "plan/planner.hpp"
+#include "runtime/pipeline.hpp"
 
 namespace kiln {
 namespace {
@@ -107,8 +107,8 @@ class Dot {
 }  // namespace
 
 std::string to_dot(const std::vector<Array>& outputs) {
-  auto hold = api::hold_evaluation();  // another thread's evaluation must not change the graph
-  std::optional<plan::Plan> planned = api::plan_for(outputs);
+  auto hold = runtime::hold_evaluation();  // another thread's evaluation must not change the graph
+  std::optional<plan::Plan> planned = runtime::plan_for(api::refs_of(outputs));
   return planned ? Dot(*planned).draw() : "digraph kiln {\n}\n";
 }
 

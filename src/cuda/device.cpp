@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "cuda/runtime.hpp"
 #include "kiln/device.hpp"
 #include "kiln/errors.hpp"
 
@@ -34,10 +33,6 @@ Device cuda(int index) {
     throw DeviceError("kiln::cuda(" + std::to_string(index) + "): there are " + std::to_string(n) +
                       " CUDA devices (0.." + std::to_string(n - 1) + ")");
   return {Device::Kind::Cuda, index};
-}
-
-void synchronize(Device d) {
-  if (d.is_cuda()) gpu::synchronize(d.index);
 }
 
 }  // namespace kiln

@@ -302,16 +302,36 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
           fresh ? &p.src.source : nullptr};
 }
 
+namespace {
+
+const Loaded& loaded_on(Prepared& p, int device) {
+  auto it = p.loaded.find(device);
+  if (it == p.loaded.end())
+    it = p.loaded
+             .emplace(device,
+                      with_shared_memory(load(*p.kernel, device), p.src, gpu::device(device)))
+             .first;
+  return it->second;
+}
+
+}  // namespace
+
+LaunchRecord prepare_group(const plan::KernelStep& step, int device) {
+  auto t0 = std::chrono::steady_clock::now();
+  bool fresh;
+  Prepared& p = prepared(step, gpu::device(device).arch, &fresh);
+  loaded_on(p, device);
+  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
+          fresh ? &p.src.source : nullptr};
+}
+
 LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
                        const std::function<void*(int)>& data) {
   auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   const auto& info = gpu::device(device);
   Prepared& p = prepared(step, info.arch, &fresh);
-  auto it = p.loaded.find(device);
-  if (it == p.loaded.end())
-    it = p.loaded.emplace(device, with_shared_memory(load(*p.kernel, device), p.src, info)).first;
-  const Loaded& k = it->second;
+  const Loaded& k = loaded_on(p, device);
   const auto& src = p.src;
   const auto& g = step.group;
   LaunchRecord rec{&src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),

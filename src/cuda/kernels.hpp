@@ -26,6 +26,10 @@ jit::Request kernel_request(const codegen::KernelSource& src, const std::string&
 LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
                        const std::function<void*(int)>& data);
 
+// Generates, compiles and loads the group's kernel for `device` without launching it, so that
+// the engine compiles a plan's kernels before it runs any of them.
+LaunchRecord prepare_group(const plan::KernelStep& step, int device);
+
 // Generates and compiles the group's kernel for `arch` without launching it: how a machine
 // without a GPU (KILN_JIT_ARCH=sm_90) checks code generation and NVRTC for everything it runs.
 LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch);

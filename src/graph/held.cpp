@@ -1,7 +1,7 @@
 // Which unevaluated nodes below some outputs the program still holds: every reference to a
 // node is an input of a node above it or a handle from outside the graph (an Array the program
 // keeps, an expression it has not evaluated yet), so a node referenced more often than the
-// graph's own edges to it is held. An evaluation writes those too (api::realize), so a loop
+// graph's own edges to it is held. An evaluation writes those too (runtime::realize), so a loop
 // that keeps reading a value it holds does not recompute that value's history every time.
 #include "graph/hash.hpp"
 #include "graph/node.hpp"

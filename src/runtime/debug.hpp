@@ -2,8 +2,8 @@
 // plan, 3 adds each generated kernel's source. Read once per process.
 #pragma once
 
-namespace kiln::api {
+namespace kiln::runtime {
 
 int debug_level();
 
-}  // namespace kiln::api
+}  // namespace kiln::runtime

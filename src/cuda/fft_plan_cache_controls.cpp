@@ -1,5 +1,5 @@
-// kiln::fft's plan-cache controls: the cache itself belongs to the cuFFT executor. Without a
-// GPU it stays empty, and none of these touch CUDA.
+// kiln::fft's plan-cache controls (kiln/fft.hpp), beside the cuFFT plan cache they control.
+// Without a GPU it stays empty, and none of these touch CUDA.
 #include "cuda/fft_plan_cache.hpp"
 #include "kiln/fft.hpp"
 

@@ -1,0 +1,52 @@
+#include "cuda/executor.hpp"
+
+#include "cuda/kernels.hpp"
+#include "cuda/library.hpp"
+#include "cuda/runtime.hpp"
+
+namespace kiln::gpu {
+
+plan::PreparedGroup prepared_group(const LaunchRecord& rec) {
+  static_assert(static_cast<int>(jit::Origin::Compiled) + 1 ==
+                    static_cast<int>(plan::KernelOrigin::Compiled) &&
+                static_cast<int>(jit::Origin::Disk) + 1 ==
+                    static_cast<int>(plan::KernelOrigin::Disk));
+  return {rec.name, static_cast<plan::KernelOrigin>(static_cast<int>(rec.origin) + 1), rec.source};
+}
+
+std::shared_ptr<graph::Buffer> Executor::allocate(size_t nbytes) {
+  return gpu::allocate(device_, nbytes);
+}
+
+plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) {
+  return prepared_group(prepare_group(step, device_));
+}
+
+void Executor::run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
+                         const std::function<void*(int)>& data) {
+  gpu::run_group(step, params, device_, data);
+}
+
+void Executor::run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+                       const plan::PlanBuffer& out_desc, void* out) {
+  gpu::run_fft(step, in_desc, in, out_desc, out, device_);
+}
+
+void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
+                          void* out) {
+  gpu::run_random(step, out_desc, out, device_);
+}
+
+// A pinned source is read by DMA after this returns; a pageable one has been staged.
+bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) {
+  copy_to_device(device_, dst, src, nbytes, src_pinned);
+  return src_pinned;
+}
+
+void Executor::copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) {
+  gpu::copy_to_host(device_, dst, src, nbytes, dst_pinned);
+}
+
+void Executor::synchronize() { gpu::synchronize(device_); }
+
+}  // namespace kiln::gpu

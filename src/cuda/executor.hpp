@@ -1,0 +1,36 @@
+// The CUDA executor behind the engine's backend interface, for one device: generated kernels
+// through the JIT and kernel cache (cuda/kernels.hpp), cuFFT and Philox library steps
+// (cuda/library.hpp), the caching allocator and copies on the device's stream
+// (cuda/runtime.hpp).
+#pragma once
+#include "plan/backend.hpp"
+
+namespace kiln::gpu {
+
+struct LaunchRecord;
+
+class Executor final : public plan::Backend {
+ public:
+  explicit Executor(int device) : device_(device) {}
+
+  std::shared_ptr<graph::Buffer> allocate(size_t nbytes) override;
+  plan::PreparedGroup prepare(const plan::KernelStep& step) override;
+  void check_user_code(const plan::KernelStep&) override {}  // NVRTC compiles user code
+  void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
+                 const std::function<void*(int)>& data) override;
+  void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+               const plan::PlanBuffer& out_desc, void* out) override;
+  void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
+                  void* out) override;
+  bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;
+  void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) override;
+  void synchronize() override;
+
+ private:
+  int device_;
+};
+
+// What a kernel lookup reported, in the backend interface's terms.
+plan::PreparedGroup prepared_group(const LaunchRecord& rec);
+
+}  // namespace kiln::gpu

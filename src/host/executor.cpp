@@ -1,0 +1,43 @@
+#include "host/executor.hpp"
+
+#include <cstring>
+
+#include "graph/host_buffer.hpp"
+#include "host/fft.hpp"
+#include "host/fused.hpp"
+#include "host/random.hpp"
+
+namespace kiln::cpu {
+
+std::shared_ptr<graph::Buffer> Executor::allocate(size_t nbytes) { return cpu::allocate(nbytes); }
+
+// Nothing to generate: the host interprets the group's instructions.
+plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) { return {&step.group.name}; }
+
+void Executor::check_user_code(const plan::KernelStep& step) { check_runs_on_host(step.group); }
+
+void Executor::run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
+                         const std::function<void*(int)>& data) {
+  cpu::run_group(step.group, params, data);
+}
+
+void Executor::run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+                       const plan::PlanBuffer& out_desc, void* out) {
+  cpu::run_fft(step, in_desc, in, out_desc, out);
+}
+
+void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
+                          void* out) {
+  cpu::run_random(step, out_desc, out);
+}
+
+bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool) {
+  if (nbytes) std::memcpy(dst, src, nbytes);
+  return false;
+}
+
+void Executor::copy_to_host(void* dst, const void* src, size_t nbytes, bool) {
+  if (nbytes) std::memcpy(dst, src, nbytes);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,25 @@
+// The host executor behind the engine's backend interface: fused groups chunk by chunk with
+// Eigen (host/fused.hpp), FFTs through FFTW, random numbers through Philox, memcpy copies. The
+// reference every other backend is checked against.
+#pragma once
+#include "plan/backend.hpp"
+
+namespace kiln::cpu {
+
+class Executor : public plan::Backend {
+ public:
+  std::shared_ptr<graph::Buffer> allocate(size_t nbytes) override;
+  plan::PreparedGroup prepare(const plan::KernelStep& step) override;
+  void check_user_code(const plan::KernelStep& step) override;
+  void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
+                 const std::function<void*(int)>& data) override;
+  void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
+               const plan::PlanBuffer& out_desc, void* out) override;
+  void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
+                  void* out) override;
+  bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;
+  void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) override;
+  void synchronize() override {}
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,62 @@
+// The one interface through which the engine (src/runtime) runs a plan's steps on a device.
+// The host executor (src/host, the reference) and the CUDA executor (src/cuda) implement it;
+// it sits here, below both, so that neither includes the other and the plan runner drives any
+// device the same way.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/buffer.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::plan {
+
+// Where a group's kernel came from, for KILN_DEBUG. An executor that compiles nothing for the
+// group (the host executor) says None.
+enum class KernelOrigin : uint8_t { None, Compiled, Memory, Disk };
+
+struct PreparedGroup {
+  const std::string* name;  // the kernel's, owned by the plan (no copy per evaluation)
+  KernelOrigin origin = KernelOrigin::None;
+  const std::string* source = nullptr;  // the generated source, when it was generated now
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Memory for a plan buffer. It is freed when its last reference drops (a FreeStep drops the
+  // runner's), so there is no free() to call.
+  virtual std::shared_ptr<graph::Buffer> allocate(size_t nbytes) = 0;
+
+  // Generates and compiles the group's kernel (kept in step.compiled), before any step runs.
+  virtual PreparedGroup prepare(const KernelStep& step) = 0;
+  // Throws DeviceError when the group's user code (kiln::elementwise) cannot run here; called
+  // before any step runs, so a plan that cannot finish does no work.
+  virtual void check_user_code(const KernelStep& step) = 0;
+  // Runs a prepared group. `data(id)` is the address of plan buffer id (inputs filled, outputs
+  // allocated); `params` the values of its Param instructions (its own, or rebound).
+  virtual void run_group(const KernelStep& step, const std::vector<Scalar>& params,
+                         const std::function<void*(int)>& data) = 0;
+
+  // Library steps: both executors give the same numbers for the same step.
+  virtual void run_fft(const FftStep& step, const PlanBuffer& in_desc, const void* in,
+                       const PlanBuffer& out_desc, void* out) = 0;
+  virtual void run_random(const RandomStep& step, const PlanBuffer& out_desc, void* out) = 0;
+
+  // Copies between host memory and this backend's memory (a host backend: a memcpy).
+  // copy_from_host returns true when the copy may still be reading `src` on return (a pinned
+  // source): synchronize() before that memory is reused.
+  virtual bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) = 0;
+  // Returns once dst holds the data.
+  virtual void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) = 0;
+
+  // Waits until everything queued on this backend has finished.
+  virtual void synchronize() = 0;
+};
+
+}  // namespace kiln::plan

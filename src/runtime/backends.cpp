@@ -1,0 +1,45 @@
+#include "runtime/backends.hpp"
+
+#include <string>
+#include <vector>
+
+#include "cuda/executor.hpp"
+#include "cuda/runtime.hpp"
+#include "kiln/errors.hpp"
+#include "runtime/host_backend.hpp"
+
+namespace kiln::runtime {
+namespace {
+
+std::vector<gpu::Executor> make_gpu_backends() {
+  std::vector<gpu::Executor> out;
+  for (int i = 0; i < cuda_device_count(); ++i) out.emplace_back(i);
+  return out;
+}
+
+}  // namespace
+
+// Kept to exit (never destroyed), so that kiln::synchronize from a static destructor still
+// finds them.
+plan::Backend& backend_for(const Device& d) {
+  static auto* host = new HostBackend;
+  if (d.is_host()) return *host;
+  static auto* gpus = new std::vector<gpu::Executor>(make_gpu_backends());
+  if (d.index < 0 || d.index >= static_cast<int>(gpus->size())) {
+    gpu::device(d.index);  // throws the DeviceError that names the devices there are
+    throw DeviceError("no CUDA device " + d.str());
+  }
+  return (*gpus)[d.index];
+}
+
+std::shared_ptr<graph::Buffer> allocate(const Device& d, size_t nbytes) {
+  return backend_for(d).allocate(nbytes);
+}
+
+}  // namespace kiln::runtime
+
+namespace kiln {
+
+void synchronize(Device d) { runtime::backend_for(d).synchronize(); }
+
+}  // namespace kiln

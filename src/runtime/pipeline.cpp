@@ -1,0 +1,69 @@
+#include "runtime/pipeline.hpp"
+
+#include <iostream>
+
+#include "graph/hash.hpp"
+#include "kiln/array.hpp"
+#include "plan/planner.hpp"
+#include "runtime/debug.hpp"
+#include "runtime/plan_cache.hpp"
+#include "runtime/run_plan.hpp"
+
+namespace kiln::runtime {
+namespace {
+
+std::mutex& eval_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// The structure of what is evaluated (hashed) and the values bound into it (buffers, scalars,
+// random draws). Which outputs are only held is structure too.
+graph::Signature signature_of(const Request& req) {
+  graph::Signature sig = graph::signature(req.nodes);
+  sig.hash = graph::hash_mix(sig.hash, req.held);
+  return sig;
+}
+
+void store(const Request& req, const std::vector<graph::BufferRef>& results) {
+  for (size_t i = 0; i < req.nodes.size(); ++i)
+    if (results[i]) graph::set_realized(*req.nodes[i], results[i]);  // null: held, not written
+}
+
+}  // namespace
+
+// The pipeline: signature -> plan -> generate and compile -> run -> store. Each stage is one
+// call; the file named beside it says how it works.
+void realize(const std::vector<graph::NodeRef>& nodes) {
+  auto hold = hold_evaluation();
+  Request req = to_realize(nodes);
+  if (req.nodes.empty()) return;
+  graph::Signature sig = signature_of(req);                     // graph/structural_hash
+  const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once per structure
+  if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
+  PlanRun run(p, sig);    // binds this graph's buffers, scalars and draws
+  run.compile();          // codegen/ generates each kernel, jit/ compiles it or finds it cached
+  store(req, run.run());  // each step on its device's backend (runtime/backends)
+}
+
+std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
+
+Request to_realize(const std::vector<graph::NodeRef>& nodes) {
+  Request r;
+  for (const auto& n : nodes)
+    if (!n->is_leaf()) r.nodes.push_back(n);
+  if (!r.nodes.empty() && get_materialize_held()) {
+    auto held = graph::held_nodes(r.nodes);
+    r.held = held.size();
+    for (auto& h : held) r.nodes.push_back(std::move(h));
+  }
+  return r;
+}
+
+std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs) {
+  Request req = to_realize(outputs);
+  if (req.nodes.empty()) return std::nullopt;
+  return plan::make_plan(req.nodes, nullptr, req.held);
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,176 @@
+#include "runtime/run_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "kiln/errors.hpp"
+#include "runtime/backends.hpp"
+#include "runtime/debug.hpp"
+#include "runtime/stats.hpp"
+
+namespace kiln::runtime {
+namespace {
+
+int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
+
+// Bytes a kernel moves: each buffer it reads, once, and each it writes. (Runs on every
+// launch, so no allocation: an access counts when no earlier access names its buffer.)
+int64_t kernel_bytes(const plan::Plan& p, const plan::FusedGroup& g) {
+  int64_t total = 0;
+  for (auto a = g.accesses.begin(); a != g.accesses.end(); ++a) {
+    auto same = [&](const plan::Access& b) { return b.buffer == a->buffer; };
+    if (a->buffer >= 0 && std::find_if(g.accesses.begin(), a, same) == a)
+      total += bytes_of(p.buffers[a->buffer]);
+  }
+  for (const auto& o : g.outputs) total += bytes_of(p.buffers[o.buffer]);
+  return total;
+}
+
+// An NVTX range around a step, named after it, for Nsight timelines (costs nothing when no
+// tool is attached).
+struct Range {
+  explicit Range(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~Range() { nvtxRangePop(); }
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+};
+
+// KILN_DEBUG=1: one line per launch, timed to completion (so debugging serialises work).
+void report(const plan::PreparedGroup& k, plan::Backend& b, const Device& d, int64_t bytes,
+            std::chrono::steady_clock::time_point t0) {
+  b.synchronize();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  static constexpr const char* origin[] = {"", " (compiled)", " (memory hit)", " (disk hit)"};
+  std::fprintf(stderr, "[kiln] %s on %s%s: %.3f ms, %.1f GB/s\n", k.name->c_str(), d.str().c_str(),
+               origin[static_cast<int>(k.origin)], ms, static_cast<double>(bytes) / ms / 1e6);
+  if (debug_level() >= 3 && k.source) std::fprintf(stderr, "%s\n", k.source->c_str());
+}
+
+}  // namespace
+
+PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
+    : p_(p), sig_(sig), bufs_(p.buffers.size()), params_(p.steps.size()) {
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    if (p.buffers[i].external) bufs_[i] = p.buffers[i].external;
+  for (const auto& b : p.bindings.buffers) bufs_[b.buffer] = sig.values[b.value]->storage();
+  for (const auto& b : p.bindings.params) {
+    auto& v = params_[b.step];
+    if (v.empty()) v = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
+    v[b.param] = sig.values[b.value]->scalars[0];
+  }
+}
+
+plan::Backend& PlanRun::backend_of(int id) const { return backend_for(device_of(id)); }
+
+graph::BufferRef PlanRun::get(int id) {
+  if (!bufs_[id]) {
+    const auto& b = p_.buffers[id];
+    bufs_[id] =
+        backend_of(id).allocate(static_cast<size_t>(shape_size(b.shape)) * itemsize(b.dtype));
+  }
+  return bufs_[id];
+}
+
+void PlanRun::compile() {
+  if (debug_level() >= 1) kernels_.assign(p_.steps.size(), {nullptr});
+  for (size_t i = 0; i < p_.steps.size(); ++i) {
+    const auto* k = std::get_if<plan::KernelStep>(&p_.steps[i]);
+    if (!k) continue;
+    plan::Backend& b = backend_of(k->group.outputs[0].buffer);
+    plan::PreparedGroup prepared = b.prepare(*k);
+    if (!kernels_.empty()) kernels_[i] = prepared;
+    if (!k->group.user_calls.empty()) check_user_code(*k, b);
+  }
+}
+
+// Compiled first (above), so that a machine without a GPU but with KILN_JIT_ARCH still
+// reports a user expression that does not compile.
+void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const {
+  try {
+    b.check_user_code(k);
+  } catch (const DeviceError& e) {
+    if (cuda_available()) throw;
+    throw DeviceError(std::string(e.what()) + "; this machine has no GPU");
+  }
+}
+
+std::vector<graph::BufferRef> PlanRun::run() {
+  ++counters().plans;
+  for (current_ = 0; current_ < p_.steps.size(); ++current_)
+    std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
+  // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
+  for (plan::Backend* b : reading_pinned_) b->synchronize();
+  std::vector<graph::BufferRef> out;
+  for (int id : p_.outputs) out.push_back(id < 0 ? nullptr : get(id));  // -1: not written
+  return out;
+}
+
+void PlanRun::run_step(const plan::KernelStep& s) {
+  ++counters().kernels;
+  int64_t bytes = kernel_bytes(p_, s.group);
+  counters().bytes += bytes;
+  Range range(s.group.name);
+  auto t0 = std::chrono::steady_clock::now();
+  // Allocate first: the group's worker threads only read the buffer table.
+  for (const auto& o : s.group.outputs) get(o.buffer);
+  for (const auto& a : s.group.accesses)
+    if (a.buffer >= 0) get(a.buffer);
+  auto lookup = [this](int id) { return bufs_[id]->data(); };
+  const auto& bound = params_[current_];
+  int out = s.group.outputs[0].buffer;
+  plan::Backend& b = backend_of(out);
+  b.run_group(s, bound.empty() ? s.group.params : bound, lookup);
+  if (!kernels_.empty()) report(kernels_[current_], b, device_of(out), bytes, t0);
+}
+
+// Every copy passes through host memory: from a GPU to the host, from the host to a GPU, or
+// both, through a staging buffer, between two GPUs.
+void PlanRun::run_step(const plan::CopyStep& s) {
+  Range range("copy");
+  ++counters().copies;
+  counters().bytes += 2 * bytes_of(p_.buffers[s.src]);
+  auto src = get(s.src);
+  void* dst = data(s.dst);
+  plan::Backend &from = backend_of(s.src), &to = backend_of(s.dst);
+  size_t n = src->nbytes;
+  if (device_of(s.dst).is_host()) {
+    from.copy_to_host(dst, src->data(), n, get(s.dst)->pinned);
+  } else if (device_of(s.src).is_host()) {
+    if (to.copy_from_host(dst, src->data(), n, src->pinned)) reading_pinned_.push_back(&to);
+  } else {
+    auto staging = allocate(host(), n);
+    from.copy_to_host(staging->data(), src->data(), n, staging->pinned);
+    to.copy_from_host(dst, staging->data(), n, staging->pinned);
+    to.synchronize();
+  }
+}
+
+void PlanRun::run_step(const plan::FftStep& s) {
+  Range range("fft");
+  ++counters().library;
+  counters().bytes += bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  backend_of(s.out).run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
+}
+
+void PlanRun::run_step(const plan::RandomStep& cached) {
+  Range range("random");
+  ++counters().library;
+  counters().bytes += bytes_of(p_.buffers[cached.out]);
+  plan::RandomStep s = cached;  // this graph's seed, offset and bounds
+  for (const auto& r : p_.bindings.randoms)
+    if (r.step == static_cast<int>(current_)) {
+      const auto& sc = sig_.values[r.value]->scalars;
+      s.seed = static_cast<uint64_t>(sc[0].as_int());
+      s.offset = static_cast<uint64_t>(sc[1].as_int());
+      s.a = sc[2];
+      s.b = sc[3];
+    }
+  backend_of(s.out).run_random(s, p_.buffers[s.out], data(s.out));
+}
+
+}  // namespace kiln::runtime

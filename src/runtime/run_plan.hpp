@@ -1,0 +1,44 @@
+// Runs a Plan: owns its buffers and sends each step to the backend of its device
+// (runtime/backends.hpp). Plans may span devices.
+#pragma once
+#include <vector>
+
+#include "plan/backend.hpp"
+#include "plan/plan.hpp"
+
+namespace kiln::runtime {
+
+class PlanRun {
+ public:
+  // Binds the values `sig` carries through p.bindings (buffers, scalars, random draws).
+  PlanRun(const plan::Plan& p, const graph::Signature& sig);
+
+  // Generates and compiles (or finds in the kernel cache) every group's kernel for its device,
+  // and refuses user code that cannot run there: all before any step runs.
+  void compile();
+  // Runs every step; returns the buffers of plan.outputs, in order (null: held, not written).
+  std::vector<graph::BufferRef> run();
+
+ private:
+  graph::BufferRef get(int id);
+  void* data(int id) { return get(id)->data(); }
+  const Device& device_of(int id) const { return p_.buffers[id].device; }
+  plan::Backend& backend_of(int id) const;
+  void check_user_code(const plan::KernelStep& k, plan::Backend& b) const;
+
+  void run_step(const plan::KernelStep& s);
+  void run_step(const plan::CopyStep& s);
+  void run_step(const plan::FftStep& s);
+  void run_step(const plan::RandomStep& cached);
+  void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
+
+  const plan::Plan& p_;
+  const graph::Signature& sig_;
+  std::vector<graph::BufferRef> bufs_;
+  std::vector<std::vector<Scalar>> params_;     // per step: the bound scalar parameters
+  std::vector<plan::PreparedGroup> kernels_;    // per step, with KILN_DEBUG: what compile() found
+  size_t current_ = 0;                          // the step being run
+  std::vector<plan::Backend*> reading_pinned_;  // copies from pinned host memory in flight
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,43 @@
+// The evaluation settings of kiln/array.hpp: eager or lazy mode (per thread, from KILN_MODE),
+// and whether an evaluation also writes the held nodes below its outputs.
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "jit/cache_config.hpp"
+#include "kiln/array.hpp"
+
+namespace kiln {
+namespace {
+
+// Every thread reads KILN_MODE as it starts: one warning per bad value, not one per thread.
+void warn_bad_mode(const std::string& value) {
+  static std::mutex mu;
+  static std::string warned;
+  std::lock_guard lock(mu);
+  if (value == warned) return;
+  warned = value;
+  jit::warn("KILN_MODE=" + value + " is not one of lazy, eager; using lazy");
+}
+
+Mode mode_from_env() {
+  const char* m = std::getenv("KILN_MODE");
+  std::string value = m ? m : "";
+  if (value == "eager") return Mode::Eager;
+  if (!value.empty() && value != "lazy") warn_bad_mode(value);
+  return Mode::Lazy;
+}
+thread_local Mode t_mode = mode_from_env();
+
+std::atomic<bool> g_materialize_held{true};
+
+}  // namespace
+
+void set_mode(Mode m) { t_mode = m; }
+Mode get_mode() { return t_mode; }
+
+void set_materialize_held(bool on) { g_materialize_held = on; }
+bool get_materialize_held() { return g_materialize_held; }
+
+}  // namespace kiln

@@ -1,0 +1,25 @@
+#include "runtime/stats.hpp"
+
+#include "kiln/stats.hpp"
+
+namespace kiln::runtime {
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+}  // namespace kiln::runtime
+
+namespace kiln {
+
+EngineStats engine_stats() {
+  auto& c = runtime::counters();
+  return {c.plans, c.kernels, c.library, c.copies, c.bytes};
+}
+void reset_engine_stats() {
+  auto& c = runtime::counters();
+  for (auto* n : {&c.plans, &c.kernels, &c.library, &c.copies, &c.bytes}) *n = 0;
+}
+
+}  // namespace kiln
