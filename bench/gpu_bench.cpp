@@ -1,5 +1,5 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|lazy_loop_200
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
@@ -161,6 +161,18 @@ void bench_tiny() {
   print("tiny", kv);
 }
 
+// Issue 12's host-overhead workload: 200 lazy steps s = s * 0.999f + 0.001f on 2^20 float32
+// elements, then one evaluation (graph building, the plan-cache hit and one launch), per call.
+void bench_lazy_loop() {
+  auto x = kiln::asarray(std::vector<float>(size_t{1} << 20, 1.0f), kiln::cuda()).eval();
+  auto loop = [&] {
+    kiln::Array s = x;
+    for (int i = 0; i < 200; ++i) s = s * 0.999f + 0.001f;
+    s.eval();
+  };
+  print("lazy_loop_200", {{"kiln_ms", time_ms(loop)}});
+}
+
 // A bare NVRTC compile of `src` with the options kiln uses, in ms.
 double bare_nvrtc_ms(const kiln::codegen::KernelSource& src, const std::string& arch) {
   const auto& headers = kiln::jit::embedded_headers();
@@ -315,12 +327,15 @@ int main(int argc, char** argv) {
     bench_fft_first();
   else if (w == "randint")
     bench_randint();
+  else if (w == "lazy_loop_200")
+    bench_lazy_loop();
   else if (w == "layout" && argc == 5)
     bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
   else {
     std::fprintf(
         stderr,
-        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint\n"
+        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
+        "lazy_loop_200\n"
         "       gpu_bench layout softmax|layernorm|colsum|rowsum|transpose|outer ROWS COLS\n");
     return 2;
   }

@@ -307,7 +307,8 @@ TEST_CASE("schedules: an input contiguous along another axis than the output is 
   auto l = kiln::codegen::launch_for(k, kSms);
   CHECK(l.block_x == 32);
   CHECK(l.block_y == 8);
-  CHECK(l.grid_x == 256 * 256);  // 32 x 32 tiles
+  CHECK(k.tile == 64);  // float32: 64 x 64 tiles
+  CHECK(l.grid_x == 128 * 128);
   CHECK(l.grid_y == 1);
   // Beside a dense input; a permutation of rank 3 (axes 0 and 2 swapped keep axis 1 between).
   auto sq = matrix(300, 300);
@@ -317,7 +318,8 @@ TEST_CASE("schedules: an input contiguous along another axis than the output is 
   CHECK(k3.form == Form::Tiled);
   CHECK(k3.tile_axis == 0);  // the output's axis 0 is y's last, contiguous axis
   l = kiln::codegen::launch_for(k3, kSms);
-  CHECK(l.grid_x == 1 * 1);  // 10 x 30 plane: one 32 x 32 tile
+  CHECK(k3.tile == 32);      // float64: 32 x 32 tiles
+  CHECK(l.grid_x == 1 * 1);  // 10 x 30 plane: one tile
   CHECK(l.grid_y == 20);     // one per coordinate of the middle axis
   // What is not transposed stays elementwise: broadcasts, reversed-stride-free slices.
   CHECK(kernel_of(x * 2).form == Form::Elementwise);

@@ -59,6 +59,7 @@ struct KernelSource {
   plan::IterationSpace space;
   int64_t kept = 1, row = 1;  // outputs, and values folded into each (1, n when elementwise)
   int tile_axis = -1;         // Tiled: the axis of the space tiled with the last one
+  int tile = 32;              // Tiled: the tile's side (64 or 32)
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
   int block = 256;            // threads per block (__launch_bounds__)
   int row_threads = 0;     // RowFused, ReduceRows: threads per row, 4-32 lanes or the whole block

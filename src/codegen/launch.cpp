@@ -56,7 +56,7 @@ void tiles(Launch& l, const KernelSource& k) {
   int64_t nl = s.back(), nd = s[static_cast<size_t>(k.tile_axis)];
   l.block_x = 32;
   l.block_y = 8;
-  l.grid_x = ceil_div(nl, 32) * ceil_div(nd, 32);
+  l.grid_x = ceil_div(nl, k.tile) * ceil_div(nd, k.tile);
   l.grid_y = std::clamp<int64_t>(shape_size(s) / (nl * nd), 1, kMaxGridY);
 }
 
@@ -166,7 +166,8 @@ std::string describe_schedule(const KernelSource& k) {
     case Form::Elementwise:
       return "elementwise, grid-stride" + vec;
     case Form::Tiled:
-      return "tiled: 32 x 32 tiles of axes " + std::to_string(k.tile_axis) + " and " +
+      return "tiled: " + std::to_string(k.tile) + " x " + std::to_string(k.tile) +
+             " tiles of axes " + std::to_string(k.tile_axis) + " and " +
              std::to_string(k.space.shape.size() - 1) +
              " of the collapsed space through shared memory";
     case Form::ReduceFull:
