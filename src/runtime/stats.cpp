@@ -2,6 +2,8 @@
 
 #include "kiln/stats.hpp"
 
+#include <initializer_list>
+
 namespace kiln::runtime {
 
 Counters& counters() {
