@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
@@ -743,4 +744,51 @@ GPU_TEST_CASE(
   CHECK(count(p2, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); }) ==
         1);
   check_same("3h", (h * 3).eval(), twice.eval());
+}
+
+namespace {
+
+// Each part's bits equal, or both parts NaN (a NaN's sign and payload differ between x86 and the
+// GPU).
+void check_same_bits(const std::string& what, const Array& host, const Array& gpu) {
+  INFO(what);
+  auto h = host.astype(DType::Complex128).to_vector<std::complex<double>>();
+  auto g = gpu.get().astype(DType::Complex128).to_vector<std::complex<double>>();
+  REQUIRE(h.size() == g.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < h.size(); ++i)
+    for (auto [x, y] : {std::pair{h[i].real(), g[i].real()}, std::pair{h[i].imag(), g[i].imag()}})
+      differ += !(std::isnan(x) && std::isnan(y)) && std::memcmp(&x, &y, sizeof x) != 0;
+  CHECK(differ == 0);
+}
+
+}  // namespace
+
+GPU_TEST_CASE("gpu: complex division and integer powers are the host's, bit for bit") {
+  // Both executors run kernels/scalar.cuh's complex_divide and complex_pow (NumPy's Smith
+  // division, npy_cpow's repeated multiplication for integer exponents below 100) without
+  // contracting products into FMAs.
+  std::vector<std::complex<double>> exps;
+  for (int n : {-99, -7, -3, -2, -1, 1, 2, 3, 4, 5, 17, 99}) exps.emplace_back(n, 0);
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    std::string name = kiln::dtype_name(t);
+    Array a = sample({4, 5}, t, 3.0, 0.25), b = sample({4, 5}, t, 0.5, 1.0);
+    check_same_bits("a / b " + name, (a / b).eval(),
+                    (kiln::asarray(a, kiln::cuda()) / kiln::asarray(b, kiln::cuda())).eval());
+    Array x = specials(t);
+    check_same_bits(
+        "special pairs / " + name, (x.reshape({-1, 1}) / x).eval(),
+        (kiln::asarray(x.reshape({-1, 1}), kiln::cuda()) / kiln::asarray(x, kiln::cuda())).eval());
+    Array n = kiln::asarray(exps, {static_cast<int64_t>(exps.size())}).astype(t);
+    Array base = a.reshape({20, 1}) * 0.3;
+    check_same_bits(
+        "a ** n " + name, kiln::pow(base, n).eval(),
+        kiln::pow(kiln::asarray(base, kiln::cuda()), kiln::asarray(n, kiln::cuda())).eval());
+    // Integers sum exactly in any order, so only the division by the count can differ.
+    Array k = kiln::floor(kiln::real(a) * 7) +
+              kiln::floor(kiln::imag(a) * 5) * std::complex<double>(0, 1);
+    k = k.astype(t).reshape({4, 5})(kiln::Slice(), kiln::Slice(0, 3));
+    check_same_bits("mean / 3 " + name, kiln::mean(k, {1}).eval(),
+                    kiln::mean(kiln::asarray(k, kiln::cuda()), {1}).eval());
+  }
 }
