@@ -18,8 +18,6 @@ const char* op_kind_name(OpKind k) {
 }
 
 std::string fn_name(const Op& op) {
-  static constexpr const char* reduce[] = {"sum", "prod", "max",    "min",   "mean",
-                                           "any", "all",  "argmax", "argmin"};
   static constexpr const char* fft[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                         "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
   switch (op.kind) {
@@ -28,7 +26,7 @@ std::string fn_name(const Op& op) {
     case OpKind::Binary:
       return graph::op_name(static_cast<BinaryFn>(op.fn));
     case OpKind::Reduce:
-      return reduce[op.fn];
+      return graph::op_name(static_cast<ReduceFn>(op.fn));
     case OpKind::Fft:
       return fft[op.fn];
     default:

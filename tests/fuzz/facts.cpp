@@ -711,9 +711,11 @@ static bool knows_least(const Op& op) {
     case OpKind::Binary:
       return op.fn == static_cast<uint8_t>(BinaryFn::Add) ||
              op.fn == static_cast<uint8_t>(BinaryFn::Mul);
-    case OpKind::Reduce:
-      return op.fn <= static_cast<uint8_t>(ReduceFn::Mean) &&
-             op.fn != static_cast<uint8_t>(ReduceFn::Prod);
+    case OpKind::Reduce: {
+      auto fn = static_cast<ReduceFn>(op.fn);
+      return fn == ReduceFn::Sum || fn == ReduceFn::Max || fn == ReduceFn::Min ||
+             fn == ReduceFn::Mean;
+    }
     case OpKind::Transpose:
     case OpKind::Index:
     case OpKind::Reshape:

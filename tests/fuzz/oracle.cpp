@@ -54,11 +54,9 @@ std::string binary_name(uint8_t fn) {
       return graph::op_name(static_cast<BinaryFn>(fn));
   }
 }
-constexpr const char* kReduceNames[] = {"sum", "prod", "max",    "min",   "mean",
-                                        "any", "all",  "argmax", "argmin"};
 constexpr const char* kFftNames[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                      "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
-static_assert(std::size(kReduceNames) == kReduceCount && std::size(kFftNames) == kFftCount);
+static_assert(std::size(kFftNames) == kFftCount);
 
 std::filesystem::path data_dir() {
   if (const char* env = std::getenv("KILN_FUZZ_DATA")) return env;
@@ -376,7 +374,8 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       s = first(op, v).shape;
       break;
     case OpKind::Reduce:
-      t = lookup(std::string("reduce ") + kReduceNames[op.fn] + " " + name(first(op, v).dtype));
+      t = lookup(std::string("reduce ") + graph::op_name(static_cast<ReduceFn>(op.fn)) + " " +
+                 name(first(op, v).dtype));
       s = reduce_shape(op, first(op, v).shape);
       break;
     case OpKind::Fft:
@@ -419,7 +418,7 @@ std::string fn_name(const Op& op) {
     case OpKind::Binary:
       return binary_name(op.fn);
     case OpKind::Reduce:
-      return kReduceNames[op.fn];
+      return graph::op_name(static_cast<ReduceFn>(op.fn));
     case OpKind::Fft:
       return kFftNames[op.fn];
     case OpKind::AsType:

@@ -129,11 +129,10 @@ std::string binary(const Op& op) {
 }
 
 std::string reduce(const Op& op) {
-  static constexpr const char* names[] = {"sum", "prod", "max",    "min",   "mean",
-                                          "any", "all",  "argmax", "argmin"};
-  std::string call = std::string("kiln::") + names[op.fn] + "(" + operand(op.args.at(0)) + ", ";
-  std::string keep = op.keepdims ? "true" : "false";
   auto fn = static_cast<ReduceFn>(op.fn);
+  std::string call =
+      std::string("kiln::") + graph::op_name(fn) + "(" + operand(op.args.at(0)) + ", ";
+  std::string keep = op.keepdims ? "true" : "false";
   if (fn != ReduceFn::ArgMax && fn != ReduceFn::ArgMin)
     return call + list(op.axes) + ", " + keep + ")";
   std::string axis = op.axes.empty() ? "std::nullopt" : std::to_string(op.axes[0]);
