@@ -26,20 +26,23 @@ template <class T>
 __device__ __forceinline__ complex<T> operator-(complex<T> a) {
   return {-a.re, -a.im};
 }
+// Products, quotients and powers are NumPy's, written once in kernels/scalar.cuh for the
+// device and the host executor alike.
+template <class T>
+__device__ __forceinline__ scalar::parts<T> parts_of(complex<T> a) {
+  return {a.re, a.im};
+}
+template <class T>
+__device__ __forceinline__ complex<T> of_parts(scalar::parts<T> p) {
+  return {p.re, p.im};
+}
 template <class T>
 __device__ __forceinline__ complex<T> operator*(complex<T> a, complex<T> b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return of_parts(scalar::complex_multiply(parts_of(a), parts_of(b)));
 }
-// Smith's algorithm: avoids overflow in |b|^2.
 template <class T>
 __device__ complex<T> operator/(complex<T> a, complex<T> b) {
-  if (fabs(b.re) >= fabs(b.im)) {
-    if (b.re == 0 && b.im == 0) return {a.re / fabs(b.re), a.im / fabs(b.im)};
-    T r = b.im / b.re, d = b.re + b.im * r;
-    return {(a.re + a.im * r) / d, (a.im - a.re * r) / d};
-  }
-  T r = b.re / b.im, d = b.im + b.re * r;
-  return {(a.re * r + a.im) / d, (a.im * r - a.re) / d};
+  return of_parts(scalar::complex_divide(parts_of(a), parts_of(b)));
 }
 template <class T>
 __device__ __forceinline__ bool operator==(complex<T> a, complex<T> b) {
@@ -136,15 +139,13 @@ __device__ complex<T> tan(complex<T> a) {
   complex<T> t = tanh(complex<T>(-a.im, a.re));  // tan(z) = -i tanh(iz)
   return {t.im, -t.re};
 }
+// NumPy's power (kernels/scalar.cuh); where no exact rule applies, exp(b log a).
 template <class T>
 __device__ complex<T> pow(complex<T> a, complex<T> b) {
-  if (b.re == 0 && b.im == 0) return {1, 0};
-  if (a.re == 0 && a.im == 0) {  // as NumPy's npy_cpow and the host: 0 ** y is 0 or NaN
-    if (b.re > 0 && b.im == 0) return {0, 0};
-    T nan = (T)__longlong_as_double(0x7ff8000000000000LL);
-    return {nan, nan};
-  }
-  return exp(b * log(a));
+  return of_parts(
+      scalar::complex_pow(parts_of(a), parts_of(b), [](scalar::parts<T> x, scalar::parts<T> y) {
+        return parts_of(exp(of_parts(y) * log(of_parts(x))));
+      }));
 }
 
 }  // namespace kiln

@@ -23,11 +23,11 @@
 // once, plus one block in 32 twice).
 //
 // Everything that turns words into values is plain C++ as well: without __CUDACC__ it compiles
-// on the host, so a test without a GPU runs the very functions a thread runs (write_block, one
-// call per Philox block) and compares them with the host executor (src/host/random.cpp). Each
-// mapping is written as the host writes it, operation for operation; the kernels are compiled
-// with --fmad=false, so nothing is contracted, and randint, uniform and the word-to-[0, 1) maps
-// are bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is correctly rounded
+// on the host, where the host executor (src/host/random.cpp) maps cuRAND's words with these
+// very units (Randint, Uniform, Normal), and a test without a GPU runs what a thread runs
+// (write_block, one call per Philox block) and compares it with the host executor. The kernels
+// are compiled with --fmad=false, so nothing is contracted, and randint, uniform and the
+// word-to-[0, 1) maps are bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is correctly rounded
 // on both sides, CUDA's log/sin/cos are within 1-2 ulp where glibc's are within 1 ulp, so a
 // sample differs from the host's by a few ulps of max(|sample|, std) (tests/test_gpu_random.cpp
 // reports the largest difference it saw and fails past 16 ulps of |sample| + 9 std).

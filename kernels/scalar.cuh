@@ -2,12 +2,14 @@
 // NVRTC compiles this into every kernel (as "kiln/scalar.cuh", through types.cuh) and the C++
 // compiler into the host executor (src/host/column_ops.cpp, src/host/convert.hpp). Integer
 // arithmetic that wraps, integer powers, float to integer conversion, NaN-propagating
-// minimum and maximum of real values. Plain C++ with no headers, so both sides can take it.
+// minimum and maximum of real values, complex division and power. Plain C++ that needs only
+// the C math functions NVRTC has built in, so both sides can take it.
 #pragma once
 
 #ifdef __CUDACC__
 #define KILN_SCALAR_FN __host__ __device__ __forceinline__
 #else
+#include <math.h>  // ::fabs, the name NVRTC has built in
 #define KILN_SCALAR_FN inline
 #endif
 
@@ -71,6 +73,72 @@ KILN_SCALAR_FN T minimum(T a, T b) {
 template <class T>
 KILN_SCALAR_FN bool is_nan(T v) {
   return v != v;
+}
+
+// ---- complex division and power ----------------------------------------------------------
+// On the parts, so that the device's kiln::complex (kernels/complex.cuh) and the host's
+// std::complex (src/host/column_ops.cpp) share them. Both sides compile without contracting
+// products into FMAs, so these round identically.
+template <class R>
+struct parts {
+  R re, im;
+};
+
+// The schoolbook product (NumPy's, and kiln::complex's operator*).
+template <class R>
+KILN_SCALAR_FN parts<R> complex_multiply(parts<R> a, parts<R> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+// NumPy's complex division (Smith's method, as npy_cdiv): neither overflows for large parts
+// nor turns division by zero or by infinity into NaN; a zero divisor gives inf or NaN parts.
+template <class R>
+KILN_SCALAR_FN parts<R> complex_divide(parts<R> a, parts<R> b) {
+  const R abs_re = ::fabs(b.re), abs_im = ::fabs(b.im);
+  if (abs_re >= abs_im) {
+    if (abs_re == 0 && abs_im == 0) return {a.re / abs_re, a.im / abs_re};
+    const R rat = b.im / b.re, scl = R(1) / (b.re + b.im * rat);
+    return {(a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl};
+  }
+  const R rat = b.re / b.im, scl = R(1) / (b.im + b.re * rat);
+  return {(a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl};
+}
+
+// The positive quiet NaN (NumPy's): 0/0 would give the platform's default NaN, whose sign
+// differs between x86 and the GPU.
+template <class R>
+KILN_SCALAR_FN R quiet_nan() {
+#ifdef __CUDA_ARCH__
+  return (R)__longlong_as_double(0x7ff8000000000000LL);
+#else
+  return (R)__builtin_nan("");
+#endif
+}
+
+// NumPy's complex power (npy_cpow): x**0 is 1, 0**y is 0 (y real and positive) or NaN, and
+// integer exponents below 100 in magnitude multiply (exact where exp(y log x) is not).
+// `general(a, b)` computes the remaining cases: the platform's exp(b log a) (the C library's
+// cpow on the host, as NumPy; kernels/complex.cuh's exp and log on the device), whose last bits
+// differ between the two as real exp and log do.
+template <class R, class General>
+KILN_SCALAR_FN parts<R> complex_pow(parts<R> a, parts<R> b, General general) {
+  if (b.re == 0 && b.im == 0) return {1, 0};
+  if (a.re == 0 && a.im == 0) {
+    if (b.re > 0 && b.im == 0) return {0, 0};
+    return {quiet_nan<R>(), quiet_nan<R>()};
+  }
+  const int n = b.im == 0 && b.re > -100 && b.re < 100 ? (int)b.re : 0;
+  if (n == 0 || (R)n != b.re) return general(a, b);  // not an integer (0 returned above)
+  if (n == 1) return a;
+  if (n == 2) return complex_multiply(a, a);
+  if (n == 3) return complex_multiply(a, complex_multiply(a, a));
+  parts<R> result = {1, 0}, p = a;
+  for (int e = n < 0 ? -n : n;; e >>= 1) {
+    if (e & 1) result = complex_multiply(result, p);
+    if (e <= 1) break;
+    p = complex_multiply(p, p);
+  }
+  return n < 0 ? complex_divide(parts<R>{1, 0}, result) : result;
 }
 
 }  // namespace kiln::scalar

@@ -476,6 +476,54 @@ TEST_CASE("floats out of int32's range become INT32_MIN on every path, as NumPy'
   CHECK(kiln::Scalar(std::complex<double>(-7.9, 1e300)).as<int32_t>() == -7);
 }
 
+namespace {
+// What NumPy on x86 gives for a float cast to a signed integer of `bits` bits: the value
+// truncated when it lies in [-2^(bits-1), 2^(bits-1)), else the minimum integer.
+int64_t numpy_float_to_int(double v, int bits) {
+  double lo = -std::ldexp(1.0, bits - 1);
+  return v >= lo && v < -lo ? static_cast<int64_t>(v) : static_cast<int64_t>(lo);
+}
+}  // namespace
+
+TEST_CASE("Scalar::as converts floats to every integer width as the kernels and NumPy do") {
+  // Scalar's conversion is kernels/scalar.cuh's float_to_int (one definition with the kernels
+  // and the host executor's casts); 8- and 16-bit integers (no kiln dtype) included.
+  for (double v : {0.0,
+                   -0.9,
+                   126.9,
+                   127.0,
+                   128.0,
+                   -128.0,
+                   -128.5,
+                   -129.0,
+                   32767.5,
+                   32768.0,
+                   -32768.9,
+                   -32769.0,
+                   2147483647.9,
+                   2147483648.0,
+                   -2147483648.5,
+                   -2147483649.0,
+                   9.2e18,
+                   9.3e18,
+                   -9.223372036854775808e18,
+                   -9.3e18,
+                   kNaN,
+                   kInf,
+                   -kInf}) {
+    INFO(v);
+    kiln::Scalar s(v);
+    CHECK(s.as<int8_t>() == numpy_float_to_int(v, 8));
+    CHECK(s.as<int16_t>() == numpy_float_to_int(v, 16));
+    CHECK(s.as<int32_t>() == numpy_float_to_int(v, 32));
+    CHECK(s.as<int64_t>() == numpy_float_to_int(v, 64));
+    CHECK(s.as<int32_t>() == kiln::full({}, v).astype(DType::Int32).item<int32_t>());
+    CHECK(s.as<int64_t>() == kiln::full({}, v).astype(DType::Int64).item<int64_t>());
+    // Unsigned types wrap the int64 result, as NumPy's astype(uint32) of an int64 does.
+    CHECK(s.as<uint32_t>() == static_cast<uint32_t>(numpy_float_to_int(v, 64)));
+  }
+}
+
 TEST_CASE("timeit: bad options") {
   auto noop = [] {};
   kiln::TimeitOptions o;

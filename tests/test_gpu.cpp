@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
@@ -16,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "graph/op_table.hpp"
 #include "plan/planner.hpp"
 #include "support/gpu.hpp"
 #include "support/temp_cache.hpp"
@@ -96,43 +98,64 @@ void same_on_gpu(const std::string& what, const Fn& f, const std::vector<Array>&
   check_same(what, host, f(on_gpu(inputs)).eval(), atol);
 }
 
-const std::vector<std::pair<std::string, std::function<Array(const Array&)>>> kUnary = {
-    {"neg", [](const Array& a) { return -a; }},
-    {"not", [](const Array& a) { return ~a; }},
-    {"abs", [](const Array& a) { return kiln::abs(a); }},
-    {"sqrt", [](const Array& a) { return kiln::sqrt(a); }},
-    {"exp", [](const Array& a) { return kiln::exp(a); }},
-    {"log", [](const Array& a) { return kiln::log(a); }},
-    {"sin", [](const Array& a) { return kiln::sin(a); }},
-    {"cos", [](const Array& a) { return kiln::cos(a); }},
-    {"tan", [](const Array& a) { return kiln::tan(a * 0.3); }},
-    {"tanh", [](const Array& a) { return kiln::tanh(a); }},
-    {"floor", [](const Array& a) { return kiln::floor(a); }},
-    {"ceil", [](const Array& a) { return kiln::ceil(a); }},
-    {"real", [](const Array& a) { return kiln::real(a); }},
-    {"imag", [](const Array& a) { return kiln::imag(a); }},
-    {"conj", [](const Array& a) { return kiln::conj(a); }},
-};
+using UnaryList = std::vector<std::pair<std::string, std::function<Array(const Array&)>>>;
+using BinaryList =
+    std::vector<std::pair<std::string, std::function<Array(const Array&, const Array&)>>>;
 
-const std::vector<std::pair<std::string, std::function<Array(const Array&, const Array&)>>>
-    kBinary = {
-        {"add", [](const Array& a, const Array& b) { return a + b; }},
-        {"sub", [](const Array& a, const Array& b) { return a - b; }},
-        {"mul", [](const Array& a, const Array& b) { return a * b; }},
-        {"div", [](const Array& a, const Array& b) { return a / b; }},
-        {"pow", [](const Array& a, const Array& b) { return kiln::pow(a, kiln::abs(b)); }},
-        {"minimum", [](const Array& a, const Array& b) { return kiln::minimum(a, b); }},
-        {"maximum", [](const Array& a, const Array& b) { return kiln::maximum(a, b); }},
-        {"eq", [](const Array& a, const Array& b) { return a == b; }},
-        {"ne", [](const Array& a, const Array& b) { return a != b; }},
-        {"lt", [](const Array& a, const Array& b) { return a < b; }},
-        {"le", [](const Array& a, const Array& b) { return a <= b; }},
-        {"gt", [](const Array& a, const Array& b) { return a > b; }},
-        {"ge", [](const Array& a, const Array& b) { return a >= b; }},
-        {"and", [](const Array& a, const Array& b) { return a & b; }},
-        {"or", [](const Array& a, const Array& b) { return a | b; }},
-        {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
-};
+// Every Math row of graph/op_table.hpp, by its name, after the hand-spelled ops.
+#define KILN_TEST_ROW(Enum, name, cfn, form, complex, heavy) KILN_TEST_##form(name)
+#define KILN_TEST_Custom(name)
+#define KILN_TEST_Arith(name)
+#define KILN_TEST_Compare(name)
+#define KILN_TEST_Bitwise(name)
+
+UnaryList unary_ops() {
+  UnaryList ops = {
+      {"neg", [](const Array& a) { return -a; }},
+      {"not", [](const Array& a) { return ~a; }},
+      {"abs", [](const Array& a) { return kiln::abs(a); }},
+      {"floor", [](const Array& a) { return kiln::floor(a); }},
+      {"ceil", [](const Array& a) { return kiln::ceil(a); }},
+      {"real", [](const Array& a) { return kiln::real(a); }},
+      {"imag", [](const Array& a) { return kiln::imag(a); }},
+      {"conj", [](const Array& a) { return kiln::conj(a); }},
+  };
+#define KILN_TEST_Math(name) ops.push_back({#name, [](const Array& a) { return kiln::name(a); }});
+  KILN_UNARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
+  for (auto& [name, f] : ops)
+    if (name == "tan") f = [](const Array& a) { return kiln::tan(a * 0.3); };  // off its poles
+  return ops;
+}
+
+BinaryList binary_ops() {
+  BinaryList ops = {
+      {"add", [](const Array& a, const Array& b) { return a + b; }},
+      {"sub", [](const Array& a, const Array& b) { return a - b; }},
+      {"mul", [](const Array& a, const Array& b) { return a * b; }},
+      {"div", [](const Array& a, const Array& b) { return a / b; }},
+      {"pow", [](const Array& a, const Array& b) { return kiln::pow(a, kiln::abs(b)); }},
+      {"minimum", [](const Array& a, const Array& b) { return kiln::minimum(a, b); }},
+      {"maximum", [](const Array& a, const Array& b) { return kiln::maximum(a, b); }},
+      {"eq", [](const Array& a, const Array& b) { return a == b; }},
+      {"ne", [](const Array& a, const Array& b) { return a != b; }},
+      {"lt", [](const Array& a, const Array& b) { return a < b; }},
+      {"le", [](const Array& a, const Array& b) { return a <= b; }},
+      {"gt", [](const Array& a, const Array& b) { return a > b; }},
+      {"ge", [](const Array& a, const Array& b) { return a >= b; }},
+      {"and", [](const Array& a, const Array& b) { return a & b; }},
+      {"or", [](const Array& a, const Array& b) { return a | b; }},
+      {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
+  };
+#define KILN_TEST_Math(name) \
+  ops.push_back({#name, [](const Array& a, const Array& b) { return kiln::name(a, b); }});
+  KILN_BINARY_OPS(KILN_TEST_ROW)
+#undef KILN_TEST_Math
+  return ops;
+}
+
+const UnaryList kUnary = unary_ops();
+const BinaryList kBinary = binary_ops();
 
 // What NumPy's wrapping int64 arithmetic gives: the exact sum or product modulo 2^64.
 int64_t wrapped_sum(const std::vector<int64_t>& v) {
@@ -743,4 +766,51 @@ GPU_TEST_CASE(
   CHECK(count(p2, [](const auto& s) { return std::holds_alternative<kiln::plan::CopyStep>(s); }) ==
         1);
   check_same("3h", (h * 3).eval(), twice.eval());
+}
+
+namespace {
+
+// Each part's bits equal, or both parts NaN (a NaN's sign and payload differ between x86 and the
+// GPU).
+void check_same_bits(const std::string& what, const Array& host, const Array& gpu) {
+  INFO(what);
+  auto h = host.astype(DType::Complex128).to_vector<std::complex<double>>();
+  auto g = gpu.get().astype(DType::Complex128).to_vector<std::complex<double>>();
+  REQUIRE(h.size() == g.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < h.size(); ++i)
+    for (auto [x, y] : {std::pair{h[i].real(), g[i].real()}, std::pair{h[i].imag(), g[i].imag()}})
+      differ += !(std::isnan(x) && std::isnan(y)) && std::memcmp(&x, &y, sizeof x) != 0;
+  CHECK(differ == 0);
+}
+
+}  // namespace
+
+GPU_TEST_CASE("gpu: complex division and integer powers are the host's, bit for bit") {
+  // Both executors run kernels/scalar.cuh's complex_divide and complex_pow (NumPy's Smith
+  // division, npy_cpow's repeated multiplication for integer exponents below 100) without
+  // contracting products into FMAs.
+  std::vector<std::complex<double>> exps;
+  for (int n : {-99, -7, -3, -2, -1, 1, 2, 3, 4, 5, 17, 99}) exps.emplace_back(n, 0);
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    std::string name = kiln::dtype_name(t);
+    Array a = sample({4, 5}, t, 3.0, 0.25), b = sample({4, 5}, t, 0.5, 1.0);
+    check_same_bits("a / b " + name, (a / b).eval(),
+                    (kiln::asarray(a, kiln::cuda()) / kiln::asarray(b, kiln::cuda())).eval());
+    Array x = specials(t);
+    check_same_bits(
+        "special pairs / " + name, (x.reshape({-1, 1}) / x).eval(),
+        (kiln::asarray(x.reshape({-1, 1}), kiln::cuda()) / kiln::asarray(x, kiln::cuda())).eval());
+    Array n = kiln::asarray(exps, {static_cast<int64_t>(exps.size())}).astype(t);
+    Array base = a.reshape({20, 1}) * 0.3;
+    check_same_bits(
+        "a ** n " + name, kiln::pow(base, n).eval(),
+        kiln::pow(kiln::asarray(base, kiln::cuda()), kiln::asarray(n, kiln::cuda())).eval());
+    // Integers sum exactly in any order, so only the division by the count can differ.
+    Array k = kiln::floor(kiln::real(a) * 7) +
+              kiln::floor(kiln::imag(a) * 5) * std::complex<double>(0, 1);
+    k = k.astype(t).reshape({4, 5})(kiln::Slice(), kiln::Slice(0, 3));
+    check_same_bits("mean / 3 " + name, kiln::mean(k, {1}).eval(),
+                    kiln::mean(kiln::asarray(k, kiln::cuda()), {1}).eval());
+  }
 }

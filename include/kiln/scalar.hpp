@@ -3,7 +3,6 @@
 #pragma once
 #include <complex>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
 #include "kiln/dtype.hpp"
@@ -51,14 +50,14 @@ class Scalar {
   // (as_int is as_integer<int64_t>; unsigned types convert through it.)
   template <class T>
   T as_integer() const {
+    static_assert(sizeof(T) <= sizeof(int64_t), "integers up to 64 bits");
     if (kind_ == Kind::Bool || kind_ == Kind::Int) return static_cast<T>(i_);
-    if constexpr (!std::is_signed_v<T>) {
-      return static_cast<T>(as_integer<int64_t>());
-    } else {
-      constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-      return re_ >= lo && re_ < -lo ? static_cast<T>(re_) : std::numeric_limits<T>::min();
-    }
+    return static_cast<T>(float_to_int(std::is_signed_v<T> ? sizeof(T) : sizeof(int64_t)));
   }
+  // re_ as a signed integer of `bytes` bytes, by the kernels' own rule (kernels/scalar.cuh's
+  // float_to_int, which the kernels and the host executor use): defined out of line, in
+  // src/graph/scalar.cpp, because kernels/ are compiled into the library, not installed.
+  int64_t float_to_int(size_t bytes) const;
 
   Kind kind_ = Kind::Int;
   int64_t i_ = 0;

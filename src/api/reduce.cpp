@@ -1,6 +1,6 @@
-// Reductions. The builder casts the input to the accumulation dtype (NumPy's: int32 and bool
-// sums accumulate in int64, integer means in float64), so the planner can fuse that cast
-// into the reduction's prologue and backends accumulate in the input's dtype.
+// Reductions. The builder casts the input to the accumulation dtype (graph/reduce_table.hpp:
+// NumPy's, int32 and bool sums accumulate in int64, integer means in float64), so the planner
+// can fuse that cast into the reduction's prologue and backends accumulate in the input's dtype.
 #include <limits>
 
 #include "api/build.hpp"
@@ -12,27 +12,10 @@ using graph::ReduceOp;
 
 namespace {
 
-DType accumulation_dtype(ReduceOp op, DType t) {
-  switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Prod:
-      return t == DType::Bool || t == DType::Int32 ? DType::Int64 : t;
-    case ReduceOp::Mean:
-      return is_integer_or_bool(t) ? DType::Float64 : t;
-    case ReduceOp::Any:
-    case ReduceOp::All:
-      return DType::Bool;
-    default:
-      return t;
-  }
-}
-
 Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
   const auto& n = api::node_of(a);
   int nd = static_cast<int>(n.shape.size());
   auto axes = graph::normalize_axes(axes_in, nd, graph::op_name(op));
-  bool no_identity = op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax ||
-                     op == ReduceOp::ArgMin;
   Shape out;
   std::vector<int64_t> params;
   for (int i = 0, k = 0; i < nd; ++i) {
@@ -40,7 +23,7 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
     if (reduced) {
       ++k;
       params.push_back(i);
-      if (n.shape[i] == 0 && no_identity)
+      if (n.shape[i] == 0 && !graph::has_identity(op))
         throw ShapeError(std::string(graph::op_name(op)) + ": zero-size array along axis " +
                          std::to_string(i) + " has no identity (shape " + shape_str(n.shape) +
                          "); check the array is not empty first");
@@ -50,7 +33,7 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
     }
   }
   params.push_back(keepdims);
-  DType acc = accumulation_dtype(op, n.dtype);
+  DType acc = graph::accumulation_dtype(op, n.dtype);
   DType result = graph::reduce_result_dtype(op, acc);
   graph::NodeSpec spec{graph::OpKind::Reduce,
                        static_cast<uint8_t>(op),

@@ -44,15 +44,46 @@ bool takes_complex(BinaryOp op) { return row(op).complex; }
 const char* c_function(UnaryOp op) { return row(op).cfn; }
 const char* c_function(BinaryOp op) { return row(op).cfn; }
 
-const char* op_name(ReduceOp op) {
-  static constexpr const char* names[] = {"sum",    "prod",   "max", "min", "mean",
-                                          "argmax", "argmin", "any", "all"};
-  return names[static_cast<int>(op)];
+namespace {
+
+enum class Acc : uint8_t { Wide, Float, Bool, Same };
+enum class Result : uint8_t { Acc, Index };
+struct ReduceRow {
+  const char* name;
+  Acc acc;
+  Result result;
+  bool identity;
+};
+#define KILN_REDUCE_ROW(Enum, name, acc, result, identity) \
+  ReduceRow{#name, Acc::acc, Result::result, identity},
+constexpr ReduceRow kReduce[] = {KILN_REDUCE_OPS(KILN_REDUCE_ROW)};
+#undef KILN_REDUCE_ROW
+
+const ReduceRow& row(ReduceOp op) { return kReduce[static_cast<int>(op)]; }
+
+}  // namespace
+
+const char* op_name(ReduceOp op) { return row(op).name; }
+
+DType accumulation_dtype(ReduceOp op, DType t) {
+  switch (row(op).acc) {
+    case Acc::Wide:
+      return t == DType::Bool || t == DType::Int32 ? DType::Int64 : t;
+    case Acc::Float:
+      return is_integer_or_bool(t) ? DType::Float64 : t;
+    case Acc::Bool:
+      return DType::Bool;
+    case Acc::Same:
+      break;
+  }
+  return t;
 }
 
 DType reduce_result_dtype(ReduceOp op, DType acc) {
-  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin ? DType::Int64 : acc;
+  return row(op).result == Result::Index ? DType::Int64 : acc;
 }
+
+bool has_identity(ReduceOp op) { return row(op).identity; }
 
 bool is_comparison(BinaryOp op) { return form_of(op) == BinaryForm::Compare; }
 bool is_bitwise(BinaryOp op) { return form_of(op) == BinaryForm::Bitwise; }

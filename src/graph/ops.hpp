@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "graph/op_table.hpp"
+#include "graph/reduce_table.hpp"
 #include "kiln/dtype.hpp"
 
 namespace kiln::graph {
@@ -37,7 +38,10 @@ enum class BinaryOp : uint8_t { KILN_BINARY_OPS(KILN_ENUM_ROW) };
 #undef KILN_ENUM_ROW
 enum class UnaryForm : uint8_t { Custom, Math };
 enum class BinaryForm : uint8_t { Arith, Compare, Bitwise, Math };
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Mean, ArgMax, ArgMin, Any, All };
+// The reductions come from graph/reduce_table.hpp, one row each.
+#define KILN_ENUM_ROW(Enum, name, acc, result, identity) Enum,
+enum class ReduceOp : uint8_t { KILN_REDUCE_OPS(KILN_ENUM_ROW) };
+#undef KILN_ENUM_ROW
 // C2C: complex to complex. R2C / C2R: rfftn / irfftn (the last of the axes is the halved one).
 // R2CFull: a forward transform of real input with the full complex spectrum as output (fft /
 // fftn of real arrays): executors run a real transform, halving whichever transformed axis they
@@ -48,8 +52,13 @@ enum class RandomDist : uint8_t { Randint, Uniform, Normal };
 const char* op_name(UnaryOp op);   // "neg", "sin", ...
 const char* op_name(BinaryOp op);  // "add", "lt", ...
 const char* op_name(ReduceOp op);  // "sum", "argmax", ...
+// The dtype a reduction accumulates in, given its input's (NumPy's: int32 and bool sums in
+// int64, integer means in float64, any / all in bool).
+DType accumulation_dtype(ReduceOp op, DType input);
 // A reduction's result dtype given its accumulator: argmax/argmin give indices (int64).
 DType reduce_result_dtype(ReduceOp op, DType acc);
+// Whether a reduction over no elements has a value (max, min, argmax and argmin raise).
+bool has_identity(ReduceOp op);
 UnaryForm form_of(UnaryOp op);
 BinaryForm form_of(BinaryOp op);
 bool is_comparison(BinaryOp op);

@@ -3,12 +3,26 @@
 #include <cmath>
 #include <cstring>
 
+#include "../../kernels/scalar.cuh"  // float to integer, as the kernels convert
 #include "graph/hash.hpp"
 
 namespace kiln {
 
 // NumPy on x86 turns NaN and out-of-range values into INT64_MIN; so does as_integer.
 int64_t Scalar::as_int() const { return as_integer<int64_t>(); }
+
+int64_t Scalar::float_to_int(size_t bytes) const {
+  switch (bytes) {
+    case 1:
+      return scalar::float_to_int<int8_t>(re_);
+    case 2:
+      return scalar::float_to_int<int16_t>(re_);
+    case 4:
+      return scalar::float_to_int<int32_t>(re_);
+    default:
+      return scalar::float_to_int<int64_t>(re_);
+  }
+}
 
 double Scalar::as_double() const {
   return kind_ == Kind::Bool || kind_ == Kind::Int ? static_cast<double>(i_) : re_;

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../../kernels/scalar.cuh"  // NumPy's integer and min/max semantics, as kernels have them
+#include "../../kernels/scalar.cuh"  // NumPy's scalar semantics, as the kernels have them
 #include "host/convert.hpp"
 
 namespace kiln::cpu {
@@ -41,53 +41,30 @@ void map2(const void* a, const void* b, void* out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) r[i] = f(x[i], y[i]);
 }
 
-// NumPy's complex division (Smith's method; a zero divisor gives inf or NaN parts), which
-// neither overflows for large parts nor turns division by zero or by infinity into NaN.
+// NumPy's complex product, division and power, as the kernels compute them (kernels/scalar.cuh,
+// on the parts).
 template <class T>
-T complex_divide(T a, T b) {
-  using R = typename T::value_type;
-  R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
-  R abs_br = std::abs(br), abs_bi = std::abs(bi);
-  if (abs_br >= abs_bi) {
-    if (abs_br == 0 && abs_bi == 0) return T(ar / abs_br, ai / abs_br);
-    R rat = bi / br, scl = R(1) / (br + bi * rat);
-    return T((ar + ai * rat) * scl, (ai - ar * rat) * scl);
-  }
-  R rat = br / bi, scl = R(1) / (bi + br * rat);
-  return T((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+scalar::parts<typename T::value_type> parts_of(T a) {
+  return {a.real(), a.imag()};
 }
-
-// The schoolbook product NumPy's complex power uses.
 template <class T>
 T complex_multiply(T a, T b) {
-  return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  auto r = scalar::complex_multiply(parts_of(a), parts_of(b));
+  return T(r.re, r.im);
 }
-
-// NumPy's complex power (npy_cpow): x**0 is 1 and 0**y is 0 (y real and positive) or NaN;
-// small integer exponents multiply (exact where the C library's exp(y log x) is not).
+template <class T>
+T complex_divide(T a, T b) {
+  auto r = scalar::complex_divide(parts_of(a), parts_of(b));
+  return T(r.re, r.im);
+}
+// Where no exact rule applies, the C library's cpow, as NumPy's npy_cpow.
 template <class T>
 T complex_pow(T a, T b) {
-  using R = typename T::value_type;
-  if (b.real() == 0 && b.imag() == 0) return T(1, 0);
-  if (a.real() == 0 && a.imag() == 0) {
-    if (b.real() > 0 && b.imag() == 0) return T(0, 0);
-    R nan = std::numeric_limits<R>::quiet_NaN();
-    return T(nan, nan);
-  }
-  if (b.imag() == 0 && std::abs(b.real()) < 100 && b.real() == std::trunc(b.real())) {
-    int n = static_cast<int>(b.real());
-    if (n == 1) return a;
-    if (n == 2) return complex_multiply(a, a);
-    if (n == 3) return complex_multiply(a, complex_multiply(a, a));
-    T result(1, 0), p = a;
-    for (int e = std::abs(n);; e >>= 1) {
-      if (e & 1) result = complex_multiply(result, p);
-      if (e <= 1) break;
-      p = complex_multiply(p, p);
-    }
-    return n < 0 ? complex_divide(T(1, 0), result) : result;
-  }
-  return std::pow(a, b);
+  using P = scalar::parts<typename T::value_type>;
+  auto r = scalar::complex_pow(parts_of(a), parts_of(b), [](P x, P y) {
+    return parts_of(std::pow(T(x.re, x.im), T(y.re, y.im)));
+  });
+  return T(r.re, r.im);
 }
 
 // Eigen's vectorised exp clamps its argument near the underflow limit, and its log treats

@@ -1,6 +1,7 @@
 // Random steps on the host. cuRAND's host generator supplies the 32-bit Philox words and the
 // mappings of kiln/random.hpp turn them into values: the words are bit-identical to those of
-// cuRAND's device generator, so a GPU that applies the same mappings computes the same arrays.
+// cuRAND's device generator, and the mappings are the GPU kernels' own functions
+// (kernels/random.cuh, compiled here as plain C++), so both compute the same arrays.
 //
 // Only curandGenerate is used. cuRAND's own float64 distributions lay their words out in
 // blocks that depend on its internal thread count (element 4g+2 of curandGenerateUniformDouble
@@ -12,11 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
-#include <numbers>
 #include <string>
-#include <utility>
+
+#include "../../kernels/random.cuh"  // the mappings from words to values, as the GPU runs them
 
 #include "common/parallel.hpp"
 #include "kiln/errors.hpp"
@@ -83,31 +83,6 @@ WordStream& words() {
   return s;
 }
 
-// ---- words to numbers (kiln/random.hpp defines these) -------------------------------------
-uint64_t load64(const uint32_t* w) { return w[0] | static_cast<uint64_t>(w[1]) << 32; }
-
-// Words per element of a float dtype, and the maps from its words to [0, 1) and (0, 1].
-template <class T>
-struct Unit;
-template <>
-struct Unit<float> {
-  static constexpr int k = 1;
-  static float closed_open(const uint32_t* w) { return static_cast<float>(w[0] >> 8) * 0x1p-24f; }
-  static float open_closed(const uint32_t* w) {
-    return std::fma(static_cast<float>(w[0]), 0x1p-32f, 0x1p-33f);
-  }
-};
-template <>
-struct Unit<double> {
-  static constexpr int k = 2;
-  static double closed_open(const uint32_t* w) {
-    return static_cast<double>(load64(w) >> 11) * 0x1p-53;
-  }
-  static double open_closed(const uint32_t* w) {
-    return std::fma(static_cast<double>(load64(w) >> 11), 0x1p-53, 0x1p-54);
-  }
-};
-
 // Runs f(i) for i in [0, n) on the pool, in blocks large enough to outweigh scheduling.
 template <class F>
 void for_each_index(int64_t n, const F& f) {
@@ -119,69 +94,51 @@ void for_each_index(int64_t n, const F& f) {
   });
 }
 
+// The n values of distribution d (a unit of kernels/random.cuh, the functions a GPU thread
+// runs: unit u maps words [K u, K u + K) of the step to elements [E u, E u + E)).
+template <class D>
+void generate(const D& d, const RandomStep& s, typename D::value_type* out, int64_t n) {
+  using T = typename D::value_type;
+  const int64_t whole = n / D::E;  // units whose elements all lie in out
+  // The words go straight into the output when a unit's words are exactly its elements'
+  // bytes (each unit reads its words before it writes); otherwise into scratch.
+  std::unique_ptr<uint32_t[]> scratch;
+  uint32_t* w = reinterpret_cast<uint32_t*>(out);
+  if (4 * D::K != D::E * static_cast<int>(sizeof(T))) {
+    scratch = std::make_unique_for_overwrite<uint32_t[]>(whole * D::K);
+    w = scratch.get();
+  }
+  words().fill(s.seed, s.offset, w, static_cast<uint64_t>(whole) * D::K);
+  for_each_index(whole, [&](int64_t u) { d(w + D::K * u, out + D::E * u); });
+  if (n % D::E) {  // an odd normal step: its last pair's words do not fit in the output
+    uint32_t tail[D::K];
+    T v[D::E];
+    words().fill(s.seed, s.offset + static_cast<uint64_t>(whole) * D::K, tail, D::K);
+    d(tail, v);
+    std::copy(v, v + n % D::E, out + D::E * whole);
+  }
+}
+
 template <class T>
 void randint(const RandomStep& s, T* out, int64_t n) {
   const uint64_t low = static_cast<uint64_t>(s.a.as_int());
   const uint64_t range = static_cast<uint64_t>(s.b.as_int()) - low;
-  const int k = range <= (uint64_t{1} << 16) ? 1 : 2;
-  // The words go straight into the output when an element's words fill its own slot;
-  // otherwise into scratch.
-  std::unique_ptr<uint32_t[]> scratch;
-  uint32_t* w = reinterpret_cast<uint32_t*>(out);
-  if (4 * k != static_cast<int>(sizeof(T))) {
-    scratch = std::make_unique_for_overwrite<uint32_t[]>(n * k);
-    w = scratch.get();
-  }
-  words().fill(s.seed, s.offset, w, static_cast<uint64_t>(n) * k);
-  for_each_index(n, [&](int64_t i) {
-    uint64_t step = k == 1 ? (w[i] * range) >> 32
-                           : static_cast<uint64_t>(
-                                 (static_cast<unsigned __int128>(load64(w + 2 * i)) * range) >> 64);
-    // Modular arithmetic: low + step is below high, so it fits T.
-    out[i] = static_cast<T>(static_cast<int64_t>(low + step));
-  });
+  if (range <= (uint64_t{1} << 16))
+    generate(rng::Randint<T, 1>{low, range}, s, out, n);
+  else
+    generate(rng::Randint<T, 2>{low, range}, s, out, n);
 }
 
 template <class T>
 void uniform(const RandomStep& s, T* out, int64_t n) {
   const T lo = static_cast<T>(s.a.as_double()), hi = static_cast<T>(s.b.as_double());
-  const T span = hi - lo, below_hi = std::nextafter(hi, lo);
-  // One element's words are exactly its own bytes, so the mapping runs in place.
-  uint32_t* w = reinterpret_cast<uint32_t*>(out);
-  words().fill(s.seed, s.offset, w, static_cast<uint64_t>(n) * Unit<T>::k);
-  for_each_index(n, [&](int64_t i) {
-    T v = std::fma(span, Unit<T>::closed_open(w + Unit<T>::k * i), lo);
-    out[i] = v < hi ? v : below_hi;
-  });
-}
-
-// Two standard normal samples from one pair's 2k words.
-template <class T>
-std::pair<T, T> box_muller(const uint32_t* w) {
-  T u = Unit<T>::open_closed(w), t = Unit<T>::closed_open(w + Unit<T>::k);
-  T rad = std::sqrt(T(-2) * std::log(u)), angle = 2 * std::numbers::pi_v<T> * t;
-  return {rad * std::cos(angle), rad * std::sin(angle)};
+  generate(rng::Uniform<T>{lo, hi - lo, hi, std::nextafter(hi, lo)}, s, out, n);
 }
 
 template <class T>
 void normal(const RandomStep& s, T* out, int64_t n) {
-  constexpr int k = Unit<T>::k;
   const T mean = static_cast<T>(s.a.as_double()), sd = static_cast<T>(s.b.as_double());
-  const int64_t pairs = n / 2;
-  // A pair's words are the bytes of its two elements: in place again, each pair read whole
-  // before it is written.
-  uint32_t* w = reinterpret_cast<uint32_t*>(out);
-  words().fill(s.seed, s.offset, w, static_cast<uint64_t>(pairs) * 2 * k);
-  for_each_index(pairs, [&](int64_t j) {
-    auto [z0, z1] = box_muller<T>(w + 2 * k * j);
-    out[2 * j] = std::fma(sd, z0, mean);
-    out[2 * j + 1] = std::fma(sd, z1, mean);
-  });
-  if (n % 2) {  // the last pair has one element; its words do not fit the output
-    uint32_t tail[2 * k];
-    words().fill(s.seed, s.offset + static_cast<uint64_t>(pairs) * 2 * k, tail, 2 * k);
-    out[n - 1] = std::fma(sd, box_muller<T>(tail).first, mean);
-  }
+  generate(rng::Normal<T>{mean, sd}, s, out, n);
 }
 
 [[noreturn]] void bad_dtype(DType t) {

@@ -150,12 +150,14 @@ void finish(ReduceOp op, DType t, const Accumulator& acc, int64_t count, void* o
       if (op == ReduceOp::Mean)
         r = count ? r / static_cast<T>(count) : std::numeric_limits<T>::quiet_NaN();
     } else if constexpr (is_complex_v<T>) {
-      // Divided by the count as a complex number (Smith's method, as NumPy and the GPU's
-      // MeanOp do): an infinite part makes the other one NaN, and an empty mean is NaN + NaNj.
+      // Divided by the count as a complex number (NumPy's true_divide, which multiplies by
+      // 1 / count, as the GPU's MeanOp: kernels/scalar.cuh): an infinite part makes the other
+      // one NaN, and an empty mean is NaN + NaNj.
       using R = typename T::value_type;
-      const R n = static_cast<R>(count);
-      if (op == ReduceOp::Mean)
-        r = T((r.real() + r.imag() * R(0)) / n, (r.imag() - r.real() * R(0)) / n);
+      if (op == ReduceOp::Mean) {
+        auto q = scalar::complex_divide<R>({r.real(), r.imag()}, {static_cast<R>(count), 0});
+        r = T(q.re, q.im);
+      }
     }
     *static_cast<T*>(out) = r;
   });

@@ -10,9 +10,11 @@ NumPy 1.24 is switched to NumPy 2's promotion of Python scalars (NEP 50, "weak" 
 np._set_promotion_state("weak"), as make_elementwise_fixtures.py does. Lines, dtypes as NumPy
 names ("error" where NumPy raises TypeError):
     weakpair A KIND R     np.result_type(A array, Python scalar of KIND) under NEP 50
-    binop OP A B R        dtype of OP(A array, B array), OP in ** minimum maximum
+    binop OP A B R        dtype of OP(A array, B array), OP in ** minimum maximum and the
+                          binary Math rows of src/graph/op_table.hpp (arctan2, hypot, ...)
     weak OP A KIND R      dtype of OP(A array, Python scalar of KIND) (and of OP(scalar, array))
-    unary OP A R          OP in floor ceil
+    unary OP A R          OP in floor ceil and the unary Math rows of op_table.hpp that
+                          promotion.txt lacks (log1p, expm1, ...)
     reduce OP A R         OP in argmax argmin any all, every dtype (complex64 included)
     fft FN A R            FN one of numpy.fft's ten functions
 
@@ -23,6 +25,8 @@ where() and clip() with several operands: NumPy 1.24 does not apply NEP 50 to th
 Where kiln documents a result NumPy 1.24 does not give, the line holds the documented rule
 (each marked KILN below):
   * floor and ceil of integer and bool arrays keep the dtype (NumPy >= 2.3).
+  * A Math row whose complex column is 0 refuses complex operands (DTypeError), whether or
+    not NumPy takes them (NumPy's log1p does).
   * ** of two bools (arrays, or an array and a Python bool) is int64 (NumPy: int8, a dtype
     kiln lacks).
   * FFTs keep single precision (NumPy >= 2.0): float32 and complex64 give complex64
@@ -33,7 +37,8 @@ import os
 
 import numpy as np
 
-from make_elementwise_fixtures import dtype_of  # one rule for "error" and dtype names
+from make_elementwise_fixtures import (  # one rule for "error" and dtype names; the table
+    BINARY_MATH, PROMO_UNARY, UNARY_MATH, dtype_of)
 
 np._set_promotion_state("weak")
 
@@ -41,7 +46,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
 SCALARS = {"bool": True, "int": 1, "float": 1.0, "complex": 1j}
 BINOPS = {"**": np.power, "minimum": np.minimum, "maximum": np.maximum}
+BINOPS.update({name: getattr(np, name) for name, _ in BINARY_MATH})
 UNARY = {"floor": np.floor, "ceil": np.ceil}
+UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH if name not in PROMO_UNARY})
+REAL_ONLY = {name for name, cx in UNARY_MATH + BINARY_MATH if not cx}
 REDUCE = {"argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all}
 FFTS = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn"]
 
@@ -49,11 +57,15 @@ FFTS = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfftn
 def kiln_binop(op, a, b, numpy_result):
     if op == "**" and numpy_result == "int8":  # KILN: no int8
         return "int64"
+    if op in REAL_ONLY and "complex" in (a, b):  # KILN: complex raises
+        return "error"
     return numpy_result
 
 
 def kiln_unary(op, a, numpy_result):
-    if a == "bool" or a.startswith("int"):  # KILN: NumPy >= 2.3 keeps the dtype
+    if op in REAL_ONLY and a.startswith("complex"):  # KILN: complex raises
+        return "error"
+    if op in ("floor", "ceil") and (a == "bool" or a.startswith("int")):  # KILN: NumPy >= 2.3
         return a
     return numpy_result
 

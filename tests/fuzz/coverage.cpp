@@ -18,23 +18,15 @@ const char* op_kind_name(OpKind k) {
 }
 
 std::string fn_name(const Op& op) {
-  static constexpr const char* unary[] = {"neg",   "not",  "abs",  "sqrt", "exp",
-                                          "log",   "sin",  "cos",  "tan",  "tanh",
-                                          "floor", "ceil", "real", "imag", "conj"};
-  static constexpr const char* binary[] = {"add",     "sub", "mul", "div", "pow", "minimum",
-                                           "maximum", "eq",  "ne",  "lt",  "le",  "gt",
-                                           "ge",      "and", "or",  "xor"};
-  static constexpr const char* reduce[] = {"sum", "prod", "max",    "min",   "mean",
-                                           "any", "all",  "argmax", "argmin"};
   static constexpr const char* fft[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                         "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
   switch (op.kind) {
-    case OpKind::Unary:
-      return unary[op.fn];
+    case OpKind::Unary:  // the graph's names (graph/op_table.hpp), every row included
+      return graph::op_name(static_cast<UnaryFn>(op.fn));
     case OpKind::Binary:
-      return binary[op.fn];
+      return graph::op_name(static_cast<BinaryFn>(op.fn));
     case OpKind::Reduce:
-      return reduce[op.fn];
+      return graph::op_name(static_cast<ReduceFn>(op.fn));
     case OpKind::Fft:
       return fft[op.fn];
     default:

@@ -240,6 +240,23 @@ std::optional<Facts> extremum(const std::vector<Facts>& in, DType t) {
   return r;
 }
 
+// A Math row's function of real x and y (the second operand of a binary row) that these facts
+// know nothing more about (log1p, arctan2, ...): the libraries' results lie within a few ulps
+// of the true value, so of exact operands it is noisy by a relative error alone; of noisy
+// ones, or of zeros whose sign differs between paths (atan2(+-0, -1) is +-pi), refused.
+std::optional<Facts> math_row(const Facts& x, const Facts& y, DType t) {
+  if (x.noisy || y.noisy || x.zero_sign || y.zero_sign) return std::nullopt;
+  Facts r = x;
+  r.noisy = true;
+  r.grid = -1;
+  r.bound = kInf;
+  r.special = true;
+  r.abs_err = 0;
+  r.rel_err = kReal * unit_roundoff(t);
+  r.least = -kInf;
+  return r;
+}
+
 std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
   auto fn = static_cast<BinaryFn>(op.fn);
   Facts a = arg(op.args.at(0), v), b = arg(op.args.at(1), v);
@@ -272,10 +289,14 @@ std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, 
     case BinaryFn::Pow:
       r = power(*ca, *cb, t);
       break;
-    default:
+    case BinaryFn::Minimum:
+    case BinaryFn::Maximum:
       r = extremum({*ca, *cb}, t);
+      break;
+    default:  // a Math row
+      r = math_row(*ca, *cb, t);
   }
-  bool unbounded = fn == BinaryFn::Div || fn == BinaryFn::Pow;
+  bool unbounded = fn == BinaryFn::Div || fn == BinaryFn::Pow || (r && std::isinf(r->bound));
   return r ? settle(*r, t, s, unbounded) : std::nullopt;
 }
 
@@ -354,9 +375,12 @@ std::optional<Facts> real_transcendental(UnaryFn fn, const Facts& x, DType t) {
     r.least = x.least >= 0 ? loosen(std::sqrt(x.least)) : -kInf;
     return r;
   }
-  Facts r = lipschitz(x, fn == UnaryFn::Log ? log_bound(x) : kInf, 0, t);
-  r.special |= fn == UnaryFn::Log;
-  return r;
+  if (fn == UnaryFn::Log || fn == UnaryFn::Tan) {
+    Facts r = lipschitz(x, fn == UnaryFn::Log ? log_bound(x) : kInf, 0, t);
+    r.special |= fn == UnaryFn::Log;
+    return r;
+  }
+  return math_row(x, x, t);  // any other Math row
 }
 
 std::optional<Facts> complex_transcendental(UnaryFn fn, const Facts& x, DType t) {
@@ -380,9 +404,12 @@ std::optional<Facts> complex_transcendental(UnaryFn fn, const Facts& x, DType t)
     case UnaryFn::Cos:
       if (!(x.bound <= 20) || total_err(x) > 1) return std::nullopt;
       return complex_fn(x, std::cosh(x.bound) * (1 + x.bound), std::cosh(x.bound), t);
-    default:  // tan, tanh: poles at odd multiples of i pi / 2, far outside |z| <= 0.75 * sqrt 2
+    case UnaryFn::Tan:
+    case UnaryFn::Tanh:  // poles at odd multiples of i pi / 2, far outside |z| <= 0.75 * sqrt 2
       if (!(x.bound <= 0.75)) return std::nullopt;
       return complex_fn(x, 2, 2, t);
+    default:  // a complex Math row these facts know nothing about: not generated
+      return std::nullopt;
   }
 }
 
@@ -424,7 +451,7 @@ std::optional<Facts> unary(const Op& op, const std::vector<Facts>& v, DType t, c
   auto x = convert(in, t);
   if (!x) return std::nullopt;
   auto r = is_complex(t) ? complex_transcendental(fn, *x, t) : real_transcendental(fn, *x, t);
-  return r ? settle(*r, t, s, fn == UnaryFn::Tan) : std::nullopt;
+  return r ? settle(*r, t, s, std::isinf(r->bound)) : std::nullopt;
 }
 
 // ---- reductions ---------------------------------------------------------------------------
@@ -684,9 +711,11 @@ static bool knows_least(const Op& op) {
     case OpKind::Binary:
       return op.fn == static_cast<uint8_t>(BinaryFn::Add) ||
              op.fn == static_cast<uint8_t>(BinaryFn::Mul);
-    case OpKind::Reduce:
-      return op.fn <= static_cast<uint8_t>(ReduceFn::Mean) &&
-             op.fn != static_cast<uint8_t>(ReduceFn::Prod);
+    case OpKind::Reduce: {
+      auto fn = static_cast<ReduceFn>(op.fn);
+      return fn == ReduceFn::Sum || fn == ReduceFn::Max || fn == ReduceFn::Min ||
+             fn == ReduceFn::Mean;
+    }
     case OpKind::Transpose:
     case OpKind::Index:
     case OpKind::Reshape:

@@ -14,18 +14,49 @@ namespace {
 
 // ---- the dtype tables -----------------------------------------------------------------------
 
-// Names as the tables write them, in the fuzzer's enum orders (program.hpp).
-constexpr const char* kUnaryNames[] = {"neg",   "invert", "abs",  "sqrt", "exp",
-                                       "log",   "sin",    "cos",  "tan",  "tanh",
-                                       "floor", "ceil",   "real", "imag", "conj"};
-constexpr const char* kBinaryNames[] = {"+",  "-", "*",  "/", "**", "minimum", "maximum", "==",
-                                        "!=", "<", "<=", ">", ">=", "&",       "|",       "^"};
-constexpr const char* kReduceNames[] = {"sum", "prod", "max",    "min",   "mean",
-                                        "any", "all",  "argmax", "argmin"};
+// Names as the tables write them: NumPy's operators, and otherwise the op's own name (a Math
+// row's lines are written by make_fuzz_fixtures.py from graph/op_table.hpp).
+std::string unary_name(uint8_t fn) {
+  auto f = static_cast<UnaryFn>(fn);
+  return f == UnaryFn::Not ? "invert" : graph::op_name(f);
+}
+std::string binary_name(uint8_t fn) {
+  switch (static_cast<BinaryFn>(fn)) {
+    case BinaryFn::Add:
+      return "+";
+    case BinaryFn::Sub:
+      return "-";
+    case BinaryFn::Mul:
+      return "*";
+    case BinaryFn::Div:
+      return "/";
+    case BinaryFn::Pow:
+      return "**";
+    case BinaryFn::Eq:
+      return "==";
+    case BinaryFn::Ne:
+      return "!=";
+    case BinaryFn::Lt:
+      return "<";
+    case BinaryFn::Le:
+      return "<=";
+    case BinaryFn::Gt:
+      return ">";
+    case BinaryFn::Ge:
+      return ">=";
+    case BinaryFn::And:
+      return "&";
+    case BinaryFn::Or:
+      return "|";
+    case BinaryFn::Xor:
+      return "^";
+    default:
+      return graph::op_name(static_cast<BinaryFn>(fn));
+  }
+}
 constexpr const char* kFftNames[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                      "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
-static_assert(std::size(kUnaryNames) == kUnaryCount && std::size(kBinaryNames) == kBinaryCount);
-static_assert(std::size(kReduceNames) == kReduceCount && std::size(kFftNames) == kFftCount);
+static_assert(std::size(kFftNames) == kFftCount);
 
 std::filesystem::path data_dir() {
   if (const char* env = std::getenv("KILN_FUZZ_DATA")) return env;
@@ -298,7 +329,7 @@ Shape fft_shape(const Op& op, const Shape& in) {
 // ---- dtypes -----------------------------------------------------------------------------------
 
 std::optional<DType> binary_dtype(const Op& op, const std::vector<Typed>& v) {
-  std::string fn = kBinaryNames[op.fn];
+  std::string fn = binary_name(op.fn);
   const Operand &a = op.args.at(0), &b = op.args.at(1);
   if (a.is_scalar() && b.is_scalar()) throw Refused{"two Python scalars"};
   if (!a.is_scalar() && !b.is_scalar())
@@ -321,7 +352,7 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
   Shape s;
   switch (op.kind) {
     case OpKind::Unary:
-      t = lookup(std::string("unary ") + kUnaryNames[op.fn] + " " + name(first(op, v).dtype));
+      t = lookup("unary " + unary_name(op.fn) + " " + name(first(op, v).dtype));
       s = first(op, v).shape;
       break;
     case OpKind::Binary:
@@ -343,7 +374,8 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       s = first(op, v).shape;
       break;
     case OpKind::Reduce:
-      t = lookup(std::string("reduce ") + kReduceNames[op.fn] + " " + name(first(op, v).dtype));
+      t = lookup(std::string("reduce ") + graph::op_name(static_cast<ReduceFn>(op.fn)) + " " +
+                 name(first(op, v).dtype));
       s = reduce_shape(op, first(op, v).shape);
       break;
     case OpKind::Fft:
@@ -382,11 +414,11 @@ const char* kind_word(OpKind k) {
 std::string fn_name(const Op& op) {
   switch (op.kind) {
     case OpKind::Unary:
-      return kUnaryNames[op.fn];
+      return unary_name(op.fn);
     case OpKind::Binary:
-      return kBinaryNames[op.fn];
+      return binary_name(op.fn);
     case OpKind::Reduce:
-      return kReduceNames[op.fn];
+      return graph::op_name(static_cast<ReduceFn>(op.fn));
     case OpKind::Fft:
       return kFftNames[op.fn];
     case OpKind::AsType:

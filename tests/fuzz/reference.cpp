@@ -113,6 +113,15 @@ C smith_divide(const C& a, const C& b) {
   return {(ar * rat + ai) * scl, (ai * rat - ar) * scl};
 }
 
+// A complex mean's sum divided by the count as NumPy divides it by complex(n, 0): Smith's
+// method in the dtype's own precision, which multiplies by 1 / n (so inf * 0 makes a part NaN).
+template <class R>
+C divide_by_count(const C& sum, int64_t n) {
+  R re = static_cast<R>(sum.real()), im = static_cast<R>(sum.imag());
+  R scl = R(1) / static_cast<R>(n);
+  return C((re + im * R(0)) * scl, (im - re * R(0)) * scl);
+}
+
 // a op b, both already in dtype t (the result's dtype for arithmetic).
 C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
   if (fn == BinaryFn::Minimum || fn == BinaryFn::Maximum)
@@ -168,6 +177,14 @@ C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
   });
 }
 
+// The Math rows of graph/op_table.hpp, each by its C function (std::cfn of long double or of
+// complex<long double>): a new row has its reference without edits here.
+#define KILN_REF_ROW(Enum, name, cfn, form, complex, heavy) KILN_REF_##form(Enum, cfn, complex)
+#define KILN_REF_Custom(Enum, cfn, complex)
+#define KILN_REF_Arith(Enum, cfn, complex)
+#define KILN_REF_Compare(Enum, cfn, complex)
+#define KILN_REF_Bitwise(Enum, cfn, complex)
+
 // a fn b in dtype t; comparisons in `common`, the operands' NEP 50 result_type (a Python
 // float compared with a float32 array is rounded to float32 first).
 C binary(BinaryFn fn, const C& a, DType ta, const C& b, DType tb, DType t, DType common) {
@@ -194,6 +211,12 @@ C binary(BinaryFn fn, const C& a, DType ta, const C& b, DType tb, DType t, DType
       uint64_t r = fn == BinaryFn::And ? x & y : fn == BinaryFn::Or ? x | y : x ^ y;
       return static_cast<LD>(wrap(r, t));
     }
+#define KILN_REF_Math(Enum, cfn, complex)                                            \
+  case BinaryFn::Enum:                                                               \
+    return convert(LD{std::cfn(convert(a, ta, t).real(), convert(b, tb, t).real())}, \
+                   DType::Float64, t);
+      KILN_BINARY_OPS(KILN_REF_ROW)
+#undef KILN_REF_Math
     default:
       return arithmetic(fn, convert(a, ta, t), convert(b, tb, t), t);
   }
@@ -202,55 +225,33 @@ C binary(BinaryFn fn, const C& a, DType ta, const C& b, DType tb, DType t, DType
 // f computed in long double (complex<long double>), rounded to t.
 C transcendental(UnaryFn fn, const C& x, DType t) {
   if (is_complex(t)) {
-    C r;
+#define KILN_REF_COMPLEX_1(Enum, cfn) \
+  case UnaryFn::Enum:                 \
+    return convert(std::cfn(x), DType::Complex128, t);
+#define KILN_REF_COMPLEX_0(Enum, cfn)
+#define KILN_REF_Math(Enum, cfn, complex) KILN_REF_COMPLEX_##complex(Enum, cfn)
     switch (fn) {
-      case UnaryFn::Sqrt:
-        r = std::sqrt(x);
-        break;
-      case UnaryFn::Exp:
-        r = std::exp(x);
-        break;
-      case UnaryFn::Log:
-        r = std::log(x);
-        break;
-      case UnaryFn::Sin:
-        r = std::sin(x);
-        break;
-      case UnaryFn::Cos:
-        r = std::cos(x);
-        break;
-      case UnaryFn::Tan:
-        r = std::tan(x);
-        break;
+      KILN_UNARY_OPS(KILN_REF_ROW)
       default:
-        r = std::tanh(x);
+        throw std::logic_error(std::string("fuzz reference: no complex ") + graph::op_name(fn));
     }
-    return convert(r, DType::Complex128, t);
+#undef KILN_REF_Math
   }
-  LD v = x.real(), r;
+  LD v = x.real();
+  if (fn ==
+      UnaryFn::Sqrt) {  // correctly rounded in t itself (via long double it would round twice)
+    if (t == DType::Float32) return LD{std::sqrt(static_cast<float>(v))};
+    return LD{std::sqrt(static_cast<double>(v))};
+  }
+#define KILN_REF_Math(Enum, cfn, complex) \
+  case UnaryFn::Enum:                     \
+    return convert(LD{std::cfn(v)}, DType::Float64, t);
   switch (fn) {
-    case UnaryFn::Sqrt:  // correctly rounded in t itself (via long double it would round twice)
-      if (t == DType::Float32) return LD{std::sqrt(static_cast<float>(v))};
-      return LD{std::sqrt(static_cast<double>(v))};
-    case UnaryFn::Exp:
-      r = std::exp(v);
-      break;
-    case UnaryFn::Log:
-      r = std::log(v);
-      break;
-    case UnaryFn::Sin:
-      r = std::sin(v);
-      break;
-    case UnaryFn::Cos:
-      r = std::cos(v);
-      break;
-    case UnaryFn::Tan:
-      r = std::tan(v);
-      break;
+    KILN_UNARY_OPS(KILN_REF_ROW)
     default:
-      r = std::tanh(v);
+      throw std::logic_error(std::string("fuzz reference: not a Math op: ") + graph::op_name(fn));
   }
-  return convert(r, DType::Float64, t);
+#undef KILN_REF_Math
 }
 
 C unary(UnaryFn fn, const C& x, DType from, DType t) {
@@ -492,11 +493,12 @@ void reduce(const Op& op, const RefValue& a, RefValue& r) {
   for (size_t u = 0; u < acc.size(); ++u) {
     if (fn == ReduceFn::ArgMax || fn == ReduceFn::ArgMin) {
       r.v[u] = static_cast<LD>(arg[u]);
-    } else if (fn == ReduceFn::Mean) {  // divided by complex(n, 0) as NumPy (Smith: inf * 0)
-      LD n = static_cast<LD>(terms);
-      r.v[u] = convert(
-          C((acc[u].real() + acc[u].imag() * 0) / n, (acc[u].imag() - acc[u].real() * 0) / n),
-          DType::Complex128, r.dtype);
+    } else if (fn == ReduceFn::Mean && is_complex(r.dtype)) {
+      C sum = convert(acc[u], DType::Complex128, r.dtype);
+      r.v[u] = real_dtype(r.dtype) == DType::Float32 ? divide_by_count<float>(sum, terms)
+                                                     : divide_by_count<double>(sum, terms);
+    } else if (fn == ReduceFn::Mean) {
+      r.v[u] = convert(acc[u].real() / static_cast<LD>(terms), DType::Float64, r.dtype);
     } else {
       r.v[u] = convert(acc[u], is_complex(work) ? DType::Complex128 : work, r.dtype);
     }

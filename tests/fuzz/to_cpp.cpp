@@ -80,31 +80,59 @@ std::string index(const std::vector<Index>& idx) {
   return out + "}";
 }
 
-const char* unary_call(UnaryFn fn) {
-  static constexpr const char* names[] = {"-",          "~",          "kiln::abs",   "kiln::sqrt",
-                                          "kiln::exp",  "kiln::log",  "kiln::sin",   "kiln::cos",
-                                          "kiln::tan",  "kiln::tanh", "kiln::floor", "kiln::ceil",
-                                          "kiln::real", "kiln::imag", "kiln::conj"};
-  return names[static_cast<int>(fn)];
+// The call of a unary function: an operator or kiln::<name>, the name of its table row (Math
+// rows, NumPy's names) or of the function that implements a Custom row.
+std::string unary_call(UnaryFn fn) {
+  switch (fn) {
+    case UnaryFn::Neg:
+      return "-";
+    case UnaryFn::Not:
+      return "~";
+    default:
+      return std::string("kiln::") + graph::op_name(fn);
+  }
 }
 
 std::string binary(const Op& op) {
-  static constexpr const char* symbols[] = {
-      "+", "-", "*", "/", "", "", "", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^"};
   auto fn = static_cast<BinaryFn>(op.fn);
   std::string a = operand(op.args.at(0)), b = operand(op.args.at(1));
-  if (fn == BinaryFn::Pow) return "kiln::pow(" + a + ", " + b + ")";
-  if (fn == BinaryFn::Minimum) return "kiln::minimum(" + a + ", " + b + ")";
-  if (fn == BinaryFn::Maximum) return "kiln::maximum(" + a + ", " + b + ")";
-  return a + " " + symbols[op.fn] + " " + b;
+  switch (fn) {
+    case BinaryFn::Add:
+      return a + " + " + b;
+    case BinaryFn::Sub:
+      return a + " - " + b;
+    case BinaryFn::Mul:
+      return a + " * " + b;
+    case BinaryFn::Div:
+      return a + " / " + b;
+    case BinaryFn::Eq:
+      return a + " == " + b;
+    case BinaryFn::Ne:
+      return a + " != " + b;
+    case BinaryFn::Lt:
+      return a + " < " + b;
+    case BinaryFn::Le:
+      return a + " <= " + b;
+    case BinaryFn::Gt:
+      return a + " > " + b;
+    case BinaryFn::Ge:
+      return a + " >= " + b;
+    case BinaryFn::And:
+      return a + " & " + b;
+    case BinaryFn::Or:
+      return a + " | " + b;
+    case BinaryFn::Xor:
+      return a + " ^ " + b;
+    default:  // pow, minimum, maximum and every Math row: kiln::<name>
+      return std::string("kiln::") + graph::op_name(fn) + "(" + a + ", " + b + ")";
+  }
 }
 
 std::string reduce(const Op& op) {
-  static constexpr const char* names[] = {"sum", "prod", "max",    "min",   "mean",
-                                          "any", "all",  "argmax", "argmin"};
-  std::string call = std::string("kiln::") + names[op.fn] + "(" + operand(op.args.at(0)) + ", ";
-  std::string keep = op.keepdims ? "true" : "false";
   auto fn = static_cast<ReduceFn>(op.fn);
+  std::string call =
+      std::string("kiln::") + graph::op_name(fn) + "(" + operand(op.args.at(0)) + ", ";
+  std::string keep = op.keepdims ? "true" : "false";
   if (fn != ReduceFn::ArgMax && fn != ReduceFn::ArgMin)
     return call + list(op.axes) + ", " + keep + ")";
   std::string axis = op.axes.empty() ? "std::nullopt" : std::to_string(op.axes[0]);
@@ -200,9 +228,10 @@ std::string input(const InputSpec& s) {
 std::string op_to_cpp(const Op& op) {
   std::string a = op.args.empty() ? "" : operand(op.args[0]);
   switch (op.kind) {
-    case OpKind::Unary:
-      return unary_call(static_cast<UnaryFn>(op.fn)) + std::string(op.fn <= 1 ? "" : "(") + a +
-             (op.fn <= 1 ? "" : ")");
+    case OpKind::Unary: {
+      std::string call = unary_call(static_cast<UnaryFn>(op.fn));
+      return call.size() == 1 ? call + a : call + "(" + a + ")";  // an operator, or a function
+    }
     case OpKind::Binary:
       return binary(op);
     case OpKind::Where:
