@@ -225,7 +225,7 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     switch (ins.kind) {
       case InstrKind::Load:
         if (!c.staged.empty() && c.staged[ins.arg])
-          e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x]";
+          e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x + h]";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.row_registers)
           e = "rg" + num(ins.arg) + "[k][l]";
         else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.long_rows)
