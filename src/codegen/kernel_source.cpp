@@ -748,7 +748,7 @@ std::string row_fused_kernel(Context& c) {
     if (c.k.row_registers)
       break;  // each row's lanes load it below
     else if (c.row_staged[a] && c.k.long_rows)
-      os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
+      os << "    kiln::stage<" << c.k.vec << ", " << block << ", true>(sm" << a << ", in" << a
          << " + o0 * r - shift, sr ? sr + shift : 0, vec);\n";
     else if (c.row_staged[a])
       os << "    kiln::stage<" << c.k.vec << ", " << block << ">(sm" << a << ", in" << a
