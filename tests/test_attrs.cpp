@@ -120,7 +120,9 @@ TEST_CASE("attributes: a random draw's seed, offset and bounds are values, not s
 
 TEST_CASE("attributes: hash_attrs and equality, field by field") {
   auto h = [](const graph::Attrs& a) { return graph::hash_attrs(0, a); };
-  // Empty attributes of different kinds differ.
+  // Attributes of different kinds differ, even where their fields mix the same numbers (an
+  // empty list mixes its length, 0, as a user code 0 mixes 0).
+  CHECK(h(graph::PermuteAttrs{}) != h(graph::UserAttrs{0}));
   CHECK(h(graph::PermuteAttrs{}) != h(graph::SliceAttrs{}));
   CHECK(h(graph::PermuteAttrs{}) != h(std::monostate{}));
   // Where one vector ends and the next begins is part of the hash.
