@@ -57,7 +57,8 @@ Array Array::transpose(std::vector<int> axes) const {
                      std::to_string(nd - 1));
   bool identity = std::is_sorted(perm.begin(), perm.end());
   if (identity) return *this;
-  NodeSpec spec{OpKind::Permute, 0, n.dtype, shape, n.device, {node_}, graph::PermuteAttrs{perm}};
+  NodeSpec spec{
+      OpKind::Permute, 0, n.dtype, shape, n.device, {node_}, graph::PermuteAttrs{std::move(perm)}};
   return api::finish(graph::make_node(std::move(spec)));
 }
 

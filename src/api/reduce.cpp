@@ -51,8 +51,9 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
   }
   DType acc = accumulation_dtype(op, n.dtype);
   DType result = graph::reduce_result_dtype(op, acc);
-  graph::NodeSpec spec{graph::OpKind::Reduce,      static_cast<uint8_t>(op), result, out, n.device,
-                       {api::cast(a.node(), acc)}, std::move(attrs)};
+  auto in = api::cast(a.node(), acc);
+  graph::NodeSpec spec{graph::OpKind::Reduce, static_cast<uint8_t>(op), result, out, n.device, {in},
+                       std::move(attrs)};
   return api::finish(graph::make_node(std::move(spec)));
 }
 
