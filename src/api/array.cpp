@@ -43,7 +43,7 @@ Array Array::transpose(std::vector<int> axes) const {
     throw ShapeError("transpose: axes has " + std::to_string(axes.size()) +
                      " entries but the array has " + std::to_string(nd) +
                      " dimensions; give a permutation of 0.." + std::to_string(nd - 1));
-  std::vector<int64_t> perm;
+  std::vector<int> perm;
   Shape shape;
   for (int a : axes) {
     int ax = graph::normalize_axis(a, nd, "transpose");
@@ -57,7 +57,8 @@ Array Array::transpose(std::vector<int> axes) const {
                      std::to_string(nd - 1));
   bool identity = std::is_sorted(perm.begin(), perm.end());
   if (identity) return *this;
-  NodeSpec spec{OpKind::Permute, 0, n.dtype, shape, n.device, {node_}, perm};
+  NodeSpec spec{
+      OpKind::Permute, 0, n.dtype, shape, n.device, {node_}, graph::PermuteAttrs{std::move(perm)}};
   return api::finish(graph::make_node(std::move(spec)));
 }
 
@@ -95,7 +96,7 @@ Array Array::index(std::vector<Index> idx) const {
   if (idx.size() > n.shape.size())
     throw ShapeError("too many indices: the array has " + std::to_string(n.shape.size()) +
                      " dimensions but " + std::to_string(idx.size()) + " were given");
-  std::vector<int64_t> params;
+  graph::SliceAttrs attrs;
   Shape sliced, kept;
   for (size_t i = 0; i < n.shape.size(); ++i) {
     int64_t dim = n.shape[i];
@@ -105,22 +106,22 @@ Array Array::index(std::vector<Index> idx) const {
       if (j < 0 || j >= dim)
         throw ShapeError("index " + std::to_string(*k) + " is out of bounds for axis " +
                          std::to_string(i) + " with size " + std::to_string(dim));
-      params.insert(params.end(), {j, 1});
+      attrs.axes.push_back({j, 1});
       sliced.push_back(1);
     } else {
       auto [start, len] = slice_range(std::get<Slice>(ix), dim, static_cast<int>(i));
       // With at most one element the step does not matter; 1 keeps the planner's strides
       // (step times stride) from overflowing for a huge one.
-      params.insert(params.end(), {start, len > 1 ? std::get<Slice>(ix).step : 1});
+      attrs.axes.push_back({start, len > 1 ? std::get<Slice>(ix).step : 1});
       sliced.push_back(len);
       kept.push_back(len);
     }
   }
   Array out = *this;
   bool identity = sliced == n.shape;
-  for (size_t i = 0; i < params.size(); i += 2) identity &= params[i] == 0 && params[i + 1] == 1;
+  for (const auto& ax : attrs.axes) identity &= ax.start == 0 && ax.step == 1;
   if (!identity) {
-    NodeSpec spec{OpKind::Slice, 0, n.dtype, sliced, n.device, {node_}, params};
+    NodeSpec spec{OpKind::Slice, 0, n.dtype, sliced, n.device, {node_}, std::move(attrs)};
     out = Array(graph::make_node(std::move(spec)));
   }
   return kept == sliced ? out : out.reshape(kept);

@@ -32,8 +32,9 @@ std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {
 NodeRef cast(const NodeRef& n, DType t) {
   if (n->dtype == t) return n;
   if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
-    return scalar(visit_dtype(t, [&](auto z) { return Scalar(n->scalars[0].as<decltype(z)>()); }),
-                  t, n->device);
+    return scalar(
+        visit_dtype(t, [&](auto z) { return Scalar(n->scalar_value().as<decltype(z)>()); }), t,
+        n->device);
   NodeSpec s{OpKind::Cast, 0, t, n->shape, n->device, {n}};
   return graph::make_node(std::move(s));
 }
@@ -90,7 +91,7 @@ Device common_device(std::span<const graph::Node* const> nodes, const char* what
 
 NodeRef copy_to(const NodeRef& n, Device d) {
   if (n->device == d) return n;
-  if (n->kind == OpKind::Scalar && !n->is_leaf()) return scalar(n->scalars[0], n->dtype, d);
+  if (n->kind == OpKind::Scalar && !n->is_leaf()) return scalar(n->scalar_value(), n->dtype, d);
   NodeSpec spec{OpKind::Copy, 0, n->dtype, n->shape, d, {n}};
   return graph::make_node(std::move(spec));
 }

@@ -1,5 +1,5 @@
 // numpy.fft on the graph: each function checks its arguments, casts the input to the dtype
-// the transform reads, and adds one Fft node (params: k, axes..., lengths..., inverse; scalars:
+// the transform reads, and adds one Fft node (graph::FftAttrs: axes, lengths, direction and
 // the normalisation factor applied to the output).
 //
 // rfftn / irfftn are one node each, not an R2C node chained with a C2C node: FFTW's guru
@@ -132,16 +132,6 @@ Shape output_shape(Shape shape, const std::vector<int>& axes, const std::vector<
   return shape;
 }
 
-// The layout the planner's fft_step reads: k, axes..., lengths..., inverse.
-std::vector<int64_t> node_params(const std::vector<int>& axes, const std::vector<int64_t>& lengths,
-                                 bool inverse) {
-  std::vector<int64_t> p{static_cast<int64_t>(axes.size())};
-  p.insert(p.end(), axes.begin(), axes.end());
-  p.insert(p.end(), lengths.begin(), lengths.end());
-  p.push_back(inverse ? 1 : 0);
-  return p;
-}
-
 struct Request {
   FftKind kind;
   bool inverse;
@@ -175,8 +165,8 @@ Array transform(const Array& a, const Lengths& s, const FftAxes& axes_in, std::s
                        std::move(out),
                        node.device,
                        {api::cast(a.node(), dt.in)},
-                       node_params(axes, lengths, r.inverse),
-                       {Scalar(scale_for(nm, r.inverse, total))}};
+                       graph::FftAttrs{std::move(axes), std::move(lengths), r.inverse,
+                                       scale_for(nm, r.inverse, total)}};
   return api::finish(graph::make_node(std::move(spec)));
 }
 

@@ -108,11 +108,13 @@ Call normal_call(double mean, double std, Shape shape, DType t) {
 
 // The node of a call placed at (seed, offset) of the stream.
 Array build(Call c, Device d, uint64_t seed, uint64_t offset) {
-  // Seed and offset travel as int64 scalars; the planner casts them back to uint64.
-  std::vector<Scalar> scalars{static_cast<int64_t>(seed), static_cast<int64_t>(offset), c.a, c.b};
-  graph::NodeSpec spec{
-      graph::OpKind::Random, static_cast<uint8_t>(c.dist), c.dtype, std::move(c.shape), d, {}, {},
-      std::move(scalars)};
+  graph::NodeSpec spec{graph::OpKind::Random,
+                       static_cast<uint8_t>(c.dist),
+                       c.dtype,
+                       std::move(c.shape),
+                       d,
+                       {},
+                       graph::RandomAttrs{seed, offset, c.a, c.b}};
   return api::finish(graph::make_node(std::move(spec)));
 }
 

@@ -17,12 +17,12 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
   int nd = static_cast<int>(n.shape.size());
   auto axes = graph::normalize_axes(axes_in, nd, graph::op_name(op));
   Shape out;
-  std::vector<int64_t> params;
+  graph::ReduceAttrs attrs{{}, keepdims};
   for (int i = 0, k = 0; i < nd; ++i) {
     bool reduced = k < static_cast<int>(axes.size()) && axes[k] == i;
     if (reduced) {
       ++k;
-      params.push_back(i);
+      attrs.axes.push_back(i);
       if (n.shape[i] == 0 && !graph::has_identity(op))
         throw ShapeError(std::string(graph::op_name(op)) + ": zero-size array along axis " +
                          std::to_string(i) + " has no identity (shape " + shape_str(n.shape) +
@@ -32,16 +32,11 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
       out.push_back(n.shape[i]);
     }
   }
-  params.push_back(keepdims);
   DType acc = graph::accumulation_dtype(op, n.dtype);
   DType result = graph::reduce_result_dtype(op, acc);
-  graph::NodeSpec spec{graph::OpKind::Reduce,
-                       static_cast<uint8_t>(op),
-                       result,
-                       out,
-                       n.device,
-                       {api::cast(a.node(), acc)},
-                       params};
+  auto in = api::cast(a.node(), acc);
+  graph::NodeSpec spec{graph::OpKind::Reduce, static_cast<uint8_t>(op), result, out, n.device, {in},
+                       std::move(attrs)};
   return api::finish(graph::make_node(std::move(spec)));
 }
 

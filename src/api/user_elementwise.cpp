@@ -1,5 +1,5 @@
 // kiln::elementwise: checks the user's names and expression, then builds one User node whose
-// inputs are the broadcast operands (dtypes kept) and whose params hold the interned text.
+// inputs are the broadcast operands (dtypes kept) and whose UserAttrs hold the interned text.
 #include "kiln/elementwise.hpp"
 
 #include <cstring>
@@ -137,8 +137,13 @@ Array elementwise(const std::string& expr, const std::vector<ElementwiseInput>& 
     }
     operands.push_back(api::broadcast(n, shape));
   }
-  graph::NodeSpec spec{
-      graph::OpKind::User, 0, out, shape, d, std::move(operands), {graph::intern_user_code(code)}};
+  graph::NodeSpec spec{graph::OpKind::User,
+                       0,
+                       out,
+                       shape,
+                       d,
+                       std::move(operands),
+                       graph::UserAttrs{graph::intern_user_code(code)}};
   return api::finish(graph::make_node(std::move(spec)));
 }
 

@@ -27,9 +27,9 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
   auto sub = [&](int j) { return describe(g, j, depth + 1); };
   switch (ins.kind) {
     case plan::InstrKind::Load:
-      return "in" + std::to_string(ins.arg);
+      return "in" + std::to_string(ins.access());
     case plan::InstrKind::Param:
-      return "s" + std::to_string(ins.arg);
+      return "s" + std::to_string(ins.param_index());
     case plan::InstrKind::Iota:
       return "arange";
     case plan::InstrKind::Cast:
@@ -37,17 +37,15 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
     case plan::InstrKind::Where:
       return "where(" + sub(ins.a) + ", " + sub(ins.b) + ", " + sub(ins.c) + ")";
     case plan::InstrKind::Unary:
-      return std::string(graph::op_name(static_cast<graph::UnaryOp>(ins.op))) + "(" + sub(ins.a) +
-             ")";
+      return std::string(graph::op_name(ins.unary_op())) + "(" + sub(ins.a) + ")";
     case plan::InstrKind::Binary:
-      return std::string(graph::op_name(static_cast<graph::BinaryOp>(ins.op))) + "(" + sub(ins.a) +
-             ", " + sub(ins.b) + ")";
+      return std::string(graph::op_name(ins.binary_op())) + "(" + sub(ins.a) + ", " + sub(ins.b) +
+             ")";
     case plan::InstrKind::Reduce:  // folded along the row, the same at every position of it
-      return std::string(graph::op_name(static_cast<graph::ReduceOp>(ins.op))) + "_row(" +
-             sub(ins.a) + ")";
+      return std::string(graph::op_name(ins.reduce_op())) + "_row(" + sub(ins.a) + ")";
     case plan::InstrKind::User: {
       // The expression with its bindings: user[x * y](x=in0, y=in1).
-      const auto& call = g.user_calls[ins.arg];
+      const auto& call = g.user_calls[ins.user_call()];
       std::string s = "user[" + one_line(call.code->expr) + "](";
       for (size_t k = 0; k < call.operands.size(); ++k)
         s += (k ? ", " : "") + call.code->names[k] + "=" + sub(call.operands[k]);
@@ -75,7 +73,7 @@ std::string dtype_signature(const plan::FusedGroup& g) {
   for (size_t a = 0; a < g.accesses.size(); ++a) {
     if (g.accesses[a].buffer < 0) continue;  // an iota reads no memory
     for (const plan::Instr& ins : g.code)
-      if (ins.kind == plan::InstrKind::Load && ins.arg == static_cast<int>(a)) {
+      if (ins.kind == plan::InstrKind::Load && ins.access() == static_cast<int>(a)) {
         s += std::string(plan::dtype_short(ins.dtype)) + " ";
         break;
       }

@@ -25,19 +25,15 @@ size_t spec_hash(const NodeSpec& s) {
   h = hash_mix(h, static_cast<uint64_t>(s.device.kind) * 131 + s.device.index);
   for (int64_t d : s.shape) h = hash_mix(h, d);
   for (const auto& in : s.inputs) h = hash_mix(h, reinterpret_cast<uintptr_t>(in.get()));
-  for (int64_t p : s.params) h = hash_mix(h, p);
-  for (const auto& v : s.scalars) h = hash_mix(h, v.hash());
+  h = hash_attrs(h, s.attrs);
   return hash_mix(h, reinterpret_cast<uintptr_t>(s.buffer.get()));
 }
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   if (a.kind != b.kind || a.op != b.op || a.dtype != b.dtype || !(a.device == b.device) ||
-      a.shape != b.shape || a.inputs != b.inputs || a.params != b.params || a.buffer != b.buffer ||
-      a.scalars.size() != b.scalars.size())
+      a.shape != b.shape || a.inputs != b.inputs || a.buffer != b.buffer)
     return false;
-  for (size_t i = 0; i < a.scalars.size(); ++i)
-    if (!a.scalars[i].same_as(b.scalars[i])) return false;
-  return true;
+  return a.attrs == b.attrs;
 }
 
 // A dying node's own entry is expired (its count reached zero); any expired entry under the
@@ -114,7 +110,7 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
   spec.kind = OpKind::Scalar;
   spec.dtype = t;
   spec.device = d;
-  spec.scalars = {v};
+  spec.attrs = ScalarAttrs{v};
   return make_node(std::move(spec));
 }
 

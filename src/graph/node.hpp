@@ -3,9 +3,11 @@
 // make_node hash-conses: building an equal expression twice gives the same node.
 #pragma once
 #include <atomic>
+#include <cassert>
 #include <memory>
 #include <vector>
 
+#include "graph/attrs.hpp"
 #include "graph/buffer.hpp"
 #include "graph/ops.hpp"
 #include "kiln/device.hpp"
@@ -22,15 +24,14 @@ using NodeRef = std::shared_ptr<const Node>;
 struct NodeSpec {
   NodeSpec() = default;
   NodeSpec(OpKind k, uint8_t o, DType t, Shape s, Device d, std::vector<NodeRef> in = {},
-           std::vector<int64_t> p = {}, std::vector<Scalar> sc = {})
+           Attrs a = {})
       : kind(k),
         op(o),
         dtype(t),
         shape(std::move(s)),
         device(d),
         inputs(std::move(in)),
-        params(std::move(p)),
-        scalars(std::move(sc)) {}
+        attrs(std::move(a)) {}
 
   OpKind kind = OpKind::Scalar;
   uint8_t op = 0;  // UnaryOp / BinaryOp / ReduceOp / FftKind / RandomDist per kind
@@ -38,12 +39,30 @@ struct NodeSpec {
   Shape shape;
   Device device;
   std::vector<NodeRef> inputs;
-  // Kind-specific integers: Permute: axes. Slice: start, step per axis. Reduce: axes then
-  // keepdims. Fft: k, axes (k), lengths (k), inverse. Random: none (seed, offset, a, b are
-  // scalars, so the structural hash ignores them).
-  std::vector<int64_t> params;
-  std::vector<Scalar> scalars;  // Scalar: its value. Random: distribution arguments.
-  BufferRef buffer;             // Buffer leaves only
+  Attrs attrs;       // the kind's attributes (graph/attrs.hpp), monostate for most
+  BufferRef buffer;  // Buffer leaves only
+
+  // The attributes of this node's kind, e.g. attr<ReduceAttrs>() of a Reduce node;
+  // std::bad_variant_access for another kind's.
+  template <class A>
+  const A& attr() const {
+    return std::get<A>(attrs);
+  }
+  // A Scalar node's value.
+  const Scalar& scalar_value() const { return attr<ScalarAttrs>().value; }
+  // `op` as its kind's enum (asserting the kind).
+  UnaryOp unary_op() const { return op_as<UnaryOp>(OpKind::Unary); }
+  BinaryOp binary_op() const { return op_as<BinaryOp>(OpKind::Binary); }
+  ReduceOp reduce_op() const { return op_as<ReduceOp>(OpKind::Reduce); }
+  FftKind fft_kind() const { return op_as<FftKind>(OpKind::Fft); }
+  RandomDist random_dist() const { return op_as<RandomDist>(OpKind::Random); }
+
+ private:
+  template <class E>
+  E op_as([[maybe_unused]] OpKind k) const {
+    assert(kind == k);
+    return static_cast<E>(op);
+  }
 };
 
 struct Node : NodeSpec {

@@ -18,7 +18,7 @@ enum class OpKind : uint8_t {
   Binary,
   Where,
   Cast,
-  User,  // kiln::elementwise: params[0] is a graph::user_code id; inputs bind its names in order
+  User,  // kiln::elementwise: UserAttrs names the code; inputs bind its names in order
   // Views: index maps, never copies.
   Reshape,
   Permute,

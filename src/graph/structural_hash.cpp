@@ -24,8 +24,7 @@ struct Hasher {
       values.push_back(&n);
     } else {
       h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
-      for (int64_t p : n.params) h = hash_mix(h, p);
-      for (const auto& s : n.scalars) h = hash_mix(h, s.hash());  // e.g. an FFT's scale
+      h = hash_attrs(h, n.attrs);  // a Scalar's or Random's are values, left out above
       for (const auto& in : n.args()) h = hash_mix(h, of(*in));
     }
     memo.add(&n, h);

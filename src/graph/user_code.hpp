@@ -1,6 +1,6 @@
 // User expressions (kiln::elementwise): the CUDA C++ text and the names it reads, interned so a
-// User node carries them as one integer in its params. Equal (text, names) give the same id and
-// different ones different ids, so hash-consing (which compares params) and the structural
+// User node carries them as one integer (UserAttrs). Equal (text, names) give the same id and
+// different ones different ids, so hash-consing (which compares attributes) and the structural
 // hash (which mixes them) tell expressions apart exactly, with no string in Node.
 #pragma once
 #include <cstdint>

@@ -64,10 +64,11 @@ void ChunkEvaluator::offsets(int access, int64_t start, int64_t len) {
 }
 
 void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t len) {
-  Mode m = modes_[ins.arg];
+  const int access = ins.access();
+  Mode m = modes_[access];
   int64_t isz = itemsize(ins.dtype);
-  const char* base = bases_[ins.arg];
-  int64_t offset = g_.accesses[ins.arg].offset;
+  const char* base = bases_[access];
+  int64_t offset = g_.accesses[access].offset;
   if (m == Mode::Dense) {
     cols_[i] = base + (offset + start) * isz;
   } else if (m == Mode::Constant) {
@@ -82,7 +83,7 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
     }
     cols_[i] = scratch(i);
   } else {
-    offsets(ins.arg, start, len);
+    offsets(access, start, len);
     char* out = scratch(i);
     visit_dtype(ins.dtype, [&](auto z) {
       using T = decltype(z);
@@ -131,26 +132,25 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         load(i, ins, start, len);
         continue;
       case InstrKind::Param:
-        if (!filled_[i]) fill_column(ins.dtype, params_[ins.arg], out, chunk_);
+        if (!filled_[i]) fill_column(ins.dtype, params_[ins.param_index()], out, chunk_);
         filled_[i] = true;
         break;
       case InstrKind::Iota: {
-        offsets(ins.arg, start, len);
+        offsets(ins.access(), start, len);
         visit_dtype(ins.dtype, [&](auto z) {
           using T = decltype(z);
-          T a = *static_cast<const T*>(cols_[ins.a]), b = *static_cast<const T*>(cols_[ins.b]);
+          T a = *static_cast<const T*>(cols_[ins.start()]);
+          T b = *static_cast<const T*>(cols_[ins.step()]);
           auto* r = reinterpret_cast<T*>(out);
           for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
         });
         break;
       }
       case InstrKind::Unary:
-        unary_column(static_cast<graph::UnaryOp>(ins.op), g_.code[ins.a].dtype, cols_[ins.a], out,
-                     len);
+        unary_column(ins.unary_op(), g_.code[ins.a].dtype, cols_[ins.a], out, len);
         break;
       case InstrKind::Binary:
-        binary_column(static_cast<graph::BinaryOp>(ins.op), g_.code[ins.a].dtype, cols_[ins.a],
-                      cols_[ins.b], out, len);
+        binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols_[ins.a], cols_[ins.b], out, len);
         break;
       case InstrKind::Where:
         where_column(ins.dtype, static_cast<const bool*>(cols_[ins.a]), cols_[ins.b], cols_[ins.c],

@@ -172,7 +172,7 @@ class RowFusedRun {
       ev_.run(s, len, {}, end);
       for (size_t f = 0; f < folds.size(); ++f) {
         const plan::Instr& ins = g_.code[folds[f]];
-        fold_segments(static_cast<graph::ReduceOp>(ins.op), g_.code[ins.a].dtype,
+        fold_segments(ins.reduce_op(), g_.code[ins.a].dtype,
                       static_cast<const char*>(ev_.column(ins.a)), s, len, row_, first,
                       acc[f].data());
       }
@@ -182,8 +182,7 @@ class RowFusedRun {
       int64_t isz = itemsize(ins.dtype);
       std::vector<unsigned char> values(count * isz);
       for (int64_t o = 0; o < count; ++o)
-        finish(static_cast<graph::ReduceOp>(ins.op), g_.code[ins.a].dtype, acc[f][o], row_,
-               values.data() + o * isz);
+        finish(ins.reduce_op(), g_.code[ins.a].dtype, acc[f][o], row_, values.data() + o * isz);
       ev_.set_row_values(folds[f], first, row_, values);
     }
   }

@@ -26,7 +26,7 @@ void apply_view(Layout& l, const Node& v) {
   switch (v.kind) {
     case OpKind::Permute: {
       Layout out;
-      for (int64_t ax : v.params) {
+      for (int ax : v.attr<graph::PermuteAttrs>().perm) {
         out.shape.push_back(l.shape[ax]);
         out.strides.push_back(l.strides[ax]);
       }
@@ -34,13 +34,15 @@ void apply_view(Layout& l, const Node& v) {
       l.strides = std::move(out.strides);
       break;
     }
-    case OpKind::Slice:  // params: start, step per axis
+    case OpKind::Slice: {
+      const auto& axes = v.attr<graph::SliceAttrs>().axes;
       for (size_t i = 0; i < l.shape.size(); ++i) {
-        if (v.shape[i] > 0) l.offset += v.params[2 * i] * l.strides[i];
-        l.strides[i] *= v.params[2 * i + 1];
+        if (v.shape[i] > 0) l.offset += axes[i].start * l.strides[i];
+        l.strides[i] *= axes[i].step;
       }
       l.shape = v.shape;
       break;
+    }
     case OpKind::Broadcast: {
       size_t lead = v.shape.size() - l.shape.size();
       Strides st(v.shape.size(), 0);
@@ -78,11 +80,7 @@ class Lowering {
       const Node& in = *r.inputs[0];
       g_.shape = in.shape;
       int v = lower(in, chain_id({}));
-      auto op = static_cast<graph::ReduceOp>(r.op);
-      Reduction red{op, {}, in.dtype};
-      size_t naxes = r.params.size() - 1;  // last param is keepdims
-      for (size_t i = 0; i < naxes; ++i) red.axes.push_back(static_cast<int>(r.params[i]));
-      g_.reduction = red;
+      g_.reduction = Reduction{r.reduce_op(), r.attr<graph::ReduceAttrs>().axes, in.dtype};
       g_.outputs.push_back({v, buffer_of_(&r)});
     } else {
       g_.shape = spec_.roots[0]->shape;
@@ -121,10 +119,9 @@ class Lowering {
 
   int param(const Node& n) {
     if (auto it = params_.find(&n); it != params_.end()) return it->second;
-    g_.params.push_back(n.scalars[0]);
+    g_.params.push_back(n.scalar_value());
     param_nodes_.push_back(&n);
-    int i =
-        emit({InstrKind::Param, 0, n.dtype, -1, -1, -1, static_cast<int>(g_.params.size()) - 1});
+    int i = emit(Instr::param(n.dtype, static_cast<int>(g_.params.size()) - 1));
     params_.emplace(&n, i);
     return i;
   }
@@ -141,10 +138,10 @@ class Lowering {
     bool computed_here = is_group_root(&n) && !n.is_leaf();
     if (n.kind == OpKind::Scalar && !n.is_leaf()) return param(n);
     if (!computed_here && (n.is_leaf() || is_materialized_(&n)))
-      return emit({InstrKind::Load, 0, n.dtype, -1, -1, -1, access(n, buffer_of_(&n), chain)});
+      return emit(Instr::load(n.dtype, access(n, buffer_of_(&n), chain)));
     if (n.kind == OpKind::Iota) {
       int start = param(*n.inputs[0]), step = param(*n.inputs[1]);
-      return emit({InstrKind::Iota, 0, n.dtype, start, step, -1, access(n, -1, chain)});
+      return emit(Instr::iota(n.dtype, start, step, access(n, -1, chain)));
     }
     if (is_view(n.kind)) {
       auto c = chain_list_[chain];
@@ -156,17 +153,17 @@ class Lowering {
     for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
     switch (n.kind) {
       case OpKind::Unary:
-        return emit({InstrKind::Unary, n.op, n.dtype, ops[0]});
+        return emit(Instr::unary(n.unary_op(), n.dtype, ops[0]));
       case OpKind::Binary:
-        return emit({InstrKind::Binary, n.op, n.dtype, ops[0], ops[1]});
+        return emit(Instr::binary(n.binary_op(), n.dtype, ops[0], ops[1]));
       case OpKind::Where:
-        return emit({InstrKind::Where, 0, n.dtype, ops[0], ops[1], ops[2]});
+        return emit(Instr::where(n.dtype, ops[0], ops[1], ops[2]));
       case OpKind::Cast:
-        return emit({InstrKind::Cast, 0, n.dtype, ops[0]});
+        return emit(Instr::cast(n.dtype, ops[0]));
       case OpKind::User:
-        g_.user_calls.push_back({&graph::user_code(n.params[0]), std::move(ops)});
-        return emit(
-            {InstrKind::User, 0, n.dtype, -1, -1, -1, static_cast<int>(g_.user_calls.size()) - 1});
+        g_.user_calls.push_back(
+            {&graph::user_code(n.attr<graph::UserAttrs>().code), std::move(ops)});
+        return emit(Instr::user(n.dtype, static_cast<int>(g_.user_calls.size()) - 1));
       default:
         throw std::logic_error("lower: node kind cannot be fused");
     }
@@ -179,9 +176,7 @@ class Lowering {
   // is told to write it after all.
   int lower_row_reduction(const Node& n, int chain) {
     const Node& in = *n.inputs[0];
-    std::vector<int> axes;
-    for (size_t i = 0; i + 1 < n.params.size(); ++i)  // the last param is keepdims
-      axes.push_back(static_cast<int>(n.params[i]));
+    const std::vector<int>& axes = n.attr<graph::ReduceAttrs>().axes;
     Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
     const auto& views = chain_list_[chain];
     for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
@@ -200,7 +195,7 @@ class Lowering {
     // Read through several views (m and m * m in a variance), it is still one value per row.
     if (auto it = row_reductions_.find(&n); it != row_reductions_.end()) return it->second;
     int v = lower(in, chain_id({}));
-    int r = emit({InstrKind::Reduce, n.op, n.dtype, v});
+    int r = emit(Instr::reduce(n.reduce_op(), n.dtype, v));
     row_reductions_.emplace(&n, r);
     return r;
   }

@@ -16,12 +16,12 @@ std::string kernel_name(const FusedGroup& g) {
   if (!g.user_calls.empty()) ops.push_back("user");
   for (const Instr& i : g.code) {
     std::string op;
-    if (i.kind == InstrKind::Unary) op = graph::op_name(static_cast<UnaryOp>(i.op));
-    if (i.kind == InstrKind::Binary) op = graph::op_name(static_cast<BinaryOp>(i.op));
+    if (i.kind == InstrKind::Unary) op = graph::op_name(i.unary_op());
+    if (i.kind == InstrKind::Binary) op = graph::op_name(i.binary_op());
     if (i.kind == InstrKind::Where) op = "where";
     if (i.kind == InstrKind::Cast) op = "cast";
     if (i.kind == InstrKind::Iota) op = "iota";
-    if (i.kind == InstrKind::Reduce) op = graph::op_name(static_cast<graph::ReduceOp>(i.op));
+    if (i.kind == InstrKind::Reduce) op = graph::op_name(i.reduce_op());
     if (!op.empty() && ops.size() < kMaxOps) ops.push_back(op);
   }
   if (ops.empty()) ops.push_back("copy");

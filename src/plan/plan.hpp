@@ -1,6 +1,7 @@
 // The Plan: what the planner hands to a backend. Both executors (host and CUDA) read this one
 // IR, which is what makes host-vs-GPU and eager-vs-fused comparisons meaningful.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -22,12 +23,74 @@ using graph::UnaryOp;
 // Reduce (only in a group with row_axes): operand `a` folded over its row, the same value at
 // every position of that row, as max(x, -1, keepdims) broadcast back in softmax.
 enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, User, Reduce };
+// Made by the named constructors and read through the named accessors, which say what the
+// shared fields mean for each kind (the accessors assert the kind):
+//   Load   access()                      the group's input through accesses[access()]
+//   Param  param_index()                 the scalar FusedGroup::params[param_index()]
+//   Iota   start(), step(), access()     start + index * step; start, step: Param instructions
+//   Unary  unary_op() of a               Binary  binary_op() of a, b
+//   Where  a ? b : c                     Cast    a converted to dtype
+//   User   user_call()                   FusedGroup::user_calls[user_call()] (its operands)
+//   Reduce reduce_op() of a, along the row
 struct Instr {
   InstrKind kind;
   uint8_t op = 0;              // UnaryOp / BinaryOp / ReduceOp
   DType dtype;                 // result dtype
-  int a = -1, b = -1, c = -1;  // operands (Where: cond, x, y; Iota: start, step params)
-  int arg = -1;  // Load / Iota: access index; Param: scalar index; User: index in user_calls
+  int a = -1, b = -1, c = -1;  // operands (Iota: start, step)
+  int arg = -1;                // Load / Iota: access; Param: scalar; User: call
+
+  static Instr load(DType t, int access) { return {InstrKind::Load, 0, t, -1, -1, -1, access}; }
+  static Instr param(DType t, int index) { return {InstrKind::Param, 0, t, -1, -1, -1, index}; }
+  static Instr iota(DType t, int start, int step, int access) {
+    return {InstrKind::Iota, 0, t, start, step, -1, access};
+  }
+  static Instr unary(UnaryOp op, DType t, int x) {
+    return {InstrKind::Unary, static_cast<uint8_t>(op), t, x};
+  }
+  static Instr binary(BinaryOp op, DType t, int x, int y) {
+    return {InstrKind::Binary, static_cast<uint8_t>(op), t, x, y};
+  }
+  static Instr where(DType t, int cond, int x, int y) {
+    return {InstrKind::Where, 0, t, cond, x, y};
+  }
+  static Instr cast(DType t, int x) { return {InstrKind::Cast, 0, t, x}; }
+  static Instr user(DType t, int call) { return {InstrKind::User, 0, t, -1, -1, -1, call}; }
+  static Instr reduce(ReduceOp op, DType t, int x) {
+    return {InstrKind::Reduce, static_cast<uint8_t>(op), t, x};
+  }
+
+  UnaryOp unary_op() const {
+    assert(kind == InstrKind::Unary);
+    return static_cast<UnaryOp>(op);
+  }
+  BinaryOp binary_op() const {
+    assert(kind == InstrKind::Binary);
+    return static_cast<BinaryOp>(op);
+  }
+  ReduceOp reduce_op() const {
+    assert(kind == InstrKind::Reduce);
+    return static_cast<ReduceOp>(op);
+  }
+  int access() const {
+    assert(kind == InstrKind::Load || kind == InstrKind::Iota);
+    return arg;
+  }
+  int param_index() const {
+    assert(kind == InstrKind::Param);
+    return arg;
+  }
+  int user_call() const {
+    assert(kind == InstrKind::User);
+    return arg;
+  }
+  int start() const {
+    assert(kind == InstrKind::Iota);
+    return a;
+  }
+  int step() const {
+    assert(kind == InstrKind::Iota);
+    return b;
+  }
 };
 
 // A user expression (kiln::elementwise) in a group. It takes any number of operands, more

@@ -80,7 +80,7 @@ class Planner {
   // (a copy to the device, random numbers), so no kernel is needed to produce them.
   static const Node* fft_source(const Node& fft) {
     const Node* in = fft.inputs[0].get();
-    auto kind = static_cast<graph::FftKind>(fft.op);
+    auto kind = fft.fft_kind();
     bool real_input = kind == graph::FftKind::R2C || kind == graph::FftKind::R2CFull;
     if (!real_input || !fft.device.is_cuda() || in->is_leaf() || in->kind != OpKind::Cast ||
         in->dtype != DType::Float64)
@@ -98,8 +98,8 @@ class Planner {
 
   static bool transcendental(const Node& n) {
     if (n.kind == OpKind::User) return true;
-    if (n.kind == OpKind::Binary) return graph::is_heavy(static_cast<graph::BinaryOp>(n.op));
-    return n.kind == OpKind::Unary && graph::is_heavy(static_cast<graph::UnaryOp>(n.op));
+    if (n.kind == OpKind::Binary) return graph::is_heavy(n.binary_op());
+    return n.kind == OpKind::Unary && graph::is_heavy(n.unary_op());
   }
 
   static int64_t nbytes(const Node& n) { return shape_size(n.shape) * itemsize(n.dtype); }
@@ -184,15 +184,16 @@ class Planner {
     constexpr int64_t kMinLongRows = 512;
     using graph::ReduceOp;
     if (r.kind != OpKind::Reduce || r.is_leaf()) return false;  // a leaf is in memory already
-    auto op = static_cast<ReduceOp>(r.op);
+    auto op = r.reduce_op();
     const Node& in = *r.inputs[0];
     bool op_ok =
         op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Max || op == ReduceOp::Min;
     if (!op_ok || !is_floating(r.dtype) || in.dtype != r.dtype) return false;
-    size_t naxes = r.params.size() - 1, rank = in.shape.size();  // the last param is keepdims
+    const std::vector<int>& axes = r.attr<graph::ReduceAttrs>().axes;
+    size_t naxes = axes.size(), rank = in.shape.size();
     int64_t row = 1;
     for (size_t k = 0; k < naxes; ++k) {
-      if (r.params[k] != static_cast<int64_t>(rank - naxes + k)) return false;  // not trailing
+      if (axes[k] != static_cast<int>(rank - naxes + k)) return false;  // not trailing
       row *= in.shape[rank - naxes + k];
     }
     if (naxes == 0 || naxes >= rank || row <= 0) return false;
@@ -342,10 +343,8 @@ class Planner {
       const Node* r = spec.roots[0];
       if (r->kind == OpKind::Random) {
         random_nodes_.push_back({static_cast<int>(plan_.steps.size()), r});
-        plan_.steps.push_back(RandomStep{buf(r), static_cast<graph::RandomDist>(r->op),
-                                         static_cast<uint64_t>(r->scalars[0].as_int()),
-                                         static_cast<uint64_t>(r->scalars[1].as_int()),
-                                         r->scalars[2], r->scalars[3]});
+        const auto& a = r->attr<graph::RandomAttrs>();
+        plan_.steps.push_back(RandomStep{buf(r), r->random_dist(), a.seed, a.offset, a.a, a.b});
       } else if (r->kind == OpKind::Fft) {
         plan_.steps.push_back(fft_step(*r));
       } else if (r->kind == OpKind::Copy) {
@@ -367,20 +366,14 @@ class Planner {
   }
 
   FftStep fft_step(const Node& n) {
-    // params: naxes, axes..., lengths..., inverse; scalars: scale
-    size_t k = static_cast<size_t>(n.params[0]);
-    FftStep s{buffer_of(fft_source(n)),
-              buffer_of(&n),
-              static_cast<graph::FftKind>(n.op),
-              {},
-              {},
-              n.params[1 + 2 * k] != 0,
-              n.scalars[0].as_double()};
-    for (size_t i = 0; i < k; ++i) {
-      s.axes.push_back(static_cast<int>(n.params[1 + i]));
-      s.lengths.push_back(n.params[1 + k + i]);
-    }
-    return s;
+    const auto& a = n.attr<graph::FftAttrs>();
+    return FftStep{buffer_of(fft_source(n)),
+                   buffer_of(&n),
+                   n.fft_kind(),
+                   a.axes,
+                   a.lengths,
+                   a.inverse,
+                   a.scale};
   }
 
   // Bindings: every value the plan took from the graph, by its ordinal in the signature.

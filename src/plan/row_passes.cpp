@@ -5,7 +5,7 @@
 namespace kiln::plan {
 
 std::vector<int> operands_of(const FusedGroup& g, const Instr& ins) {
-  if (ins.kind == InstrKind::User) return g.user_calls[ins.arg].operands;
+  if (ins.kind == InstrKind::User) return g.user_calls[ins.user_call()].operands;
   std::vector<int> out;
   for (int v : {ins.a, ins.b, ins.c})
     if (v >= 0) out.push_back(v);

@@ -61,7 +61,7 @@ PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
   for (const auto& b : p.bindings.params) {
     auto& v = params_[b.step];
     if (v.empty()) v = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
-    v[b.param] = sig.values[b.value]->scalars[0];
+    v[b.param] = sig.values[b.value]->scalar_value();
   }
 }
 
@@ -164,11 +164,11 @@ void PlanRun::run_step(const plan::RandomStep& cached) {
   plan::RandomStep s = cached;  // this graph's seed, offset and bounds
   for (const auto& r : p_.bindings.randoms)
     if (r.step == static_cast<int>(current_)) {
-      const auto& sc = sig_.values[r.value]->scalars;
-      s.seed = static_cast<uint64_t>(sc[0].as_int());
-      s.offset = static_cast<uint64_t>(sc[1].as_int());
-      s.a = sc[2];
-      s.b = sc[3];
+      const auto& a = sig_.values[r.value]->attr<graph::RandomAttrs>();
+      s.seed = a.seed;
+      s.offset = a.offset;
+      s.a = a.a;
+      s.b = a.b;
     }
   backend_of(s.out).run_random(s, p_.buffers[s.out], data(s.out));
 }

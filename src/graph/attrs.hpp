@@ -1,0 +1,80 @@
+// A node's attributes: what a node of each kind carries besides its operation, dtype, shape
+// and inputs, as one small struct per kind with named fields (instead of integers decoded by
+// position). Equality is what hash-consing compares and hash_attrs what it and the structural
+// hash mix, so two nodes are one node exactly when their attributes are equal.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "kiln/scalar.hpp"
+
+namespace kiln::graph {
+
+// Scalar: the constant. A value, not structure: the structural hash leaves it out and a
+// cached plan is rebound to a new one.
+struct ScalarAttrs {
+  Scalar value;
+  bool operator==(const ScalarAttrs& o) const { return value.same_as(o.value); }
+};
+
+// Permute (transpose): output axis i is input axis perm[i].
+struct PermuteAttrs {
+  std::vector<int> perm;
+  bool operator==(const PermuteAttrs&) const = default;
+};
+
+// Slice: per axis of the input, the first index taken and the step between taken indices
+// (1 where at most one index is taken); the node's shape says how many.
+struct SliceAxis {
+  int64_t start = 0, step = 1;
+  bool operator==(const SliceAxis&) const = default;
+};
+struct SliceAttrs {
+  std::vector<SliceAxis> axes;
+  bool operator==(const SliceAttrs&) const = default;
+};
+
+// Reduce: the reduced axes of the input, sorted; keepdims keeps them in the output as 1s.
+struct ReduceAttrs {
+  std::vector<int> axes;
+  bool keepdims = false;
+  bool operator==(const ReduceAttrs&) const = default;
+};
+
+// Fft: the axes transformed, in order, with each one's logical length (NumPy's n / s), the
+// direction, and the factor applied to the output (the norm). The kind is the node's op.
+struct FftAttrs {
+  std::vector<int> axes;
+  std::vector<int64_t> lengths;
+  bool inverse = false;
+  double scale = 1;
+  bool operator==(const FftAttrs& o) const;  // scale compared bit for bit, as scalars are
+};
+
+// Random: where the draw sits in the generator's stream and the distribution's arguments
+// (randint: low, high; uniform: low, high; normal: mean, std). The distribution is the node's
+// op. Values, not structure, as a Scalar's: the structural hash leaves them out and a cached
+// plan is rebound to new ones.
+struct RandomAttrs {
+  uint64_t seed = 0, offset = 0;
+  Scalar a, b;
+  bool operator==(const RandomAttrs& o) const;
+};
+
+// User (kiln::elementwise): the expression's id from graph::intern_user_code.
+struct UserAttrs {
+  int64_t code = 0;
+  bool operator==(const UserAttrs&) const = default;
+};
+
+// Kinds with no attributes (leaves, elementwise, reshape, broadcast, copy) hold monostate.
+using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
+                           FftAttrs, RandomAttrs, UserAttrs>;
+
+// `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
+// values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.
+size_t hash_attrs(size_t seed, const Attrs& a);
+
+}  // namespace kiln::graph

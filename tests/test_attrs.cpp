@@ -1,0 +1,147 @@
+// Typed node attributes (graph/attrs.hpp): each kind's fields reach hash-consing (equal
+// attributes are one node, any differing field another), the structural hash (structure in,
+// values out: the plan cache rebinds those) and the planner's steps, which read them by name.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <kiln/kiln.hpp>
+#include <limits>
+#include <variant>
+#include <vector>
+
+#include "graph/attrs.hpp"
+#include "graph/node.hpp"
+#include "plan/planner.hpp"
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Slice;
+namespace graph = kiln::graph;
+namespace plan = kiln::plan;
+
+namespace {
+
+size_t hash_of(const Array& a) { return graph::structural_hash({a.node()}); }
+
+// The one step of kind S in the plan of `a`.
+template <class S>
+S only_step(const Array& a) {
+  plan::Plan p = plan::make_plan({a.node()});
+  std::vector<S> found;
+  for (const auto& s : p.steps)
+    if (const S* x = std::get_if<S>(&s)) found.push_back(*x);
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
+}  // namespace
+
+TEST_CASE("attributes: a transpose's and a slice's fields tell nodes and structures apart") {
+  Array cube = kiln::arange(0, 64, 1, DType::Float64).reshape({4, 4, 4}).eval();
+  Array t102 = cube.transpose({1, 0, 2}), t021 = cube.transpose({0, 2, 1});
+  CHECK(t102.node() == cube.transpose({1, 0, 2}).node());
+  CHECK(t102.node() != t021.node());
+  CHECK(hash_of(t102) != hash_of(t021));     // same shape: only the permutation differs
+  CHECK(t102.to_vector<double>()[4] == 16);  // t102[0, 1, 0] = cube[1, 0, 0]
+  CHECK(t021.to_vector<double>()[4] == 1);   // t021[0, 1, 0] = cube[0, 0, 1]
+
+  // Three slices of one length: start, step or both differ.
+  Array x = kiln::arange(0, 10, 1, DType::Float64).eval();
+  Array s02 = x(Slice(0, 6, 2)), s12 = x(Slice(1, 7, 2)), s03 = x(Slice(0, 9, 3));
+  CHECK(s12.node() == x(Slice(1, 7, 2)).node());
+  CHECK(s02.node() != s12.node());
+  CHECK(s02.node() != s03.node());
+  CHECK(hash_of(s02) != hash_of(s12));
+  CHECK(hash_of(s02) != hash_of(s03));
+  CHECK(s12.to_vector<double>() == std::vector<double>{1, 3, 5});
+  CHECK(s03.to_vector<double>() == std::vector<double>{0, 3, 6});
+}
+
+TEST_CASE("attributes: a reduction's axes and keepdims") {
+  Array x = kiln::arange(0, 36, 1, DType::Float64).reshape({6, 6}).eval();
+  Array rows = kiln::sum(x, {1}), cols = kiln::sum(x, {0});
+  CHECK(rows.node() != cols.node());
+  CHECK(hash_of(rows) != hash_of(cols));  // same shape, other axis
+  CHECK(kiln::sum(x, {1}, true).node() != kiln::sum(x, {1}).node());
+  const auto& a = rows.node()->attr<graph::ReduceAttrs>();
+  CHECK(a.axes == std::vector<int>{1});
+  CHECK_FALSE(a.keepdims);
+  CHECK(kiln::sum(x, {-1}, true).node()->attr<graph::ReduceAttrs>().keepdims);
+  CHECK(rows.to_vector<double>()[0] == 15);  // 0 + 1 + ... + 5
+  CHECK(cols.to_vector<double>()[0] == 90);  // 0 + 6 + ... + 30
+}
+
+TEST_CASE("attributes: an FFT's axes, lengths, direction and norm reach its step") {
+  Array x = kiln::arange(0, 24, 1, DType::Complex128).reshape({4, 6}).eval();
+  plan::FftStep s = only_step<plan::FftStep>(kiln::fft::fft(x, 8, 0, "ortho"));
+  CHECK(s.axes == std::vector<int>{0});
+  CHECK(s.lengths == std::vector<int64_t>{8});
+  CHECK_FALSE(s.inverse);
+  CHECK(s.scale == doctest::Approx(1 / std::sqrt(8.0)));
+  plan::FftStep inv = only_step<plan::FftStep>(kiln::fft::ifft2(x, std::vector<int64_t>{4, 5}));
+  CHECK(inv.axes == std::vector<int>{0, 1});
+  CHECK(inv.lengths == std::vector<int64_t>{4, 5});
+  CHECK(inv.inverse);
+  CHECK(inv.scale == doctest::Approx(1 / 20.0));  // "backward": 1/n on the inverse
+
+  // The norm is structure: another scale is another node and another plan.
+  Array backward = kiln::fft::fft(x, 8, 0), ortho = kiln::fft::fft(x, 8, 0, "ortho");
+  CHECK(backward.node() == kiln::fft::fft(x, 8, 0, "backward").node());
+  CHECK(backward.node() != ortho.node());
+  CHECK(hash_of(backward) != hash_of(ortho));
+  CHECK(hash_of(kiln::fft::fft(x, 8, 0)) != hash_of(kiln::fft::fft(x, 8, 1)));
+}
+
+TEST_CASE("attributes: a random draw's seed, offset and bounds are values, not structure") {
+  kiln::random::Generator g(7);
+  Array first = g.uniform(2, 5, {10}), second = g.uniform(2, 5, {10});
+  // Seed 7, offset 0, bounds (2, 5); two 32-bit words per float64, so the second draw sits
+  // 20 words on.
+  plan::RandomStep s = only_step<plan::RandomStep>(first);
+  CHECK(s.seed == 7);
+  CHECK(s.offset == 0);
+  CHECK(s.a.as_double() == 2);
+  CHECK(s.b.as_double() == 5);
+  CHECK(only_step<plan::RandomStep>(second).offset == 20);
+
+  kiln::random::Generator h(7);
+  CHECK(h.uniform(2, 5, {10}).node() == first.node());  // same draw: one node
+  CHECK(second.node() != first.node());
+  Array other_seed = kiln::random::Generator(8).uniform(2, 5, {10});
+  Array other_bounds = kiln::random::Generator(7).uniform(1, 5, {10});
+  CHECK(other_seed.node() != first.node());
+  CHECK(other_bounds.node() != first.node());
+  // One structure for all of them: a cached plan is rebound to each draw's values.
+  CHECK(hash_of(second) == hash_of(first));
+  CHECK(hash_of(other_seed) == hash_of(first));
+  CHECK(hash_of(other_bounds) == hash_of(first));
+  CHECK(hash_of(kiln::random::Generator(7).normal(2, 5, {10})) != hash_of(first));
+}
+
+TEST_CASE("attributes: hash_attrs and equality, field by field") {
+  auto h = [](const graph::Attrs& a) { return graph::hash_attrs(0, a); };
+  // Attributes of different kinds differ, even where their fields mix the same numbers (an
+  // empty list mixes its length, 0, as a user code 0 mixes 0).
+  CHECK(h(graph::PermuteAttrs{}) != h(graph::UserAttrs{0}));
+  CHECK(h(graph::PermuteAttrs{}) != h(graph::SliceAttrs{}));
+  CHECK(h(graph::PermuteAttrs{}) != h(std::monostate{}));
+  // Where one vector ends and the next begins is part of the hash.
+  graph::FftAttrs ab{{0, 1}, {}, false, 1}, a_b{{0}, {1}, false, 1};
+  CHECK_FALSE(ab == a_b);
+  CHECK(h(ab) != h(a_b));
+  CHECK(h(graph::ReduceAttrs{{0}, false}) != h(graph::ReduceAttrs{{0}, true}));
+  CHECK(h(graph::SliceAttrs{{{0, 2}}}) != h(graph::SliceAttrs{{{2, 0}}}));
+
+  // Scalars and scales compare bit for bit, as hash-consing needs: NaN is itself, -0 is not 0.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(graph::ScalarAttrs{nan} == graph::ScalarAttrs{nan});
+  CHECK_FALSE(graph::ScalarAttrs{0.0} == graph::ScalarAttrs{-0.0});
+  CHECK(graph::FftAttrs{{0}, {4}, false, nan} == graph::FftAttrs{{0}, {4}, false, nan});
+  CHECK_FALSE(graph::FftAttrs{{0}, {4}, false, 0.0} == graph::FftAttrs{{0}, {4}, false, -0.0});
+  CHECK(h(graph::FftAttrs{{0}, {4}, false, 0.0}) != h(graph::FftAttrs{{0}, {4}, false, -0.0}));
+  CHECK_FALSE(graph::RandomAttrs{1, 0, 0.0, 1.0} == graph::RandomAttrs{1, 0, -0.0, 1.0});
+
+  Array x = kiln::arange(0, 4, 1, DType::Float64).eval();
+  CHECK((x * nan).node() == (x * nan).node());
+  CHECK((x * 0.0).node() != (x * -0.0).node());
+}
