@@ -184,8 +184,7 @@ int main(int argc, char** argv) {
   for (int n : {200, 10000}) {
     if (runs("build_chain")) bench_build("build_chain", x, n, repeats, build_chain_once);
     if (runs("build_indep")) bench_build("build_indep", x, n, repeats, build_indep_once);
-    if (runs("build_array"))
-      bench_build("build_array", x, n, repeats, build_array_once, false);
+    if (runs("build_array")) bench_build("build_array", x, n, repeats, build_array_once, false);
   }
   if (runs("lazy_loop_200")) bench_lazy_loop(x, repeats);
   return 0;
