@@ -94,7 +94,7 @@ int choose_vec(const Context& c) {
             ? c.row_staged[a]
             : c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
       for (const Instr& ins : c.g.code)
-        if (ins.kind == InstrKind::Load && ins.arg == static_cast<int>(a))
+        if (ins.kind == InstrKind::Load && ins.access() == static_cast<int>(a))
           widest = std::max(widest, itemsize(ins.dtype));
   if (!c.g.reduction && c.k.form != Form::RowFused)
     for (const auto& o : c.g.outputs) widest = std::max(widest, itemsize(c.g.code[o.instr].dtype));
@@ -116,13 +116,6 @@ bool needs_index64(const Context& c) {
 
 // ---- the parameter list ----------------------------------------------------------------
 
-DType load_dtype(const FusedGroup& g, int access) {
-  for (const Instr& ins : g.code)
-    if ((ins.kind == InstrKind::Load || ins.kind == InstrKind::Iota) && ins.arg == access)
-      return ins.dtype;
-  return DType::Float64;
-}
-
 std::string out_type(const Context& c) { return cuda_type(c.g.out_dtype(0)); }
 
 std::string signature(Context& c) {
@@ -135,7 +128,7 @@ std::string signature(Context& c) {
     int i = static_cast<int>(a);
     if (c.g.accesses[a].buffer >= 0)
       add(Arg::Input, i,
-          std::string("const ") + cuda_type(load_dtype(c.g, i)) + "* __restrict__ in" + num(i));
+          std::string("const ") + cuda_type(c.g.load_dtype(i)) + "* __restrict__ in" + num(i));
     else
       add(Arg::IotaOffset, i, "I io" + num(i));
   }
@@ -145,7 +138,8 @@ std::string signature(Context& c) {
   }
   for (const Instr& ins : c.g.code)
     if (ins.kind == InstrKind::Param)
-      add(Arg::Param, ins.arg, std::string(cuda_type(ins.dtype)) + " s" + num(ins.arg));
+      add(Arg::Param, ins.param_index(),
+          std::string(cuda_type(ins.dtype)) + " s" + num(ins.param_index()));
   add(Arg::Count, -1, "I n");
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
       c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused)
@@ -198,7 +192,7 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
 // trailing backslash splices only that; double parentheses keep a top-level comma from
 // splitting the call. user_result converts to the output dtype as astype does.
 std::string user_expr(const FusedGroup& g, const Instr& ins) {
-  const plan::UserCall& call = g.user_calls[ins.arg];
+  const plan::UserCall& call = g.user_calls[ins.user_call()];
   std::string params, args;
   for (size_t k = 0; k < call.operands.size(); ++k) {
     const char* sep = k ? ", " : "";
@@ -223,35 +217,35 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     auto t = [&](int j) { return "t" + num(j); };
     std::string e;
     switch (ins.kind) {
-      case InstrKind::Load:
-        if (!c.staged.empty() && c.staged[ins.arg])
-          e = "tile" + num(ins.arg) + "[threadIdx.y + k][threadIdx.x + h]";
-        else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.row_registers)
-          e = "rg" + num(ins.arg) + "[k][l]";
-        else if (!c.row_staged.empty() && c.row_staged[ins.arg] && c.k.long_rows)
-          e = "(j < sr ? sm" + num(ins.arg) + "[j + shift] : in" + num(ins.arg) + "[i])";
-        else if (!c.row_staged.empty() && c.row_staged[ins.arg])
-          e = "sm" + num(ins.arg) + "[q * r + j]";
-        else if (vectorised &&
-                 (c.k.access_kinds[ins.arg] == AccessKind::Dense ||
-                  (c.strided_vectors && c.k.access_kinds[ins.arg] == AccessKind::Strided)))
-          e = "v" + num(ins.arg) + "[l]";
+      case InstrKind::Load: {
+        const int a = ins.access();
+        if (!c.staged.empty() && c.staged[a])
+          e = "tile" + num(a) + "[threadIdx.y + k][threadIdx.x + h]";
+        else if (!c.row_staged.empty() && c.row_staged[a] && c.k.row_registers)
+          e = "rg" + num(a) + "[k][l]";
+        else if (!c.row_staged.empty() && c.row_staged[a] && c.k.long_rows)
+          e = "(j < sr ? sm" + num(a) + "[j + shift] : in" + num(a) + "[i])";
+        else if (!c.row_staged.empty() && c.row_staged[a])
+          e = "sm" + num(a) + "[q * r + j]";
+        else if (vectorised && (c.k.access_kinds[a] == AccessKind::Dense ||
+                                (c.strided_vectors && c.k.access_kinds[a] == AccessKind::Strided)))
+          e = "v" + num(a) + "[l]";
         else
-          e = "in" + num(ins.arg) + "[" + element_index(c, ins.arg, idx) + "]";
+          e = "in" + num(a) + "[" + element_index(c, a, idx) + "]";
         break;
+      }
       case InstrKind::Param:
-        e = "s" + num(ins.arg);
+        e = "s" + num(ins.param_index());
         break;
       case InstrKind::Iota:
-        e = "(" + t(ins.a) + " + (" + cuda_type(ins.dtype) + ")(io" + num(ins.arg) + " + " +
-            element_index(c, ins.arg, idx) + ") * " + t(ins.b) + ")";
+        e = "(" + t(ins.start()) + " + (" + cuda_type(ins.dtype) + ")(io" + num(ins.access()) +
+            " + " + element_index(c, ins.access(), idx) + ") * " + t(ins.step()) + ")";
         break;
       case InstrKind::Unary:
-        e = unary_expr(static_cast<graph::UnaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a));
+        e = unary_expr(ins.unary_op(), c.g.code[ins.a].dtype, t(ins.a));
         break;
       case InstrKind::Binary:
-        e = binary_expr(static_cast<graph::BinaryOp>(ins.op), c.g.code[ins.a].dtype, t(ins.a),
-                        t(ins.b));
+        e = binary_expr(ins.binary_op(), c.g.code[ins.a].dtype, t(ins.a), t(ins.b));
         break;
       case InstrKind::Where:
         e = "(" + t(ins.a) + " ? " + t(ins.b) + " : " + t(ins.c) + ")";
@@ -276,7 +270,7 @@ std::string vector_loads(const Context& c) {
   std::ostringstream os;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
     if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
-      os << "    const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", V> v"
+      os << "    const kiln::vec<" << cuda_type(c.g.load_dtype(static_cast<int>(a))) << ", V> v"
          << a << " = kiln::load<V>(in" << a << " + i);\n";
   return os.str();
 }
@@ -293,7 +287,7 @@ bool tiled_input(const Context& c, int a) {
 // roof, with 32 x 32); 32 x 32 for wider values, whose 64 x 65 tile would not leave room.
 int choose_tile(const Context& c) {
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
-    if (tiled_input(c, static_cast<int>(a)) && itemsize(load_dtype(c.g, static_cast<int>(a))) > 4)
+    if (tiled_input(c, static_cast<int>(a)) && itemsize(c.g.load_dtype(static_cast<int>(a))) > 4)
       return 32;
   return 64;
 }
@@ -316,7 +310,7 @@ std::string tiled_kernel(Context& c) {
   c.staged.assign(c.g.accesses.size(), false);
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
     size_t bytes =
-        size_t(c.k.tile) * (c.k.tile + 1) * itemsize(load_dtype(c.g, static_cast<int>(a)));
+        size_t(c.k.tile) * (c.k.tile + 1) * itemsize(c.g.load_dtype(static_cast<int>(a)));
     c.staged[a] = tiled_input(c, static_cast<int>(a)) && tile_bytes + bytes <= kTileBudget;
     if (c.staged[a]) tile_bytes += bytes;
   }
@@ -324,8 +318,8 @@ std::string tiled_kernel(Context& c) {
      << signature(c) << ") {\n";
   for (size_t a = 0; a < c.staged.size(); ++a)
     if (c.staged[a])
-      os << "  __shared__ " << cuda_type(load_dtype(c.g, static_cast<int>(a))) << " tile" << a
-         << "[" << T << "][" << T1 << "];\n";
+      os << "  __shared__ " << cuda_type(c.g.load_dtype(static_cast<int>(a))) << " tile" << a << "["
+         << T << "][" << T1 << "];\n";
   os << "  const I nl = (I)L.shape[" << last << "], nd = (I)L.shape[" << D << "];\n"
      << "  const I tiles_l = (nl + " << c.k.tile - 1 << ") / " << T << ", outer = n / (nl * nd);\n"
      << "  const I l0 = (I)(blockIdx.x % tiles_l) * " << T << ", d0 = (I)(blockIdx.x / tiles_l) * "
@@ -544,7 +538,7 @@ std::string reduce_columns_kernel(Context& c) {
       bases << "    const I B" << a << " = kiln::offset_of<" << c.k.space.shape.size()
             << ">(o * r, L.shape, L.strides[" << a << "]);\n";
       shifted << "          const I b" << a << " = B" << a << " + l;\n";
-      loads << "        const kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", "
+      loads << "        const kiln::vec<" << cuda_type(c.g.load_dtype(static_cast<int>(a))) << ", "
             << V << "> v" << a << " = kiln::load<" << V << ">(in" << a << " + B" << a
             << " + j * (I)L.strides[" << a << "][" << last << "]);\n";
     }
@@ -580,7 +574,7 @@ int column_vec(const Context& c) {
     if (c.g.accesses[a].buffer < 0) return 1;
     if (c.k.access_kinds[a] == AccessKind::Constant) continue;
     if (sp.strides[a][0] != 1) return 1;
-    widest = std::max(widest, itemsize(load_dtype(c.g, static_cast<int>(a))));
+    widest = std::max(widest, itemsize(c.g.load_dtype(static_cast<int>(a))));
   }
   // At most 4: kiln::finish_columns keeps 8 x 32 V accumulators and 256 more in shared memory,
   // an argmax's 24 bytes each (V = 8 needed 49 KB of the 48 KB a block may have).
@@ -619,14 +613,14 @@ void choose_row_staging(Context& c) {
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
     if (c.k.access_kinds[a] != AccessKind::Dense || c.g.accesses[a].buffer < 0) continue;
     dense.push_back(static_cast<int>(a));
-    row_bytes += (c.k.row * itemsize(load_dtype(c.g, static_cast<int>(a))) + 15) / 16 * 16;
+    row_bytes += (c.k.row * itemsize(c.g.load_dtype(static_cast<int>(a))) + 15) / 16 * 16;
   }
   c.k.long_rows = c.k.row > kWarpRow && row_bytes > kStageBytes;
   if (c.k.long_rows) c.k.row_threads = c.k.block = kLongBlock;
   const int64_t budget = kStageBytes / (kBlock / std::min(kBlock, c.k.row_threads));
   int64_t bytes = 0;
   for (int a : dense) {
-    int isz = itemsize(load_dtype(c.g, a));
+    int isz = itemsize(c.g.load_dtype(a));
     int64_t one = (c.k.row * isz + 15) / 16 * 16;
     if (!c.k.long_rows && bytes + one > budget) continue;
     c.row_staged[a] = true;
@@ -734,7 +728,7 @@ std::string row_fused_kernel(Context& c) {
                              "  unsigned char* at = smem;\n");
   for (size_t a = 0; a < c.row_staged.size(); ++a) {
     if (!c.row_staged[a] || c.k.row_registers) continue;
-    std::string t = cuda_type(load_dtype(c.g, static_cast<int>(a)));
+    std::string t = cuda_type(c.g.load_dtype(static_cast<int>(a)));
     os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
        << "  at += ((size_t)" << span << " * sizeof(" << t << ") + 15) / 16 * 16;\n";
   }
@@ -762,7 +756,7 @@ std::string row_fused_kernel(Context& c) {
       << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
   for (size_t a = 0; P && a < c.row_staged.size(); ++a)
     if (c.row_staged[a])
-      os << "      kiln::vec<" << cuda_type(load_dtype(c.g, static_cast<int>(a))) << ", " << V
+      os << "      kiln::vec<" << cuda_type(c.g.load_dtype(static_cast<int>(a))) << ", " << V
          << "> rg" << a << "[" << P << "];\n"
          << "      kiln::load_row<" << P << ", " << V << ", " << tpr << ">(rg" << a << ", in" << a
          << " + o * r, end, lane, vec && r % " << V << " == 0);\n";
@@ -821,8 +815,7 @@ KernelSource generate(const FusedGroup& g) {
   if (g.reduction) os << "typedef " << op_type(g.reduction->op, g.reduction->acc_dtype) << " Op;\n";
   for (size_t i = 0; i < g.code.size(); ++i)
     if (g.code[i].kind == InstrKind::Reduce)
-      os << "typedef " << op_type(static_cast<graph::ReduceOp>(g.code[i].op), g.code[i].dtype)
-         << " Op" << i << ";\n";
+      os << "typedef " << op_type(g.code[i].reduce_op(), g.code[i].dtype) << " Op" << i << ";\n";
   os << "\n";
   if (k.form == Form::Elementwise)
     os << elementwise_kernel(c);

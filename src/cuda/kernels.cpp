@@ -90,14 +90,6 @@ class ArgPack {
   int count_ = 0;
 };
 
-DType load_dtype(const plan::FusedGroup& g, int access) {
-  for (const auto& ins : g.code)
-    if ((ins.kind == plan::InstrKind::Load || ins.kind == plan::InstrKind::Iota) &&
-        ins.arg == access)
-      return ins.dtype;
-  return DType::Float64;
-}
-
 // The collapsed layout as kiln::layout<R, A> lays it out: shape[R], then strides[A][R].
 std::vector<int64_t> layout_values(const codegen::KernelSource& src) {
   size_t r = std::max<size_t>(src.space.shape.size(), 1);
@@ -120,7 +112,7 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
                              (src.form == codegen::Form::ReduceColumns &&
                               src.access_kinds[a] == codegen::AccessKind::Strided);
     if (!loaded_as_vectors || g.accesses[a].buffer < 0) continue;
-    size_t isz = itemsize(load_dtype(g, static_cast<int>(a)));
+    size_t isz = itemsize(g.load_dtype(static_cast<int>(a)));
     auto addr =
         reinterpret_cast<uintptr_t>(data(g.accesses[a].buffer)) + g.accesses[a].offset * isz;
     if (addr % (isz * src.vec)) return false;
@@ -167,7 +159,7 @@ struct LaunchArgs {
 void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scalar>& params,
                int index) {
   for (const auto& ins : g.code)
-    if (ins.kind == plan::InstrKind::Param && ins.arg == index)
+    if (ins.kind == plan::InstrKind::Param && ins.param_index() == index)
       visit_dtype(ins.dtype, [&](auto z) { args.add(params[index].as<decltype(z)>()); });
 }
 
@@ -182,7 +174,7 @@ LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
       case Arg::Input: {
         const auto& acc = g.accesses[a.index];
         auto* base = static_cast<char*>(data(acc.buffer));
-        l.args.add(static_cast<void*>(base + acc.offset * itemsize(load_dtype(g, a.index))));
+        l.args.add(static_cast<void*>(base + acc.offset * itemsize(g.load_dtype(a.index))));
         break;
       }
       case Arg::Output:

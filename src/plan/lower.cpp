@@ -221,6 +221,13 @@ FusedGroup lower_group(const GroupSpec& spec,
   return Lowering(spec, buffer_of, is_materialized, param_nodes).run();
 }
 
+DType FusedGroup::load_dtype(int access) const {
+  for (const Instr& ins : code)
+    if ((ins.kind == InstrKind::Load || ins.kind == InstrKind::Iota) && ins.access() == access)
+      return ins.dtype;
+  return DType::Float64;
+}
+
 DType FusedGroup::out_dtype(size_t o) const {
   DType value = code[outputs[o].instr].dtype;
   return reduction ? graph::reduce_result_dtype(reduction->op, value) : value;

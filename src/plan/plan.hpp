@@ -132,8 +132,9 @@ struct FusedGroup {
   // none). Such a group keeps each row on chip while it reduces it and then computes its
   // outputs from it, written in the full shape: a reduction and its broadcast in one pass.
   std::vector<int> row_axes;
-  Shape out_shape() const;          // the shape outputs are written in
-  DType out_dtype(size_t o) const;  // the dtype output o is written in
+  Shape out_shape() const;             // the shape outputs are written in
+  DType out_dtype(size_t o) const;     // the dtype output o is written in
+  DType load_dtype(int access) const;  // the dtype access `access` is read in
 };
 
 // ---- steps ---------------------------------------------------------------------------------
