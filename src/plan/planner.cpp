@@ -153,8 +153,8 @@ class Planner {
   // chip, so x is read once and the result written once. Decided before what several groups
   // share (resolve_sharing), as folding leaves fewer groups to share it. From the outputs down,
   // since a reduction read by another one (softmax's max, read by the sum's prologue) has one
-  // reader only once that one is folded too. Rows longer than kMaxRowBytes keep their own kernels:
-  // they do not fit in the shared memory a block stages a row in.
+  // reader only once that one is folded too. Which rows are short enough, and many enough, to
+  // stay on chip: row_reducible.
   void fold_row_reductions() {
     for (size_t i = order_.size(); i-- > 0;) {
       const Node* r = order_[i];
