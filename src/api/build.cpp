@@ -54,8 +54,9 @@ NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out) {
   return graph::make_node(std::move(s));
 }
 
-NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out) {
-  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, a->shape, a->device, {a, b}};
+NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out,
+               const Shape& shape) {
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, shape, a->device, {a, b}};
   return graph::make_node(std::move(s));
 }
 

@@ -26,12 +26,19 @@ DType operand_dtype(const Operand& o, const Operand& other) {
   return promote_types(api::default_dtype(s), api::default_dtype(std::get<Scalar>(other)));
 }
 
-// The operands (at most three: where's) as nodes of their dtypes, of a common shape on a common
-// device. Building an operation is on every program's path, so this allocates nothing beyond
-// the nodes it makes: fixed arrays, and the common shape is an operand's own unless they differ.
+// The operands (at most three: where's) as nodes of their dtypes on a common device, the arrays
+// broadcast to the common shape. A scalar operand stays a rank-0 Scalar node, not broadcast:
+// lowering reads it as a kernel parameter wherever it appears, so a broadcast node would add
+// nothing but building time. Building an operation is on every program's path, so this
+// allocates nothing beyond the nodes it makes: fixed arrays, and the common shape is an
+// operand's own unless they differ.
 struct Aligned {
   std::array<NodeRef, 3> n;
   const NodeRef& operator[](size_t i) const { return n[i]; }
+  const Shape& shape() const { return own_shape ? *own_shape : common; }
+
+  const Shape* own_shape = nullptr;  // an operand's shape, when it is the common one
+  Shape common;                      // otherwise
 };
 
 Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<DType> dtypes,
@@ -40,29 +47,28 @@ Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<D
   size_t count = 0;
   for (const Operand* o : ops)
     if (auto* arr = std::get_if<Array>(o)) arrays[count++] = &api::node_of(*arr);
-  const Shape* shape = count ? &arrays[0]->shape : nullptr;
-  Shape common;  // only when the operands' shapes differ
-  for (size_t i = 1; i < count; ++i)
-    if (arrays[i]->shape != *shape) {
-      common = graph::broadcast_shapes(*shape, arrays[i]->shape);
-      shape = &common;
-    }
-  static const Shape kScalarShape{};
-  if (!shape) shape = &kScalarShape;
-  Device d = api::common_device({arrays.data(), count}, what);
   Aligned out;
+  static const Shape kScalarShape{};
+  out.own_shape = count ? &arrays[0]->shape : &kScalarShape;
+  for (size_t i = 1; i < count; ++i)
+    if (arrays[i]->shape != out.shape()) {
+      out.common = graph::broadcast_shapes(out.shape(), arrays[i]->shape);
+      out.own_shape = nullptr;
+    }
+  Device d = api::common_device({arrays.data(), count}, what);
   auto t = dtypes.begin();
   size_t i = 0;
   for (const Operand* o : ops) {
-    NodeRef n;
     if (auto* arr = std::get_if<Array>(o)) {
-      n = api::cast(api::copy_to(arr->node(), d), *t);
+      const NodeRef& n = arr->node();
+      bool as_is = n->device == d && n->dtype == *t && n->shape == out.shape();
+      // The common case takes one reference, not one per step (each an atomic operation).
+      out.n[i++] = as_is ? n : api::broadcast(api::cast(api::copy_to(n, d), *t), out.shape());
     } else {
       const Scalar& s = std::get<Scalar>(*o);
       api::check_fits(s, *t, what);
-      n = api::scalar(s, *t, d);
+      out.n[i++] = api::scalar(s, *t, d);
     }
-    out.n[i++] = api::broadcast(n, *shape);
     ++t;
   }
   return out;
@@ -106,7 +112,7 @@ Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
           "to a float dtype first");
   auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
   DType out = graph::is_comparison(op) ? DType::Bool : compute;
-  return api::finish(api::binary(op, n[0], n[1], out));
+  return api::finish(api::binary(op, n[0], n[1], out, n.shape()));
 }
 
 Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
@@ -213,7 +219,7 @@ Array where(const Array& cond, const Operand& x, const Operand& y) {
   DType t = promote_types(operand_dtype(x, y), operand_dtype(y, x));
   Operand c = cond;
   auto n = align({&c, &x, &y}, {DType::Bool, t, t}, "where");
-  graph::NodeSpec s{graph::OpKind::Where, 0, t, n[0]->shape, n[0]->device, {n[0], n[1], n[2]}};
+  graph::NodeSpec s{graph::OpKind::Where, 0, t, n.shape(), n[0]->device, {n[0], n[1], n[2]}};
   return api::finish(graph::make_node(std::move(s)));
 }
 

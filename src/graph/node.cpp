@@ -1,17 +1,63 @@
 #include "graph/node.hpp"
 
 #include <mutex>
-#include <unordered_map>
 
 #include "graph/hash.hpp"
 
 namespace kiln::graph {
 namespace {
 
-// Live nodes by CSE hash. Entries are weak: the table never keeps a node alive.
-struct HashConsTable {
+// Live nodes by CSE hash, in one open-addressed array of (hash, node) slots: a lookup or an
+// insertion allocates nothing. Entries are raw pointers and never keep a node alive; a node
+// removes its own entry in its destructor, and a lookup takes a reference only while the
+// node's count is above zero (weak_from_this().lock()), so a dying node is never revived.
+class HashConsTable {
+ public:
   std::mutex mu;
-  std::unordered_multimap<size_t, std::weak_ptr<const Node>> map;
+
+  // Calls f(node) for each entry under hash h until f returns true.
+  template <class F>
+  void for_each(size_t h, F&& f) const {
+    for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask_)
+      if (slots_[i].hash == h && slots_[i].node != tombstone() && f(*slots_[i].node)) return;
+  }
+  void insert(size_t h, const Node* n) {
+    if (2 * (used_ + 1) > slots_.size()) rehash(live_ + 1 > slots_.size() / 4 ? 2 : 1);
+    size_t i = home(h);
+    while (slots_[i].node && slots_[i].node != tombstone()) i = (i + 1) & mask_;
+    used_ += slots_[i].node == nullptr;
+    slots_[i] = {h, n};
+    ++live_;
+  }
+  void erase(size_t h, const Node* n) {
+    for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask_)
+      if (slots_[i].node == n) {
+        slots_[i].node = tombstone();
+        --live_;
+        return;
+      }
+  }
+  size_t live() const { return live_; }
+
+ private:
+  struct Slot {
+    size_t hash = 0;
+    const Node* node = nullptr;  // null: never used; tombstone(): erased
+  };
+  size_t home(size_t h) const { return (h ^ (h >> 31)) & mask_; }
+  static const Node* tombstone() { return reinterpret_cast<const Node*>(alignof(Node)); }
+  // Rebuilt without tombstones, `factor` times as large.
+  void rehash(size_t factor) {
+    std::vector<Slot> old(slots_.size() * factor);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    used_ = live_ = 0;
+    for (const Slot& s : old)
+      if (s.node && s.node != tombstone()) insert(s.hash, s.node);
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  size_t mask_ = 1023, used_ = 0, live_ = 0;  // used_: live and tombstones
 };
 HashConsTable& table() {
   static auto* t = new HashConsTable;  // leaked on purpose: nodes may die during exit
@@ -36,29 +82,6 @@ bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   return a.attrs == b.attrs;
 }
 
-// A dying node's own entry is expired (its count reached zero); any expired entry under the
-// same hash belongs to a dying node, and each dying node removes exactly one.
-void erase_entry(size_t hash, const Node* n, bool dying) {
-  auto [lo, hi] = table().map.equal_range(hash);
-  for (auto it = lo; it != hi; ++it) {
-    if (dying ? it->second.expired() : it->second.lock().get() == n) {
-      table().map.erase(it);
-      return;
-    }
-  }
-}
-
-// Removes the node's entry before the node itself is freed.
-struct NodeDeleter {
-  void operator()(const Node* n) const {
-    {
-      std::lock_guard lock(table().mu);
-      if (n->cse_hash != 0) erase_entry(n->cse_hash, n, true);
-    }
-    delete n;  // may recursively delete inputs; the lock is not held here
-  }
-};
-
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
   for (const auto& in : s.inputs) d = std::max(d, in->is_leaf() ? 0u : in->depth);
@@ -67,19 +90,27 @@ uint32_t depth_of(const NodeSpec& s) {
 
 }  // namespace
 
+Node::~Node() {
+  if (cse_hash == 0) return;  // never entered, or left when evaluated
+  std::lock_guard lock(table().mu);
+  table().erase(cse_hash, this);
+}  // the inputs are released after the lock: freeing them takes it again
+
 NodeRef make_node(NodeSpec spec) {
   size_t h = spec_hash(spec);
   if (h == 0) h = 1;  // 0 marks "not in the table"
   std::lock_guard lock(table().mu);
-  auto [lo, hi] = table().map.equal_range(h);
-  for (auto it = lo; it != hi; ++it)
-    if (auto p = it->second.lock(); p && same_spec(*p, spec)) return p;
-  auto* raw = new Node;
-  static_cast<NodeSpec&>(*raw) = std::move(spec);
-  raw->cse_hash = h;
-  raw->depth = raw->kind == OpKind::Buffer ? 0 : depth_of(*raw);
-  NodeRef node(raw, NodeDeleter{});
-  table().map.emplace(h, node);
+  NodeRef found;
+  table().for_each(h, [&](const Node& n) {
+    if (!same_spec(n, spec)) return false;
+    found = n.weak_from_this().lock();  // null when n is dying: then it is not reused
+    return found != nullptr;
+  });
+  if (found) return found;
+  auto node = std::make_shared<Node>(std::move(spec));
+  node->cse_hash = h;
+  node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
+  table().insert(h, node.get());
   return node;
 }
 
@@ -88,9 +119,10 @@ void set_realized(const Node& n, BufferRef b) {
   {
     std::lock_guard lock(table().mu);
     auto& node = const_cast<Node&>(n);
-    if (node.cse_hash != 0) erase_entry(node.cse_hash, &node, false);
+    if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
     node.cse_hash = 0;
     std::atomic_store(&node.realized_, std::move(b));
+    node.has_result_.store(true, std::memory_order_release);
     dropped.swap(node.inputs);
   }
 }
@@ -116,9 +148,7 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
 
 size_t live_node_count() {
   std::lock_guard lock(table().mu);
-  size_t n = 0;
-  for (auto& [h, w] : table().map) n += !w.expired();
-  return n;
+  return table().live();
 }
 
 }  // namespace kiln::graph

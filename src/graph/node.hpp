@@ -65,13 +65,24 @@ struct NodeSpec {
   }
 };
 
-struct Node : NodeSpec {
+// One allocation per node (make_shared: the node and its count together). The node leaves the
+// hash-cons table in its destructor, before its inputs are released.
+struct Node : NodeSpec, std::enable_shared_from_this<Node> {
+  explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
   size_t cse_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
 
   // The evaluated result, or null. Set once by the evaluator.
   BufferRef realized() const { return std::atomic_load(&realized_); }
-  bool is_leaf() const { return kind == OpKind::Buffer || realized() != nullptr; }
+  // Asked on every node built (depth, devices, forcing), so it reads a flag rather than the
+  // shared pointer, whose atomic load takes a lock.
+  bool is_leaf() const {
+    return kind == OpKind::Buffer || has_result_.load(std::memory_order_acquire);
+  }
   // The evaluated data: a Buffer leaf's own buffer, or the stored result.
   BufferRef storage() const { return kind == OpKind::Buffer ? buffer : realized(); }
   // Inputs as the planner sees them: none once evaluated.
@@ -80,6 +91,7 @@ struct Node : NodeSpec {
  private:
   friend void set_realized(const Node& n, BufferRef b);
   mutable BufferRef realized_;
+  mutable std::atomic<bool> has_result_{false};
 };
 
 // The node for spec: an existing equal node if one is alive, else a new one.
