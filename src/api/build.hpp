@@ -35,6 +35,6 @@ Array finish(NodeRef n);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
 // chaining operations never builds an unbounded graph.
-inline constexpr uint32_t kMaxGraphDepth = 256;
+inline constexpr uint32_t kMaxGraphDepth = 512;
 
 }  // namespace kiln::api
