@@ -53,9 +53,12 @@ const DeviceInfo& device(int index) {
 
 const DeviceInfo* initialized_device(int index) noexcept { return contexts().find(index); }
 
+// Asked before every launch: reading the thread's current device is cheaper than setting it.
 void set_device(int index) {
   device(index);
-  KILN_CUDA_CHECK(cudaSetDevice(index));
+  int current = -1;
+  KILN_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != index) KILN_CUDA_CHECK(cudaSetDevice(index));
 }
 
 void synchronize(int index) { KILN_CUDA_CHECK(cudaStreamSynchronize(device(index).stream)); }

@@ -112,10 +112,12 @@ struct Signature {
   size_t hash = 0;
   std::vector<const Node*> values;
 };
-Signature signature(const std::vector<NodeRef>& outputs);
+// With `held`, the same walk also finds the held nodes (below) and hashes them as outputs
+// after `outputs`, then their number: the signature of evaluating both.
+Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held = nullptr);
 // Unevaluated nodes below `outputs` (not the outputs themselves) that something besides the
-// graph still references, such as an Array the program keeps: in the order found, views and
-// constants left out (see held.cpp).
+// graph still references, such as an Array the program keeps: in the order the walk finishes
+// them, views and constants left out (see signature.cpp).
 std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs);
 // Number of live hash-consed nodes (for tests).
 size_t live_node_count();

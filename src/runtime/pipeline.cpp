@@ -2,7 +2,6 @@
 
 #include <iostream>
 
-#include "graph/hash.hpp"
 #include "kiln/array.hpp"
 #include "plan/planner.hpp"
 #include "runtime/debug.hpp"
@@ -17,14 +16,6 @@ std::mutex& eval_mutex() {
   return mu;
 }
 
-// The structure of what is evaluated (hashed) and the values bound into it (buffers, scalars,
-// random draws). Which outputs are only held is structure too.
-graph::Signature signature_of(const Request& req) {
-  graph::Signature sig = graph::signature(req.nodes);
-  sig.hash = graph::hash_mix(sig.hash, req.held);
-  return sig;
-}
-
 void store(const Request& req, const std::vector<graph::BufferRef>& results) {
   for (size_t i = 0; i < req.nodes.size(); ++i)
     if (results[i]) graph::set_realized(*req.nodes[i], results[i]);  // null: held, not written
@@ -36,9 +27,9 @@ void store(const Request& req, const std::vector<graph::BufferRef>& results) {
 // call; the file named beside it says how it works.
 void realize(const std::vector<graph::NodeRef>& nodes) {
   auto hold = hold_evaluation();
-  Request req = to_realize(nodes);
+  graph::Signature sig;
+  Request req = to_realize(nodes, &sig);  // graph/signature: structure, values, held nodes
   if (req.nodes.empty()) return;
-  graph::Signature sig = signature_of(req);                     // graph/structural_hash
   const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once per structure
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
   PlanRun run(p, sig);    // binds this graph's buffers, scalars and draws
@@ -48,15 +39,18 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
 
 std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
 
-Request to_realize(const std::vector<graph::NodeRef>& nodes) {
+// The structure of what is evaluated (hashed) and the values bound into it (buffers, scalars,
+// random draws). Which outputs are only held is structure too.
+Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* sig) {
   Request r;
   for (const auto& n : nodes)
     if (!n->is_leaf()) r.nodes.push_back(n);
-  if (!r.nodes.empty() && get_materialize_held()) {
-    auto held = graph::held_nodes(r.nodes);
-    r.held = held.size();
-    for (auto& h : held) r.nodes.push_back(std::move(h));
-  }
+  if (r.nodes.empty()) return r;
+  std::vector<graph::NodeRef> held;
+  graph::Signature s = graph::signature(r.nodes, get_materialize_held() ? &held : nullptr);
+  r.held = held.size();
+  for (auto& h : held) r.nodes.push_back(std::move(h));
+  if (sig) *sig = std::move(s);
   return r;
 }
 

@@ -20,7 +20,8 @@ struct Request {
   std::vector<graph::NodeRef> nodes;
   size_t held = 0;
 };
-Request to_realize(const std::vector<graph::NodeRef>& nodes);
+// The request, and into `sig` (when given) its signature, found in the same walk.
+Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* sig = nullptr);
 // The plan an evaluation of `outputs` runs, made afresh (explain, to_dot); none when every
 // node is evaluated. Call with hold_evaluation() held.
 std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs);

@@ -1,0 +1,98 @@
+// The structural signature: what the plan cache is keyed by. Two graphs with the same hash
+// have the same operations, dtypes, shapes and sharing, whatever their scalar values and
+// buffers; `values` lists, in one fixed visiting order, the nodes that carry those values, so
+// a cached plan can be bound to a new graph of the same structure.
+//
+// The same walk finds the held nodes: every reference to a node is an input of a node above it
+// or a handle from outside the graph (an Array the program keeps, an expression it has not
+// evaluated yet), so a node referenced more often than the graph's own edges to it is held. An
+// evaluation writes those too (runtime::realize), so a loop that keeps reading a value it holds
+// does not recompute that value's history every time. One walk, not two: this runs on every
+// evaluation.
+#include "graph/hash.hpp"
+#include "graph/node.hpp"
+
+namespace kiln::graph {
+namespace {
+
+// Nodes worth writing when held: those that compute values (not views, which cost nothing to
+// redo, nor constants).
+bool computes(const Node& n) {
+  return n.kind == OpKind::Unary || n.kind == OpKind::Binary || n.kind == OpKind::Where ||
+         n.kind == OpKind::Cast || n.kind == OpKind::User;
+}
+
+struct Hasher {
+  struct Seen {
+    size_t hash;
+    const NodeRef* ref;  // the first graph edge to the node (null for an output)
+    long edges;          // graph edges to it from the nodes walked
+  };
+  PtrMap<size_t> index;  // node -> its place in seen
+  std::vector<Seen> seen;
+  std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
+
+  // The hash of ref's node, walked once; `edge` says ref is an input of a walked node.
+  size_t of(const NodeRef& ref, bool edge) {
+    const Node& n = *ref;
+    if (const size_t* i = index.find(&n)) {
+      Seen& s = seen[*i];
+      if (edge && !s.ref) s.ref = &ref;
+      s.edges += edge;
+      return s.hash;
+    }
+    size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
+    h = hash_mix(h, n.device.index);
+    for (int64_t d : n.shape) h = hash_mix(h, d);
+    bool leaf = n.is_leaf();
+    if (leaf || n.kind == OpKind::Scalar || n.kind == OpKind::Random) {
+      h = hash_mix(h, leaf ? 0x1eaf : static_cast<uint64_t>(n.kind) * 256 + n.op);
+      h = hash_mix(h, values.size());
+      values.push_back(&n);
+    } else {
+      h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
+      h = hash_attrs(h, n.attrs);  // a Scalar's or Random's are values, left out above
+      for (const auto& in : n.args()) h = hash_mix(h, of(in, true));
+    }
+    index.add(&n, seen.size());
+    seen.push_back({h, edge ? &ref : nullptr, edge ? 1 : 0});
+    return h;
+  }
+
+  // Walked nodes other than the outputs that something besides the graph references, in the
+  // order the walk finished them.
+  std::vector<NodeRef> held(const std::vector<NodeRef>& outputs) {
+    for (const auto& o : outputs) seen[*index.find(o.get())].ref = nullptr;  // never held
+    std::vector<NodeRef> out;
+    for (const Seen& s : seen)
+      if (s.ref && !(*s.ref)->is_leaf() && computes(**s.ref) && s.ref->use_count() > s.edges)
+        out.push_back(*s.ref);
+    return out;
+  }
+};
+
+}  // namespace
+
+Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
+  Signature sig;
+  Hasher hasher{{}, {}, sig.values};
+  size_t h = 0x6b696c6e;  // "kiln"
+  for (const auto& n : outputs) h = hash_mix(h, hasher.of(n, false));
+  if (held) {
+    *held = hasher.held(outputs);
+    for (const auto& n : *held) h = hash_mix(h, hasher.of(n, false));
+    h = hash_mix(h, held->size());
+  }
+  sig.hash = h;
+  return sig;
+}
+
+size_t structural_hash(const std::vector<NodeRef>& outputs) { return signature(outputs).hash; }
+
+std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs) {
+  std::vector<NodeRef> held;
+  signature(outputs, &held);
+  return held;
+}
+
+}  // namespace kiln::graph
