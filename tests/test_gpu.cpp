@@ -317,12 +317,13 @@ GPU_TEST_CASE("gpu: views inside fused kernels") {
 }
 
 GPU_TEST_CASE("gpu: every reduction of every dtype over every axis subset, in its own dtype") {
-  using R = Array (*)(const Array&, kiln::Axes, bool);
+  using R = Array (*)(const Array&, kiln::AxesArg, bool);
   const std::vector<std::pair<std::string, R>> reds = {
       {"sum", kiln::sum},   {"prod", kiln::prod}, {"max", kiln::max}, {"min", kiln::min},
       {"mean", kiln::mean}, {"any", kiln::any},   {"all", kiln::all}};
-  const std::vector<kiln::Axes> subsets = {{},     {0},    {1},  {2},      {0, 1},
-                                           {0, 2}, {1, 2}, {-1}, {0, 1, 2}};
+  // {}: no axes given, every axis reduced; Axes{}: an empty list, none reduced.
+  const std::vector<kiln::AxesArg> subsets = {{},     kiln::Axes{}, {0},    {1},  {2},
+                                              {0, 1}, {0, 2},       {1, 2}, {-1}, {0, 1, 2}};
   for (DType t : kiln::kAllDTypes) {
     // Integers in [-30, 30]: a product over 20 of them wraps around int64, as NumPy's does.
     // Floating products take a halved input, which keeps them far from overflow.
@@ -331,8 +332,10 @@ GPU_TEST_CASE("gpu: every reduction of every dtype over every axis subset, in it
       for (const auto& axes : subsets)
         for (bool keep : {false, true}) {
           std::string what =
-              name + " " + kiln::dtype_name(t) + " axes " + std::to_string(axes.size()) +
-              (axes.empty() ? "" : " first " + std::to_string(axes[0])) + (keep ? " keepdims" : "");
+              name + " " + kiln::dtype_name(t) + " axes " +
+              (axes.given() ? std::to_string(axes.axes().size()) : "all") +
+              (axes.axes().empty() ? "" : " first " + std::to_string(axes.axes()[0])) +
+              (keep ? " keepdims" : "");
           bool halve = name == "prod" && !kiln::is_integer_or_bool(t);
           same_on_gpu(what, [&](const std::vector<Array>& v) { return r(v[0], axes, keep); },
                       {halve ? halved : in});

@@ -226,7 +226,7 @@ TEST_CASE("abs of complex is real") {
 }
 
 TEST_CASE("reductions give NumPy's dtype") {
-  using Fn = Array (*)(const Array&, kiln::Axes, bool);
+  using Fn = Array (*)(const Array&, kiln::AxesArg, bool);
   static const std::map<std::string, Fn> fns = {
       {"sum", kiln::sum}, {"prod", kiln::prod}, {"mean", kiln::mean},
       {"max", kiln::max}, {"min", kiln::min},
@@ -325,4 +325,20 @@ TEST_CASE("errors: bool subtraction and negation, out-of-bounds scalars, bitwise
     CHECK_THROWS_AS(~x, kiln::DTypeError);
   }
   CHECK_THROWS_AS(i32 & 1.0, kiln::DTypeError);  // a float scalar makes it float64
+}
+
+TEST_CASE("full takes its fill value's own dtype: a float is float32, a double float64") {
+  CHECK(kiln::full({3}, 0.1f).dtype() == DType::Float32);
+  CHECK(kiln::full({3}, 0.1f).dtype() == kiln::asarray({0.1f}).dtype());
+  CHECK(kiln::full({3}, 0.1).dtype() == DType::Float64);
+  CHECK(kiln::full({3}, 7).dtype() == DType::Int64);
+  CHECK(kiln::full({3}, true).dtype() == DType::Bool);
+  CHECK(kiln::full({2}, std::complex<float>(1, 2)).dtype() == DType::Complex64);
+  CHECK(kiln::full({2}, std::complex<double>(1, 2)).dtype() == DType::Complex128);
+  CHECK(kiln::full({3}, 0.1f).to_vector<float>() == std::vector<float>(3, 0.1f));
+  // Beside an array a scalar is weak whatever its C++ type: int32 + 2.5f is float64, as NumPy's
+  // int32 array + Python float.
+  Array i = kiln::asarray(std::vector<int32_t>{1});
+  CHECK((i + 2.5f).dtype() == DType::Float64);
+  CHECK((kiln::asarray({1.0}) * 2.0f).dtype() == DType::Float64);
 }

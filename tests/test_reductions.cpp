@@ -301,7 +301,7 @@ Array run_kiln(const std::string& name, const Array& a, const std::optional<std:
     if (axes) axis = axes->at(0);
     return op == Op::ArgMax ? kiln::argmax(a, axis, keepdims) : kiln::argmin(a, axis, keepdims);
   }
-  kiln::Axes ax = axes.value_or(kiln::Axes{});
+  kiln::AxesArg ax = axes;  // nullopt: every axis
   switch (op) {
     case Op::Sum:
       return kiln::sum(a, ax, keepdims);
@@ -735,4 +735,27 @@ TEST_CASE("a large sum whose rounding depends on the order is accurate and repro
     bad += std::abs(rows[r] - ref) > 9999 * 0x1p-53 * ref;
   }
   CHECK(bad == 0);
+}
+
+TEST_CASE("axes: none given reduces every axis, an empty list none (NumPy's axis=()), an int one") {
+  Array x = kiln::asarray(std::vector<int32_t>{1, -2, 3, 0, 5, 6}, {2, 3});
+  // axis=(): each value in the reduction's dtype, as NumPy (int32 sums in int64, means float64,
+  // any/all bool); shape kept whatever keepdims says.
+  Array s = kiln::sum(x, kiln::Axes{});
+  CHECK(s.dtype() == DType::Int64);
+  CHECK(s.shape() == Shape{2, 3});
+  CHECK(s.to_vector<int64_t>() == std::vector<int64_t>{1, -2, 3, 0, 5, 6});
+  CHECK(kiln::mean(x, kiln::Axes{}, true).dtype() == DType::Float64);
+  CHECK(kiln::max(x, kiln::Axes{}).dtype() == DType::Int32);
+  Array any = kiln::any(x, kiln::Axes{});
+  CHECK(any.dtype() == DType::Bool);
+  CHECK(any.to_vector<bool>() == std::vector<bool>{true, true, true, false, true, true});
+  // No axes given: every axis.
+  CHECK(kiln::sum(x).shape() == Shape{});
+  CHECK(kiln::sum(x, {}).item<int64_t>() == 13);
+  // A plain int is one axis, a negative one counted from the end.
+  CHECK(kiln::sum(x, 0).to_vector<int64_t>() == std::vector<int64_t>{1, 3, 9});
+  CHECK(kiln::sum(x, -1, true).shape() == Shape{2, 1});
+  CHECK(kiln::sum(x, -1, true).to_vector<int64_t>() == std::vector<int64_t>{2, 11});
+  CHECK(kiln::max(x, {0, 1}).item<int32_t>() == 6);
 }

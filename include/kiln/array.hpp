@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -63,7 +64,8 @@ class Array {
   Array get() const;
   // The same value on another device.
   Array to(Device d) const;
-  // The value of a one-element array, converted to T with NumPy's casting.
+  // The value of a one-element array, converted to T with NumPy's casting; DTypeError for a
+  // complex array and a real T (which would drop the imaginary part).
   template <class T>
   T item() const;
   // The elements in row-major order, converted to T.
@@ -111,6 +113,8 @@ Array asarray(std::initializer_list<T> v, Device d = host()) {
 }
 Array zeros(Shape s, DType t = DType::Float64, Device d = host());
 Array ones(Shape s, DType t = DType::Float64, Device d = host());
+// Without a dtype, the fill value's own: bool, int64, float64 for a double, float32 for a float
+// (`full({n}, 0.1f)` is float32, as asarray({0.1f})), complex128 or complex64.
 Array full(Shape s, Scalar v, std::optional<DType> t = std::nullopt, Device d = host());
 Array empty(Shape s, DType t = DType::Float64, Device d = host());
 // NumPy's arange: int64 for integer arguments, float64 otherwise, unless t is given.
@@ -167,15 +171,32 @@ Array hypot(const Operand& a, const Operand& b);    // sqrt(a^2 + b^2) without o
 Array where(const Array& cond, const Operand& x, const Operand& y);
 Array clip(const Array& a, const Operand& lo, const Operand& hi);
 
-// ---- reductions (axes may be negative; an empty list means every axis) ------------------
+// ---- reductions ----------------------------------------------------------------------------
+// Axes may be negative. No axes given (the default, or `{}`) reduces every axis; an empty list
+// (`Axes{}`, NumPy's axis=()) reduces none: the values come back in the reduction's dtype.
+// One axis may be a plain int: sum(x, 0); several a list: sum(x, {0, 2}).
 using Axes = std::vector<int>;
-Array sum(const Array& a, Axes axes = {}, bool keepdims = false);
-Array prod(const Array& a, Axes axes = {}, bool keepdims = false);
-Array max(const Array& a, Axes axes = {}, bool keepdims = false);
-Array min(const Array& a, Axes axes = {}, bool keepdims = false);
-Array mean(const Array& a, Axes axes = {}, bool keepdims = false);
-Array any(const Array& a, Axes axes = {}, bool keepdims = false);
-Array all(const Array& a, Axes axes = {}, bool keepdims = false);
+class AxesArg {
+ public:
+  AxesArg() = default;  // none given: every axis
+  AxesArg(int axis) : given_(true), axes_{axis} {}
+  AxesArg(std::initializer_list<int> axes) : given_(true), axes_(axes) {}
+  AxesArg(Axes axes) : given_(true), axes_(std::move(axes)) {}
+  AxesArg(std::optional<Axes> axes) : given_(axes.has_value()), axes_(axes.value_or(Axes{})) {}
+  bool given() const { return given_; }
+  const Axes& axes() const { return axes_; }
+
+ private:
+  bool given_ = false;
+  Axes axes_;
+};
+Array sum(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array prod(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array max(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array min(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array mean(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array any(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array all(const Array& a, AxesArg axes = {}, bool keepdims = false);
 // Indices into the flattened array (no axis) or along one axis, as NumPy.
 Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
 Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);

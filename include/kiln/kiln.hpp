@@ -1,6 +1,7 @@
 // kiln: NumPy-shaped, lazily fused arrays for NVIDIA GPUs and the host.
 #pragma once
 #include "kiln/array.hpp"
+#include "kiln/cache.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/elementwise.hpp"

@@ -17,12 +17,17 @@ class Scalar {
   Scalar(bool v) : kind_(Kind::Bool), i_(v) {}
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T v) : kind_(Kind::Int), i_(static_cast<int64_t>(v)) {}
-  Scalar(float v) : kind_(Kind::Float), re_(v) {}
+  Scalar(float v) : kind_(Kind::Float), single_(true), re_(v) {}
   Scalar(double v) : kind_(Kind::Float), re_(v) {}
   template <class T>
-  Scalar(std::complex<T> v) : kind_(Kind::Complex), re_(v.real()), im_(v.imag()) {}
+  Scalar(std::complex<T> v)
+      : kind_(Kind::Complex), single_(std::is_same_v<T, float>), re_(v.real()), im_(v.imag()) {}
 
   Kind kind() const { return kind_; }
+  // Made from a float or a std::complex<float>: where a scalar alone gives an array its dtype
+  // (full's fill value), that is float32 or complex64, as NumPy gives np.float32 scalars. Beside
+  // arrays a scalar is weak either way.
+  bool single_precision() const { return single_; }
   int64_t as_int() const;    // truncates floats
   double as_double() const;  // real part for complex
   std::complex<double> as_complex() const;
@@ -60,6 +65,7 @@ class Scalar {
   int64_t float_to_int(size_t bytes) const;
 
   Kind kind_ = Kind::Int;
+  bool single_ = false;
   int64_t i_ = 0;
   double re_ = 0, im_ = 0;
 };

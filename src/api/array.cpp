@@ -164,6 +164,11 @@ T Array::item() const {
   if (size() != 1)
     throw ShapeError("item(): the array has " + std::to_string(size()) + " elements (shape " +
                      shape_str(shape()) + "); only one-element arrays convert to a scalar");
+  // Python's float() of a complex raises; dropping the imaginary part silently would hide it.
+  if (is_complex(dtype()) && !is_complex(dtype_v<T>))
+    throw DTypeError(std::string("item<") + dtype_name(dtype_v<T>) + ">(): the array is " +
+                     dtype_name(dtype()) + ", and converting would drop the imaginary part; " +
+                     "use item<std::complex<double>>(), or real(x) or abs(x) first");
   return to_vector<T>()[0];
 }
 

@@ -2,6 +2,8 @@
 // nothing until used and then fuse into their consumer.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "api/build.hpp"
@@ -74,8 +76,23 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
     throw Error("arange: cannot compute the length of a range with start " +
                 std::to_string(start.as_double()) + ", stop " + std::to_string(stop.as_double()) +
                 " and step " + std::to_string(step.as_double()) + "; use finite numbers");
-  // Clamped below 2^63 so the conversion is defined; check_rank refuses what is too long.
-  int64_t n = len > 0 ? static_cast<int64_t>(std::min(len, 0x1p62)) : 0;
+  // The length asked for, not a clamped one, in the message (arange(0, 1e20) has 1e+20).
+  constexpr double kAddressable = static_cast<double>(std::numeric_limits<int64_t>::max() / 16);
+  if (len > kAddressable) {
+    auto str = [](const Scalar& v) {
+      if (v.kind() != Scalar::Kind::Float) return std::to_string(v.as_int());
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v.as_double());
+      return std::string(buf);
+    };
+    char count[32];
+    std::snprintf(count, sizeof count, "%.6g", len);
+    throw ShapeError("arange(" + str(start) + ", " + str(stop) + ", " + str(step) +
+                     ") would have " + count +
+                     " elements, more than kiln can address (2^59); narrow the range or take a "
+                     "larger step");
+  }
+  int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
   graph::check_rank({n}, "arange");
   // As NumPy: past two elements a bool range has no meaning (every step after 0 is True).
   if (dt == DType::Bool && n > 2)

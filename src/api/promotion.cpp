@@ -14,9 +14,9 @@ DType default_dtype(const Scalar& s) {
     case Scalar::Kind::Int:
       return DType::Int64;
     case Scalar::Kind::Float:
-      return DType::Float64;
+      return s.single_precision() ? DType::Float32 : DType::Float64;
     default:
-      return DType::Complex128;
+      return s.single_precision() ? DType::Complex64 : DType::Complex128;
   }
 }
 

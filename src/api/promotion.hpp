@@ -8,7 +8,8 @@ namespace kiln::api {
 // The dtype of `array op scalar`: the array's dtype unless the scalar is of a higher kind
 // (bool < int < float < complex); then the scalar kind's default, at the array's precision.
 DType weak_result(DType array, const Scalar& s);
-// The dtype a lone scalar takes (bool, int64, float64, complex128).
+// The dtype a lone scalar takes: bool, int64, float64 or complex128, and float32 or complex64
+// for a float or std::complex<float> (Scalar::single_precision).
 DType default_dtype(const Scalar& s);
 // DTypeError when an integer scalar does not fit the integer dtype it is used with.
 void check_fits(const Scalar& s, DType t, const char* what);

@@ -12,10 +12,15 @@ using graph::ReduceOp;
 
 namespace {
 
-Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
+Array reduce(ReduceOp op, const Array& a, const AxesArg& axes_in, bool keepdims) {
   const auto& n = api::node_of(a);
+  DType acc = graph::accumulation_dtype(op, n.dtype);
+  DType result = graph::reduce_result_dtype(op, acc);
+  // NumPy's axis=(): nothing reduced, each value in the reduction's dtype (bool for any/all).
+  if (axes_in.given() && axes_in.axes().empty())
+    return api::finish(api::cast(api::cast(a.node(), acc), result));
   int nd = static_cast<int>(n.shape.size());
-  auto axes = graph::normalize_axes(axes_in, nd, graph::op_name(op));
+  auto axes = graph::normalize_axes(axes_in.axes(), nd, graph::op_name(op));
   Shape out;
   graph::ReduceAttrs attrs{{}, keepdims};
   for (int i = 0, k = 0; i < nd; ++i) {
@@ -32,8 +37,6 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
       out.push_back(n.shape[i]);
     }
   }
-  DType acc = graph::accumulation_dtype(op, n.dtype);
-  DType result = graph::reduce_result_dtype(op, acc);
   auto in = api::cast(a.node(), acc);
   graph::NodeSpec spec{graph::OpKind::Reduce, static_cast<uint8_t>(op), result, out, n.device, {in},
                        std::move(attrs)};
@@ -41,32 +44,32 @@ Array reduce(ReduceOp op, const Array& a, const Axes& axes_in, bool keepdims) {
 }
 
 Array arg_reduce(ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims) {
-  if (axis) return reduce(op, a, {*axis}, keepdims);
-  Array flat = reduce(op, a.reshape({-1}), {0}, false);
+  if (axis) return reduce(op, a, Axes{*axis}, keepdims);
+  Array flat = reduce(op, a.reshape({-1}), Axes{0}, false);
   return keepdims ? flat.reshape(Shape(a.ndim(), 1)) : flat;
 }
 
 }  // namespace
 
-Array sum(const Array& a, Axes axes, bool keepdims) {
+Array sum(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Sum, a, axes, keepdims);
 }
-Array prod(const Array& a, Axes axes, bool keepdims) {
+Array prod(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Prod, a, axes, keepdims);
 }
-Array max(const Array& a, Axes axes, bool keepdims) {
+Array max(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Max, a, axes, keepdims);
 }
-Array min(const Array& a, Axes axes, bool keepdims) {
+Array min(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Min, a, axes, keepdims);
 }
-Array mean(const Array& a, Axes axes, bool keepdims) {
+Array mean(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Mean, a, axes, keepdims);
 }
-Array any(const Array& a, Axes axes, bool keepdims) {
+Array any(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::Any, a, axes, keepdims);
 }
-Array all(const Array& a, Axes axes, bool keepdims) {
+Array all(const Array& a, AxesArg axes, bool keepdims) {
   return reduce(ReduceOp::All, a, axes, keepdims);
 }
 Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {

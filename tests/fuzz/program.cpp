@@ -229,10 +229,13 @@ Array reduce(const Op& op, const Array& a) {
     if (!op.axes.empty()) axis = op.axes[0];
     return fn == ReduceFn::ArgMax ? argmax(a, axis, op.keepdims) : argmin(a, axis, op.keepdims);
   }
+  // The fuzzer's empty list means every axis, as no axes given to kiln (an empty kiln::Axes
+  // would reduce none).
+  AxesArg axes = op.axes.empty() ? AxesArg() : AxesArg(op.axes);
   switch (fn) {  // every other row of graph/reduce_table.hpp: kiln::name(a, axes, keepdims)
 #define KILN_FUZZ_REDUCE_Acc(Enum, name) \
   case ReduceFn::Enum:                   \
-    return name(a, op.axes, op.keepdims);
+    return name(a, axes, op.keepdims);
 #define KILN_FUZZ_REDUCE_Index(Enum, name)
 #define KILN_FUZZ_REDUCE(Enum, name, acc, result, identity) KILN_FUZZ_REDUCE_##result(Enum, name)
     KILN_REDUCE_OPS(KILN_FUZZ_REDUCE)

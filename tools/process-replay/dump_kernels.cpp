@@ -300,15 +300,22 @@ void row_programs(std::vector<Program>& ps) {
 
 using Reducer = std::function<Array(const Array&, std::vector<int>)>;
 
+// An empty list here is a full reduction: no axes given to kiln (an empty kiln::Axes would
+// reduce none).
+template <class F>
+Array all_or(F f, const Array& a, const std::vector<int>& ax) {
+  return ax.empty() ? f(a, {}, false) : f(a, ax, false);
+}
+
 void reductions(std::vector<Program>& ps) {
   std::vector<std::pair<std::string, Reducer>> ops = {
-      {"sum", [](const Array& a, std::vector<int> ax) { return kiln::sum(a, ax); }},
-      {"prod", [](const Array& a, std::vector<int> ax) { return kiln::prod(a, ax); }},
-      {"max", [](const Array& a, std::vector<int> ax) { return kiln::max(a, ax); }},
-      {"min", [](const Array& a, std::vector<int> ax) { return kiln::min(a, ax); }},
-      {"mean", [](const Array& a, std::vector<int> ax) { return kiln::mean(a, ax); }},
-      {"any", [](const Array& a, std::vector<int> ax) { return kiln::any(a, ax); }},
-      {"all", [](const Array& a, std::vector<int> ax) { return kiln::all(a, ax); }},
+      {"sum", [](const Array& a, std::vector<int> ax) { return all_or(kiln::sum, a, ax); }},
+      {"prod", [](const Array& a, std::vector<int> ax) { return all_or(kiln::prod, a, ax); }},
+      {"max", [](const Array& a, std::vector<int> ax) { return all_or(kiln::max, a, ax); }},
+      {"min", [](const Array& a, std::vector<int> ax) { return all_or(kiln::min, a, ax); }},
+      {"mean", [](const Array& a, std::vector<int> ax) { return all_or(kiln::mean, a, ax); }},
+      {"any", [](const Array& a, std::vector<int> ax) { return all_or(kiln::any, a, ax); }},
+      {"all", [](const Array& a, std::vector<int> ax) { return all_or(kiln::all, a, ax); }},
       {"argmax",
        [](const Array& a, std::vector<int> ax) {
          return ax.empty() ? kiln::argmax(a) : kiln::argmax(a, ax[0]);
