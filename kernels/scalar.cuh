@@ -1,7 +1,8 @@
 // NumPy's value semantics that the device and the host must agree on bit for bit, written once:
 // NVRTC compiles this into every kernel (as "kiln/scalar.cuh", through types.cuh) and the C++
 // compiler into the host executor (src/host/column_ops.cpp, src/host/convert.hpp). Integer
-// arithmetic that wraps, integer powers, float to integer conversion, NaN-propagating
+// arithmetic that wraps, integer powers, floor division, remainders and shifts, float to
+// integer conversion, NumPy's floor division and remainder of floats, NaN-propagating
 // minimum and maximum of real values, complex division and power. Plain C++ that needs only
 // the C math functions NVRTC has built in, so both sides can take it.
 #pragma once
@@ -51,6 +52,79 @@ KILN_SCALAR_FN T int_pow(T base, T exp) {
   for (u64 e = (u64)exp; e; e >>= 1, b *= b)
     if (e & 1) result *= b;
   return (T)result;
+}
+
+// NumPy's integer floor division, remainder (the sign of the divisor, as Python's %) and fmod
+// (the sign of the dividend, as C's %). A zero divisor gives 0, as NumPy does (with a warning
+// kiln does not give); MIN // -1 wraps to MIN, and MIN % -1 is 0, where C's / and % would trap.
+template <class T>
+KILN_SCALAR_FN T int_floor_divide(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap_neg(a);
+  T q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? (T)(q - 1) : q;
+}
+template <class T>
+KILN_SCALAR_FN T int_remainder(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  T r = a % b;
+  return (r != 0 && (r < 0) != (b < 0)) ? (T)(r + b) : r;
+}
+template <class T>
+KILN_SCALAR_FN T int_fmod(T a, T b) {
+  return (b == 0 || b == -1) ? 0 : (T)(a % b);
+}
+
+// NumPy's shifts: a shift by the width of the type or more (or by a negative amount) gives 0,
+// or -1 for a right shift of a negative number, where C++'s << and >> are undefined.
+template <class T>
+KILN_SCALAR_FN T shift_left(T a, T b) {
+  return (u64)b < sizeof(T) * 8 ? (T)((u64)a << b) : (T)0;
+}
+template <class T>
+KILN_SCALAR_FN T shift_right(T a, T b) {
+  return (u64)b < sizeof(T) * 8 ? (T)(a >> b) : (T)(a < 0 ? -1 : 0);
+}
+
+// NumPy's floor division and remainder of real floats (npy_divmod): from fmod, the quotient
+// snapped to an integer and the remainder given the divisor's sign, zeros signed as Python's.
+// Exact operations only (fmod, subtraction, division, floor), so both executors round alike.
+template <class R>
+KILN_SCALAR_FN R float_divmod(R a, R b, R* modulus) {
+  R mod = ::fmod(a, b);
+  if (!b) {
+    *modulus = mod;
+    return a / b;
+  }
+  R div = (a - mod) / b;
+  if (mod) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= R(1);
+    }
+  } else {
+    mod = ::copysign(R(0), b);
+  }
+  R floordiv;
+  if (div) {
+    floordiv = ::floor(div);
+    if (div - floordiv > R(0.5)) floordiv += R(1);
+  } else {
+    floordiv = ::copysign(R(0), a / b);
+  }
+  *modulus = mod;
+  return floordiv;
+}
+template <class R>
+KILN_SCALAR_FN R float_floor_divide(R a, R b) {
+  R mod;
+  return float_divmod(a, b, &mod);
+}
+template <class R>
+KILN_SCALAR_FN R float_remainder(R a, R b) {
+  R mod;
+  float_divmod(a, b, &mod);
+  return mod;
 }
 
 // Float to integer as NumPy on x86: out of range and NaN give the minimum integer.

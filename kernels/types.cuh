@@ -7,13 +7,20 @@
 namespace kiln {
 
 // NumPy's value semantics shared with the host executor (kernels/scalar.cuh).
+using scalar::float_floor_divide;
+using scalar::float_remainder;
 using scalar::float_to_int;
 using scalar::i64;
 using scalar::int_abs;
+using scalar::int_floor_divide;
+using scalar::int_fmod;
 using scalar::int_pow;
+using scalar::int_remainder;
 using scalar::is_nan;
 using scalar::maximum;
 using scalar::minimum;
+using scalar::shift_left;
+using scalar::shift_right;
 using scalar::u64;
 using scalar::wrap_add;
 using scalar::wrap_mul;

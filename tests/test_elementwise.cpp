@@ -229,6 +229,16 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       {"power", [](auto& a, auto& b) { return kiln::pow(a, b); }},
       {"minimum", [](auto& a, auto& b) { return kiln::minimum(a, b); }},
       {"maximum", [](auto& a, auto& b) { return kiln::maximum(a, b); }},
+      {"floor_divide", [](auto& a, auto& b) { return kiln::floor_divide(a, b); }},
+      {"remainder", [](auto& a, auto& b) { return kiln::remainder(a, b); }},
+      {"fmod", [](auto& a, auto& b) { return kiln::fmod(a, b); }},
+      {"left_shift", [](auto& a, auto& b) { return kiln::left_shift(a, b); }},
+      {"right_shift", [](auto& a, auto& b) { return kiln::right_shift(a, b); }},
+      {"logical_and", [](auto& a, auto& b) { return kiln::logical_and(a, b); }},
+      {"logical_or", [](auto& a, auto& b) { return kiln::logical_or(a, b); }},
+      {"logical_xor", [](auto& a, auto& b) { return kiln::logical_xor(a, b); }},
+      {"divmod_quotient", [](auto& a, auto& b) { return kiln::divmod(a, b).first; }},
+      {"divmod_remainder", [](auto& a, auto& b) { return kiln::divmod(a, b).second; }},
   // Every Math row of op_table.hpp, by its (NumPy's) name.
 #define KILN_TEST_Math(name) {#name, [](auto& a, auto& b) { return kiln::name(a, b); }},
 #define KILN_TEST_ROW(Enum, name, cfn, form, complex, heavy) KILN_TEST_##form(name)
@@ -255,6 +265,20 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       {"conj", kiln::conj},
       {"floor", kiln::floor},
       {"ceil", kiln::ceil},
+      {"trunc", kiln::trunc},
+      {"square", kiln::square},
+      {"reciprocal", kiln::reciprocal},
+      {"sign", kiln::sign},
+      {"isnan", kiln::isnan},
+      {"isinf", kiln::isinf},
+      {"isfinite", kiln::isfinite},
+      {"signbit", kiln::signbit},
+      {"logical_not", kiln::logical_not},
+      {"degrees", kiln::degrees},
+      {"radians", kiln::radians},
+      {"angle", [](const Array& a) { return kiln::angle(a); }},
+      {"angle_deg", [](const Array& a) { return kiln::angle(a, true); }},
+      {"nan_to_num", [](const Array& a) { return kiln::nan_to_num(a); }},
 #define KILN_TEST_Math(name) {#name, kiln::name},
 #define KILN_TEST_Custom(name)
       KILN_UNARY_OPS(KILN_TEST_ROW)
@@ -277,7 +301,25 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
        [](const Array& a, const Array& b) { return kiln::exp(kiln::clip(a + b, -3.0, 3.0)) - 1; }},
       {"expr_cmp", [](const Array& a, const Array& b) { return ((a < b) & ~(a == 0)) | (b > 2); }},
       {"expr_i32_f32", [](const Array& a, const Array& b) { return a * b + a; }},
+      {"expr_intdiv",
+       [](const Array& a, const Array& b) {
+         return kiln::floor_divide(a, b) * 3 + (a % b) - kiln::fmod(a, 7) + (a << 2) - (b >> 1);
+       }},
+      {"expr_ufuncs",
+       [](const Array& a, const Array& b) {
+         return kiln::sign(a) * kiln::trunc(b) + kiln::round(a, 1) + kiln::degrees(b) -
+                kiln::square(a) % 1.5;
+       }},
   };
+  auto scalar = [](const Operand& o) {
+    if (auto* s = std::get_if<Scalar>(&o)) return *s;
+    throw std::runtime_error("fixture: this argument must be a scalar");
+  };
+  if (op == "round" && x.size() == 2)
+    return kiln::round(array(x[0]), static_cast<int>(scalar(x[1]).as_int()));
+  if (op == "nan_to_num" && x.size() == 4)
+    return kiln::nan_to_num(array(x[0]), scalar(x[1]).as_double(), scalar(x[2]).as_double(),
+                            scalar(x[3]).as_double());
   if (auto it = binary_ops.find(op); it != binary_ops.end() && x.size() == 2)
     return it->second(x[0], x[1]);
   if (auto it = unary_ops.find(op); it != unary_ops.end() && x.size() == 1)
@@ -496,6 +538,31 @@ const std::vector<std::string> kPrefixes = {
     "floor/",
     "ceil/",
     "expr/",
+    "floor_divide/",
+    "remainder/",
+    "fmod/",
+    "left_shift/",
+    "right_shift/",
+    "logical_and/",
+    "logical_or/",
+    "logical_xor/",
+    "logical_not/",
+    "divmod_quotient/",
+    "divmod_remainder/",
+    "trunc/",
+    "round/",
+    "square/",
+    "reciprocal/",
+    "sign/",
+    "isnan/",
+    "isinf/",
+    "isfinite/",
+    "signbit/",
+    "degrees/",
+    "radians/",
+    "angle/",
+    "angle_deg/",
+    "nan_to_num/",
 #define KILN_TEST_Math(name) #name "/",
     KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
 #undef KILN_TEST_Math
@@ -561,6 +628,31 @@ TEST_CASE("fixtures are complete") {
                          "conj",
                          "floor",
                          "ceil",
+                         "floor_divide",
+                         "remainder",
+                         "fmod",
+                         "left_shift",
+                         "right_shift",
+                         "logical_and",
+                         "logical_or",
+                         "logical_xor",
+                         "logical_not",
+                         "divmod_quotient",
+                         "divmod_remainder",
+                         "trunc",
+                         "round",
+                         "square",
+                         "reciprocal",
+                         "sign",
+                         "isnan",
+                         "isinf",
+                         "isfinite",
+                         "signbit",
+                         "degrees",
+                         "radians",
+                         "angle",
+                         "angle_deg",
+                         "nan_to_num",
 #define KILN_TEST_Math(name) #name,
                          KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
 #undef KILN_TEST_Math
@@ -621,12 +713,61 @@ TEST_CASE("real, imag, conj, floor, ceil against NumPy") {
   CHECK(run_cases({"real/", "imag/", "conj/", "floor/", "ceil/"}) > 0);
 }
 
+TEST_CASE("floor_divide, remainder, fmod, divmod and shifts against NumPy") {
+  CHECK(run_cases({"floor_divide/", "remainder/", "fmod/", "divmod_quotient/", "divmod_remainder/",
+                   "left_shift/", "right_shift/"}) > 0);
+}
+
+TEST_CASE("trunc, round (decimals) and rint against NumPy") {
+  CHECK(run_cases({"trunc/", "round/", "rint/"}) > 0);
+}
+
+TEST_CASE("isnan, isinf, isfinite, signbit and the logical functions against NumPy") {
+  CHECK(run_cases({"isnan/", "isinf/", "isfinite/", "signbit/", "logical_and/", "logical_or/",
+                   "logical_xor/", "logical_not/"}) > 0);
+}
+
+TEST_CASE("square, reciprocal, sign, angle, degrees, radians, nan_to_num against NumPy") {
+  CHECK(run_cases({"square/", "reciprocal/", "sign/", "angle/", "angle_deg/", "degrees/",
+                   "radians/", "nan_to_num/"}) > 0);
+}
+
 TEST_CASE("broadcasting compound expressions against NumPy, lazy (fused) and eager") {
   CHECK(run_cases({"expr/"}) > 0);
 }
 
 TEST_CASE("operations NumPy rejects throw DTypeError") {
   CHECK(run_cases({""}, /*errors=*/true) > 0);
+}
+
+// The operators and aliases the fixtures reach through the named functions. Expected values
+// are Python's (and NumPy's) rules: % takes the divisor's sign, >> of a negative number
+// floors, a shift by the width of the type or more gives 0 (or -1).
+TEST_CASE("operators %, << and >>, mod and divmod, with scalars on either side") {
+  Array a = kiln::asarray(std::vector<int64_t>{7, -7, 7, -7});
+  Array b = kiln::asarray(std::vector<int64_t>{3, 3, -3, -3});
+  using V = std::vector<int64_t>;
+  CHECK((a % b).to_vector<int64_t>() == V{1, 2, -2, -1});
+  CHECK(kiln::mod(a, b).to_vector<int64_t>() == V{1, 2, -2, -1});
+  CHECK((10 % b).to_vector<int64_t>() == V{1, 1, -2, -2});
+  auto [q, r] = kiln::divmod(a, b);
+  kiln::eval({q, r});
+  CHECK(q.to_vector<int64_t>() == V{2, -3, -3, 2});
+  CHECK(r.to_vector<int64_t>() == V{1, 2, -2, -1});
+  CHECK((a >> 1).to_vector<int64_t>() == V{3, -4, 3, -4});
+  const int64_t p62 = int64_t{1} << 62;  // 7 * 2^62 and -7 * 2^62, wrapped to 64 bits
+  CHECK((a << 62).to_vector<int64_t>() == V{-p62, p62, -p62, p62});
+  CHECK((a >> 64).to_vector<int64_t>() == V{0, -1, 0, -1});
+  CHECK((1 << b).to_vector<int64_t>() == V{8, 8, 0, 0});
+  Array f = kiln::asarray(std::vector<double>{5.5, -5.5});
+  CHECK((f % 2).to_vector<double>() == std::vector<double>{1.5, 0.5});
+  CHECK(kiln::fmod(f, 2).to_vector<double>() == std::vector<double>{1.5, -1.5});
+  CHECK_THROWS_AS(f << 1, kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::asarray(std::vector<std::complex<double>>{{1, 1}}) % 2, kiln::DTypeError);
+  // The stream operator is still the printer.
+  std::ostringstream os;
+  os << b;
+  CHECK(os.str() == "array([ 3,  3, -3, -3])");
 }
 
 // Not in the fixtures: NumPy raises ValueError for negative integer powers of integers.
@@ -711,7 +852,7 @@ TEST_CASE("function results do not depend on the element's position") {
         INFO(std::string(kiln::dtype_name(t)), " ", std::string(name), " of x[", k, ":] vs ",
              std::string(name), "(x)[", k, ":]");
         Array shifted = f(x(kiln::Slice(k, std::nullopt)));
-        CHECK(kiln::array_equal(shifted, whole(kiln::Slice(k, std::nullopt))));
+        CHECK(kiln::array_equal(shifted, whole(kiln::Slice(k, std::nullopt)), /*equal_nan=*/true));
       }
     }
   }

@@ -119,6 +119,23 @@ UnaryList unary_ops() {
       {"real", [](const Array& a) { return kiln::real(a); }},
       {"imag", [](const Array& a) { return kiln::imag(a); }},
       {"conj", [](const Array& a) { return kiln::conj(a); }},
+      // Compositions of the ops above (src/api/composite.cpp) and of the Math rows.
+      {"trunc", [](const Array& a) { return kiln::trunc(a); }},
+      {"round", [](const Array& a) { return kiln::round(a); }},
+      {"round(2)", [](const Array& a) { return kiln::round(a, 2); }},
+      {"round(-1)", [](const Array& a) { return kiln::round(a * 37, -1); }},
+      {"square", [](const Array& a) { return kiln::square(a); }},
+      {"reciprocal", [](const Array& a) { return kiln::reciprocal(a); }},
+      {"sign", [](const Array& a) { return kiln::sign(a); }},
+      {"isnan", [](const Array& a) { return kiln::isnan(a); }},
+      {"isinf", [](const Array& a) { return kiln::isinf(a); }},
+      {"isfinite", [](const Array& a) { return kiln::isfinite(a); }},
+      {"signbit", [](const Array& a) { return kiln::signbit(a); }},
+      {"logical_not", [](const Array& a) { return kiln::logical_not(a); }},
+      {"nan_to_num", [](const Array& a) { return kiln::nan_to_num(a); }},
+      {"angle", [](const Array& a) { return kiln::angle(a, true); }},
+      {"degrees", [](const Array& a) { return kiln::degrees(a); }},
+      {"radians", [](const Array& a) { return kiln::radians(a); }},
   };
 #define KILN_TEST_Math(name) ops.push_back({#name, [](const Array& a) { return kiln::name(a); }});
   KILN_UNARY_OPS(KILN_TEST_ROW)
@@ -146,6 +163,14 @@ BinaryList binary_ops() {
       {"and", [](const Array& a, const Array& b) { return a & b; }},
       {"or", [](const Array& a, const Array& b) { return a | b; }},
       {"xor", [](const Array& a, const Array& b) { return a ^ b; }},
+      {"floor_divide", [](const Array& a, const Array& b) { return kiln::floor_divide(a, b); }},
+      {"remainder", [](const Array& a, const Array& b) { return a % b; }},
+      {"fmod", [](const Array& a, const Array& b) { return kiln::fmod(a, b); }},
+      {"left_shift", [](const Array& a, const Array& b) { return a << b; }},
+      {"right_shift", [](const Array& a, const Array& b) { return a >> b; }},
+      {"logical_and", [](const Array& a, const Array& b) { return kiln::logical_and(a, b); }},
+      {"logical_or", [](const Array& a, const Array& b) { return kiln::logical_or(a, b); }},
+      {"logical_xor", [](const Array& a, const Array& b) { return kiln::logical_xor(a, b); }},
   };
 #define KILN_TEST_Math(name) \
   ops.push_back({#name, [](const Array& a, const Array& b) { return kiln::name(a, b); }});
@@ -490,7 +515,8 @@ GPU_TEST_CASE("gpu: NaN, infinities, signed zeros and huge values match the host
   // Complex numbers with NaN or infinite parts, where their meaning is settled (ordering,
   // equality, NaN propagation, parts and modulus).
   for (DType t : {DType::Complex64, DType::Complex128}) {
-    for (const char* name : {"neg", "abs", "real", "imag", "conj"})
+    for (const char* name :
+         {"neg", "abs", "real", "imag", "conj", "isnan", "isinf", "isfinite", "nan_to_num"})
       for (const auto& [n, f] : kUnary)
         if (n == name)
           same_on_gpu(n + " of specials " + kiln::dtype_name(t),

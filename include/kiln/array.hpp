@@ -144,6 +144,9 @@ KILN_BINARY_OPERATOR(>=)
 KILN_BINARY_OPERATOR(&)
 KILN_BINARY_OPERATOR(|)
 KILN_BINARY_OPERATOR(^)
+KILN_BINARY_OPERATOR(%)   // NumPy's remainder (mod): the sign of the divisor, as Python's %
+KILN_BINARY_OPERATOR(<<)  // left_shift
+KILN_BINARY_OPERATOR(>>)  // right_shift
 #undef KILN_BINARY_OPERATOR
 
 Array abs(const Array& a);
@@ -156,6 +159,19 @@ Array tan(const Array& a);
 Array tanh(const Array& a);
 Array log1p(const Array& a);  // log(1 + x), exact for tiny x; real (float) dtypes
 Array expm1(const Array& a);  // exp(x) - 1, exact for tiny x; real (float) dtypes
+// Real (float) dtypes; integers and bool convert to float first, as the functions above.
+Array log2(const Array& a);
+Array log10(const Array& a);
+Array exp2(const Array& a);  // 2 ** x
+Array sinh(const Array& a);
+Array cosh(const Array& a);
+Array arcsin(const Array& a);
+Array arccos(const Array& a);
+Array arctan(const Array& a);
+Array arcsinh(const Array& a);
+Array arccosh(const Array& a);
+Array arctanh(const Array& a);
+Array rint(const Array& a);  // the nearest integer, ties to even; a float result, as NumPy
 Array floor(const Array& a);
 Array ceil(const Array& a);
 Array real(const Array& a);
@@ -166,9 +182,60 @@ using Operand = std::variant<Array, Scalar>;
 Array pow(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);  // NaN-propagating, like NumPy
 Array maximum(const Operand& a, const Operand& b);
-Array arctan2(const Operand& y, const Operand& x);  // the angle of (x, y), in (-pi, pi]
-Array hypot(const Operand& a, const Operand& b);    // sqrt(a^2 + b^2) without overflow
+Array arctan2(const Operand& y, const Operand& x);   // the angle of (x, y), in (-pi, pi]
+Array hypot(const Operand& a, const Operand& b);     // sqrt(a^2 + b^2) without overflow
+Array copysign(const Operand& a, const Operand& b);  // |a| with b's sign bit; real dtypes
 Array where(const Array& cond, const Operand& x, const Operand& y);
+
+// ---- more of NumPy's elementwise functions (NumPy 2.3's dtype rules) ----------------------
+// Integer division of NumPy and Python: floor_divide rounds the quotient down, remainder (mod,
+// operator %) takes the divisor's sign, fmod the dividend's (C's %). Integer dtypes stay
+// integer (bool computes in int64, where NumPy has int8); an integer division by zero gives 0,
+// as NumPy's does (without its warning); complex operands throw DTypeError, as in NumPy.
+Array floor_divide(const Operand& a, const Operand& b);
+Array remainder(const Operand& a, const Operand& b);
+Array mod(const Operand& a, const Operand& b);  // remainder
+Array fmod(const Operand& a, const Operand& b);
+// {floor_divide(a, b), remainder(a, b)}, computed together when evaluated together.
+std::pair<Array, Array> divmod(const Operand& a, const Operand& b);
+// Shifts of integers (bool computes in int64): by the width of the type or more, or by a
+// negative amount, the result is 0 (-1 for a right shift of a negative number), as NumPy.
+Array left_shift(const Operand& a, const Operand& b);
+Array right_shift(const Operand& a, const Operand& b);
+// Truth values (any dtype; nonzero is true, NaN too) combined into a bool array.
+Array logical_and(const Operand& a, const Operand& b);
+Array logical_or(const Operand& a, const Operand& b);
+Array logical_xor(const Operand& a, const Operand& b);
+Array logical_not(const Array& a);
+// Bool arrays; of integer and bool arrays all false (isnan, isinf) or all true (isfinite).
+// A complex number is NaN or infinite when either part is.
+Array isnan(const Array& a);
+Array isinf(const Array& a);
+Array isfinite(const Array& a);
+Array signbit(const Array& a);  // the sign bit (of -0.0 and -nan too); not for complex
+Array square(const Array& a);   // a * a in a's dtype (bool: int64)
+// 1 / a in a's dtype: for integers NumPy's (int)(1.0 / a), so 0 for |a| > 1 and the minimum
+// integer for 0; bool throws (NumPy's result is int8, which kiln lacks).
+Array reciprocal(const Array& a);
+// -1, 0 or 1 (NaN stays NaN, -0.0 gives 0) in a's dtype; for complex NumPy 2's z / |z| (0 for
+// 0). bool throws, as in NumPy.
+Array sign(const Array& a);
+Array trunc(const Array& a);  // towards zero; integers and bool unchanged, as floor and ceil
+// NumPy's round (around): ties to even, at `decimals` digits after the point (before it when
+// negative), computed as NumPy does (rint(a * 10^d) / 10^d), so 2.675 rounds to 2.68 at 2
+// (2.675 * 100 rounds to 267.5), where Python's round gives 2.67.
+// Integers stay integer (unchanged for decimals >= 0); not for complex (kiln; NumPy rounds
+// each part).
+Array round(const Array& a, int decimals = 0);
+// NaN to `nan`, +inf to `posinf` and -inf to `neginf` (by default the dtype's largest and
+// lowest finite values); each part of a complex number on its own; other dtypes unchanged.
+Array nan_to_num(const Array& a, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                 std::optional<double> neginf = std::nullopt);
+// The argument of a complex number, arctan2(imag, real), in radians or degrees; of a real
+// number arctan2(0, a) (0 or pi), as NumPy.
+Array angle(const Array& z, bool deg = false);
+Array degrees(const Array& a);  // a * (180 / pi), in a's float dtype; not for complex
+Array radians(const Array& a);  // a * (pi / 180)
 Array clip(const Array& a, const Operand& lo, const Operand& hi);
 
 // ---- reductions ----------------------------------------------------------------------------

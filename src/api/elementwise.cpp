@@ -74,16 +74,9 @@ Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<D
   return out;
 }
 
-// A Math op of a dtype its row (graph/op_table.hpp) does not take.
-void check_takes(bool takes_complex, const char* name, DType t) {
-  if (is_complex(t) && !takes_complex)
-    throw DTypeError(std::string(name) + " is not defined for complex arrays (like NumPy's " +
-                     name + "), got " + dtype_name(t) + "; apply it to real(a) and imag(a)");
-}
-
 DType binary_compute_dtype(BinaryOp op, DType t) {
   if (graph::form_of(op) == graph::BinaryForm::Math) {
-    check_takes(graph::takes_complex(op), graph::op_name(op), t);
+    if (!graph::takes_complex(op)) api::check_real(graph::op_name(op), t);
     return float_dtype(t);
   }
   const char* sym = op == BinaryOp::Sub ? "-" : "";
@@ -91,10 +84,14 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
     throw DTypeError(std::string("subtract (") + sym +
                      ") is not supported for bool arrays; use ^ (xor) or cast with astype");
   if (op == BinaryOp::Div && is_integer_or_bool(t)) return DType::Float64;
-  if (op == BinaryOp::Pow && t == DType::Bool) return DType::Int64;
-  if ((op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) && !is_integer_or_bool(t))
+  bool division = op == BinaryOp::FloorDivide || op == BinaryOp::Remainder || op == BinaryOp::Fmod;
+  if (division) api::check_real(graph::op_name(op), t);
+  bool shift = op == BinaryOp::LeftShift || op == BinaryOp::RightShift;
+  if (graph::form_of(op) == graph::BinaryForm::Bitwise && !is_integer_or_bool(t))
     throw DTypeError(std::string("bitwise ") + graph::op_name(op) + " needs bool or integer " +
                      "operands, got " + dtype_name(t) + "; compare first (a > 0) or use astype");
+  // NumPy computes these of bools in int8, which kiln lacks: int64 holds the same values.
+  if ((op == BinaryOp::Pow || division || shift) && t == DType::Bool) return DType::Int64;
   if ((op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||
        op == BinaryOp::Minimum || op == BinaryOp::Maximum) &&
       is_complex(t))
@@ -124,7 +121,7 @@ Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
 // float_dtype, complex where the op takes it.
 Array math_op(UnaryOp op, const Array& a) {
   DType t = float_dtype(api::node_of(a).dtype);
-  check_takes(graph::takes_complex(op), graph::op_name(op), t);
+  if (!graph::takes_complex(op)) api::check_real(graph::op_name(op), t);
   return unary_op(op, a, t, t);
 }
 
@@ -147,11 +144,29 @@ KILN_DEFINE_BINARY(>=, Ge)
 KILN_DEFINE_BINARY(&, And)
 KILN_DEFINE_BINARY(|, Or)
 KILN_DEFINE_BINARY(^, Xor)
+KILN_DEFINE_BINARY(%, Remainder)
+KILN_DEFINE_BINARY(<<, LeftShift)
+KILN_DEFINE_BINARY(>>, RightShift)
 #undef KILN_DEFINE_BINARY
 
 Array pow(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Pow, a, b); }
 Array minimum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Minimum, a, b); }
 Array maximum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Maximum, a, b); }
+Array floor_divide(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::FloorDivide, a, b);
+}
+Array remainder(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Remainder, a, b); }
+Array mod(const Operand& a, const Operand& b) { return remainder(a, b); }
+Array fmod(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Fmod, a, b); }
+std::pair<Array, Array> divmod(const Operand& a, const Operand& b) {
+  return {floor_divide(a, b), remainder(a, b)};
+}
+Array left_shift(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::LeftShift, a, b);
+}
+Array right_shift(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::RightShift, a, b);
+}
 
 Array operator-(const Array& a) {
   DType t = api::node_of(a).dtype;
@@ -191,15 +206,39 @@ namespace {
 // floor and ceil keep integer and bool dtypes unchanged (NumPy >= 2.3): the identity.
 Array rounding(UnaryOp op, const Array& a) {
   DType t = api::node_of(a).dtype;
-  if (is_complex(t))
-    throw DTypeError(std::string(graph::op_name(op)) + " is not defined for complex arrays; " +
-                     "apply it to real(a) and imag(a)");
+  api::check_real(graph::op_name(op), t);
   return is_floating(t) ? unary_op(op, a, t, t) : a;
 }
 }  // namespace
 
 Array floor(const Array& a) { return rounding(UnaryOp::Floor, a); }
 Array ceil(const Array& a) { return rounding(UnaryOp::Ceil, a); }
+// Towards zero: ceil below zero, floor elsewhere (-0.0 and NaN stay as they are), in the one
+// kernel that reads a.
+Array trunc(const Array& a) {
+  api::check_real("trunc", a.dtype());
+  return is_floating(a.dtype()) ? where(a < 0, ceil(a), floor(a)) : a;
+}
+
+namespace {
+// An operand's truth value (nonzero, NaN included), as logical_and and friends take it.
+Operand truth(const Operand& o) {
+  if (auto* s = std::get_if<Scalar>(&o)) return Scalar(s->as_bool());
+  const Array& a = std::get<Array>(o);
+  return a.dtype() == DType::Bool ? a : a.astype(DType::Bool);
+}
+}  // namespace
+
+Array logical_and(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::And, truth(a), truth(b));
+}
+Array logical_or(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::Or, truth(a), truth(b));
+}
+Array logical_xor(const Operand& a, const Operand& b) {
+  return binary_op(BinaryOp::Xor, truth(a), truth(b));
+}
+Array logical_not(const Array& a) { return ~std::get<Array>(truth(a)); }
 
 Array real(const Array& a) {
   DType t = api::node_of(a).dtype;

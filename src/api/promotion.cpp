@@ -42,4 +42,10 @@ void check_fits(const Scalar& s, DType t, const char* what) {
                      "(a.astype(kiln::DType::Int64))");
 }
 
+void check_real(const char* function, DType t) {
+  if (is_complex(t))
+    throw DTypeError(std::string(function) + " is not defined for complex arrays, got " +
+                     dtype_name(t) + "; apply it to real(a) and imag(a)");
+}
+
 }  // namespace kiln::api

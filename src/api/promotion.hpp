@@ -13,5 +13,7 @@ DType weak_result(DType array, const Scalar& s);
 DType default_dtype(const Scalar& s);
 // DTypeError when an integer scalar does not fit the integer dtype it is used with.
 void check_fits(const Scalar& s, DType t, const char* what);
+// DTypeError when t is complex, for a function kiln defines for real numbers only.
+void check_real(const char* function, DType t);
 
 }  // namespace kiln::api

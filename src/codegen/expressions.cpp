@@ -110,6 +110,17 @@ std::string binary_expr(BinaryOp op, DType t, const std::string& a, const std::s
       return boolean ? infix("||") : infix("|");
     case BinaryOp::Xor:
       return boolean ? infix("!=") : infix("^");
+    // kernels/scalar.cuh's NumPy rules (the builder gives them integer or real operands).
+    case BinaryOp::FloorDivide:
+      return call(ints ? "kiln::int_floor_divide" : "kiln::float_floor_divide", a, b);
+    case BinaryOp::Remainder:
+      return call(ints ? "kiln::int_remainder" : "kiln::float_remainder", a, b);
+    case BinaryOp::Fmod:
+      return ints ? call("kiln::int_fmod", a, b) : call(math("fmod", t), a, b);
+    case BinaryOp::LeftShift:
+      return call("kiln::shift_left", a, b);
+    case BinaryOp::RightShift:
+      return call("kiln::shift_right", a, b);
     default:
       throw std::logic_error(std::string("codegen: no spelling for binary op ") +
                              graph::op_name(op));

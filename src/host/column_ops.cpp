@@ -248,6 +248,16 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
         return map2<T>(a, b, out, n, [](T x, T y) { return T(x | y); });
       case BinaryOp::Xor:
         return map2<T>(a, b, out, n, [](T x, T y) { return T(x ^ y); });
+      case BinaryOp::FloorDivide:
+        return map2<T>(a, b, out, n, scalar::int_floor_divide<T>);
+      case BinaryOp::Remainder:
+        return map2<T>(a, b, out, n, scalar::int_remainder<T>);
+      case BinaryOp::Fmod:
+        return map2<T>(a, b, out, n, scalar::int_fmod<T>);
+      case BinaryOp::LeftShift:
+        return map2<T>(a, b, out, n, scalar::shift_left<T>);
+      case BinaryOp::RightShift:
+        return map2<T>(a, b, out, n, scalar::shift_right<T>);
       default:
         break;
     }
@@ -291,6 +301,16 @@ void arithmetic(BinaryOp op, const void* a, const void* b, void* out, int64_t n)
           return less(u, v) == mx ? v : u;
         });
       }
+      case BinaryOp::FloorDivide:
+      case BinaryOp::Remainder:
+      case BinaryOp::Fmod:
+        if constexpr (!is_complex_v<T>) {  // kernels/scalar.cuh's NumPy rules; fmod is exact
+          if (op == BinaryOp::FloorDivide)
+            return map2<T>(a, b, out, n, scalar::float_floor_divide<T>);
+          if (op == BinaryOp::Remainder) return map2<T>(a, b, out, n, scalar::float_remainder<T>);
+          return map2<T>(a, b, out, n, [](T u, T v) { return T(std::fmod(u, v)); });
+        }
+        break;
       default:
         return std_math_binary<T>(op, a, b, out, n);
     }

@@ -41,7 +41,15 @@ the values NumPy computes in it (each such place is marked KILN below):
     floating point): the values are the input, which 1.24's floor/ceil equal.
   * power of two bool arrays: int64 (NumPy: int8, a dtype kiln lacks); same values.
   * conj of bool: bool (NumPy: int8); same values.
-Two NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
+  * trunc of integer and bool arrays keeps the dtype, as floor and ceil (NumPy >= 2.3).
+  * floor_divide, remainder, fmod, left_shift, right_shift and square of bools: int64
+    (NumPy: int8); same values. reciprocal of bool raises (NumPy: int8, whose 1 // 0 is a
+    conversion artefact).
+  * rint, round, degrees, radians of bool: float32 (NumPy: float16), as the functions above.
+  * round of complex arrays raises (NumPy rounds each part).
+  * arcsin ... arctanh, log2, log10, exp2, sinh, cosh, rint of complex raise, as log1p.
+Three NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
+  * sign of complex numbers: NumPy 2's z / |z| (1.24: the sign of the first nonzero part).
   * where() with Python scalars: NumPy 2 promotes them as weak scalars (1.24 ignores that).
   * clip() with a scalar NaN bound: NumPy >= 1.25 propagates the NaN (1.24 ignores the bound).
 NumPy rejects negative integer powers of integer arrays (ValueError), by value; those cases
@@ -226,10 +234,31 @@ BINARY = {
     "minimum": np.minimum, "maximum": np.maximum,
 }
 BINARY.update({name: getattr(np, name) for name, _ in BINARY_MATH})
+# Integer division and shifts (Custom rows) and the logical functions (compositions).
+BINARY.update({
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod,
+    "left_shift": np.left_shift, "right_shift": np.right_shift,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "divmod_quotient": lambda a, b: np.divmod(a, b)[0],
+    "divmod_remainder": lambda a, b: np.divmod(a, b)[1],
+})
 UNARY = {
     "negative": np.negative, "invert": np.invert, "absolute": np.absolute,
     "real": np.real, "imag": np.imag, "conj": np.conj, "floor": np.floor, "ceil": np.ceil,
+    "trunc": np.trunc, "square": np.square, "reciprocal": np.reciprocal, "sign": np.sign,
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
+    "logical_not": np.logical_not, "degrees": np.degrees, "radians": np.radians,
+    "angle": np.angle, "angle_deg": lambda a: np.angle(a, deg=True), "nan_to_num": np.nan_to_num,
 }
+# numpy.round(a, decimals) and numpy.nan_to_num(a, nan, posinf, neginf): the array, then
+# Python scalars.
+WITH_SCALARS = {"round": np.round,
+                "nan_to_num": lambda a, n, p, m: np.nan_to_num(a, nan=n, posinf=p, neginf=m)}
+# KILN: int64 where NumPy computes bools in int8, a dtype kiln lacks (same values).
+BOOL_INT8 = {"power", "floor_divide", "remainder", "fmod", "left_shift", "right_shift",
+             "square", "divmod_quotient", "divmod_remainder"}
+# KILN: float32 where NumPy gives bool inputs float16.
+BOOL_FLOAT16 = {"degrees", "radians", "round"}
 UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH})
 TRANSCENDENTAL = {name for name, _ in UNARY_MATH}
 # Functions kiln defines for real numbers only (the complex column of their row is 0): a
@@ -240,11 +269,24 @@ FLOAT_BINARY = {name for name, _ in BINARY_MATH}
 NO_SIGNED_ZERO = {"minimum", "maximum", "clip"}
 
 
+def signed_zero_defined(op, args):
+    """Whether zeros of the result must have NumPy's sign. kiln computes the reciprocal of a
+    complex number by Smith's division (NumPy by a formula of its own: the same values but
+    for the sign of a zero part, as 1 / (inf+0j)), and rebuilds a complex nan_to_num's
+    numbers with a non-finite part from their parts (re + im * 1j)."""
+    if op in NO_SIGNED_ZERO:
+        return False
+    complex_input = any(np.iscomplexobj(val(x)) for x in args)
+    return not (complex_input and op in ("reciprocal", "nan_to_num"))
+
+
 def numpy_call(op, args):
     """NumPy's result, or None where NumPy raises TypeError."""
     vals = [val(x) for x in args]
     try:
         with np.errstate(all="ignore"):
+            if op in WITH_SCALARS and len(vals) > 1:
+                return np.asarray(WITH_SCALARS[op](*vals))
             if op in BINARY:
                 return np.asarray(BINARY[op](*vals))
             if op in UNARY:
@@ -288,12 +330,54 @@ def kiln_result(op, args, r):
         small = np.abs(a.astype(np.float64)) < 2.0**53
         assert (r.astype(np.float64)[small] == a.astype(np.float64)[small]).all()
         return a.copy()
-    if op == "power" and r.dtype == np.int8:  # KILN: int64, not int8 (bool ** bool)
+    if op in BOOL_INT8 and r.dtype == np.int8:  # KILN: int64, not int8 (bool ** bool)
         return r.astype(np.int64)
+    if op in BOOL_FLOAT16 and r.dtype == np.float16:  # KILN: float32, not float16
+        with np.errstate(all="ignore"):
+            return numpy_call(op, [arrays[0].astype(np.float32)] + list(args[1:]))
+    if op == "trunc" and t.kind in "bi":  # KILN: NumPy >= 2.3 keeps the dtype
+        return arrays[0].copy()
+    if op == "sign" and t.kind == "c":  # NumPy 2's complex sign (1.24 has another)
+        return numpy2_complex_sign(arrays[0])
     if op == "conj" and t == np.bool_:  # KILN: bool stays bool (NumPy: int8)
         assert (r == arrays[0]).all()
         return arrays[0].copy()
     return r
+
+
+def numpy2_complex_sign(z):
+    """NumPy 2's sign of complex numbers: z / |z|, 0 for 0, NaN when |z| is NaN, and for an
+    infinite part the unit in its direction (NaN when both parts are infinite)."""
+    out = np.empty_like(z)
+    part = z.real.dtype.type
+    with np.errstate(all="ignore"):
+        for i, v in enumerate(z.reshape(-1)):
+            re, im = v.real, v.imag
+            mag = np.hypot(re, im)
+            if np.isnan(mag):
+                o = (np.nan, np.nan)
+            elif np.isinf(re) and np.isinf(im):
+                o = (np.nan, np.nan)
+            elif np.isinf(re):
+                o = (1.0 if re > 0 else -1.0, 0.0)
+            elif np.isinf(im):
+                o = (0.0, 1.0 if im > 0 else -1.0)
+            elif mag == 0:
+                o = (0.0, 0.0)
+            else:
+                o = (re / mag, im / mag)
+            out.reshape(-1)[i] = complex(part(o[0]), part(o[1]))
+    return out
+
+
+# KILN: what kiln refuses (DTypeError) though NumPy computes it.
+def kiln_refuses(op, args, complex_input):
+    t = np.asarray(val(args[0])).dtype
+    if op in REAL_ONLY and complex_input:
+        return True
+    if op == "reciprocal" and t == np.bool_:
+        return True
+    return op == "round" and complex_input
 
 
 def emit(w, name, op, args):
@@ -306,10 +390,10 @@ def emit(w, name, op, args):
         print("left out (NumPy: ValueError):", name)
         return
     complex_input = any(np.iscomplexobj(val(x)) for x in args)
-    if r is None or (op in REAL_ONLY and complex_input):  # KILN: real only
+    if r is None or kiln_refuses(op, args, complex_input):
         w.error(name, op, args)
         return
-    w.case(name, op, args, kiln_result(op, args, r), op not in NO_SIGNED_ZERO)
+    w.case(name, op, args, kiln_result(op, args, r), signed_zero_defined(op, args))
 
 
 def write_elementwise():
@@ -352,7 +436,7 @@ def write_elementwise():
             w.input(na, a)
         if nb not in w.inputs:
             w.input(nb, b)
-        for op in ["add", "multiply", "divide", "less", "maximum"]:
+        for op in ["add", "multiply", "divide", "less", "maximum", "remainder", "logical_and"]:
             emit(w, "%s/%s_%s" % (op, ta, tb), op, [ref(na), ref(nb)])
 
     # power on its own inputs (bool: the truth table).
@@ -375,6 +459,11 @@ def write_elementwise():
                     continue
                 emit(w, "%s/%s_scalar(%r)" % (op, t, s), op, [A, s])
                 emit(w, "%s/scalar(%r)_%s" % (op, s, t), op, [s, A])
+        for s in scalars[t]:
+            for op in ["floor_divide", "remainder", "fmod", "left_shift", "right_shift",
+                       "logical_or", "copysign"]:
+                emit(w, "%s/%s_scalar(%r)" % (op, t, s), op, [A, s])
+                emit(w, "%s/scalar(%r)_%s" % (op, s, t), op, [s, A])
         if t != "bool":
             emit(w, "bitwise_and/%s_scalar(6)" % t, "bitwise_and", [A, 6])
     emit(w, "bitwise_xor/bool_scalar(True)", "bitwise_xor", [ref("bool_a"), True])
@@ -388,6 +477,32 @@ def write_elementwise():
                 emit(w, "%s/%s_domain" % (op, t), op, [ref(t + "_f")])
             if op in ("floor", "ceil") and t.startswith("float"):
                 emit(w, "%s/%s_domain" % (op, t), op, [ref(t + "_f")])
+
+    # Rounding: ties (to even), decimals either side of the point, NumPy's 10^d beyond 1e8
+    # (repeated multiplication), integers at negative decimals (through float64).
+    ties = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.675, 0.125, 1234.5678, -0.0, nan, inf, -inf,
+            0.049999999999999996, 15.0, 25.0, -149.99, 1e-7, 123456.789]
+    w.input("float64_r", np.array(ties + [1e300], np.float64))
+    w.input("float32_r", np.array(ties + [3e38], np.float32))
+    w.input("int32_r", np.array([15, 25, -15, -25, 149, 150, 151, -150, 0, 5, 994, I32.max,
+                                 I32.min], np.int32))
+    w.input("int64_r", np.array([15, 25, -15, -25, 149, 150, 151, -150, 0, 5, 994, 2**53 + 5,
+                                 I64.max, I64.min], np.int64))
+    for t in ["float32", "float64", "int32", "int64"]:
+        R = ref(t + "_r")
+        for d in [0, 1, 2, 3, -1, -2, 10]:
+            emit(w, "round/%s_decimals(%d)" % (t, d), "round", [R, d])
+        for op in ["rint", "trunc", "sign", "floor_divide", "remainder"]:
+            if op in UNARY:
+                emit(w, "%s/%s_ties" % (op, t), op, [R])
+            else:
+                emit(w, "%s/%s_ties_by(-0.75)" % (op, t), op, [R, -0.75])
+    emit(w, "round/bool_decimals(0)", "round", [ref("bool_a"), 0])
+    emit(w, "round/bool_decimals(1)", "round", [ref("bool_a"), 1])
+    emit(w, "round/complex128_decimals(1)", "round", [ref("complex128_a"), 1])
+    # nan_to_num with its replacements given.
+    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool"]:
+        emit(w, "nan_to_num/%s_values" % t, "nan_to_num", [ref(t + "_a"), -1.0, 1e10, -1e10])
 
     # where: array/array, array/scalar (weak), scalar/scalar, mixed dtypes.
     for t in DTYPES:
@@ -427,8 +542,10 @@ def write_elementwise():
     w.input("bool_col3", np.array([[True], [False], [True]]))
     for op in ["add", "subtract", "multiply", "divide", "less", "maximum", "power"]:
         emit(w, "%s/broadcast_f64_3x1_4" % op, op, [ref("f64_col3"), ref("f64_row4")])
-    for op in ["add", "multiply", "equal", "bitwise_xor"]:
+    for op in ["add", "multiply", "equal", "bitwise_xor", "floor_divide", "remainder",
+               "left_shift"]:
         emit(w, "%s/broadcast_i32_3x1_4" % op, op, [ref("i32_col3"), ref("i32_row4")])
+    emit(w, "remainder/broadcast_f64_3x1_4", "remainder", [ref("f64_col3"), ref("f64_row4")])
     w.input("f64_0d", np.array(2.5))
     w.input("i32_0d", np.array(-7, np.int32))
     for op in ["add", "multiply", "less", "power"]:
@@ -494,11 +611,19 @@ def _expr_i32_f32(a, b):
     return a * b + a
 
 
+def _expr_intdiv(a, b):
+    return (a // b) * 3 + (a % b) - np.fmod(a, 7) + (a << 2) - (b >> 1)
+
+
+def _expr_ufuncs(a, b):
+    return np.sign(a) * np.trunc(b) + np.round(a, 1) + np.degrees(b) - np.square(a) % 1.5
+
+
 # The compound expressions, by OP name; tests/test_elementwise.cpp writes each with kiln.
 EXPRESSION_FUNCTIONS = {
     "expr_trig": _expr_trig, "expr_poly": _expr_poly, "expr_int": _expr_int,
     "expr_mixed": _expr_mixed, "expr_clip_exp": _expr_clip_exp, "expr_cmp": _expr_cmp,
-    "expr_i32_f32": _expr_i32_f32,
+    "expr_i32_f32": _expr_i32_f32, "expr_intdiv": _expr_intdiv, "expr_ufuncs": _expr_ufuncs,
 }
 # OP, label, input names.
 EXPRESSIONS = [
@@ -510,6 +635,8 @@ EXPRESSIONS = [
     ("expr_clip_exp", "f64_40x1_55", ["f64_col40", "f64_row55"]),
     ("expr_cmp", "i64_40x1_55", ["i64_col40", "i64_row55"]),
     ("expr_i32_f32", "i32_3x1_f32_4", ["i32_col3", "f32_row4"]),
+    ("expr_intdiv", "i64_40x1_55", ["i64_col40", "i64_row55"]),
+    ("expr_ufuncs", "f64_40x1_55", ["f64_col40", "f64_row55"]),
 ]
 
 

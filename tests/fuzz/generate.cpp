@@ -26,6 +26,7 @@ class Generator {
  private:
   // ---- random helpers
   int64_t uniform(int64_t lo, int64_t hi) { return rng_.uniform(lo, hi); }
+  uint8_t binary_fn();
   bool chance(double p) { return rng_.chance(p); }
   int weighted(const std::vector<int>& weights) { return rng_.weighted(weights); }
   int count() const { return static_cast<int>(nodes_.size()); }
@@ -243,10 +244,18 @@ Op Generator::unary_op() {
   return op;
 }
 
+// A binary row of graph/op_table.hpp that the fuzzer has a reference and error bounds for.
+uint8_t Generator::binary_fn() {
+  for (;;) {
+    auto fn = static_cast<uint8_t>(uniform(0, kBinaryCount - 1));
+    if (fuzzed(static_cast<BinaryFn>(fn))) return fn;
+  }
+}
+
 Op Generator::binary_op() {
   Op op;
   op.kind = OpKind::Binary;
-  op.fn = static_cast<uint8_t>(uniform(0, kBinaryCount - 1));
+  op.fn = binary_fn();
   int a = pick_value();
   op.args = {{a, {}}, partner_for(a)};
   if (chance(0.3)) std::swap(op.args[0], op.args[1]);
@@ -586,8 +595,7 @@ int Generator::reduce_broadcast(int x) {
   if (ndim_of(x) > 0) axes = random_axes(ndim_of(x), 1, arg ? 1 : ndim_of(x));
   int r = add(reduction(fn, x, axes, true));
   if (r < 0) return -1;
-  Op op =
-      make(OpKind::Binary, static_cast<uint8_t>(uniform(0, kBinaryCount - 1)), {val(x), val(r)});
+  Op op = make(OpKind::Binary, binary_fn(), {val(x), val(r)});
   if (chance(0.3)) std::swap(op.args[0], op.args[1]);
   int y = add(op);
   return y < 0 ? r : y;
@@ -621,8 +629,7 @@ int Generator::consume(int x) {
       return add(make(OpKind::Unary, static_cast<uint8_t>(uniform(0, kUnaryCount - 1)), {val(x)}));
     case 1: {
       size_t mark = nodes_.size();  // partner_for may add an input: gone if the op is refused
-      Op op = make(OpKind::Binary, static_cast<uint8_t>(uniform(0, kBinaryCount - 1)),
-                   {val(x), partner_for(x)});
+      Op op = make(OpKind::Binary, binary_fn(), {val(x), partner_for(x)});
       int v = add(op);
       if (v < 0) nodes_.resize(mark), values_.resize(mark), facts_.resize(mark);
       return v;

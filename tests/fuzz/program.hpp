@@ -68,6 +68,14 @@ inline constexpr int kBinaryCount = 0 KILN_BINARY_OPS(KILN_FUZZ_COUNT_ROW);
 inline constexpr int kReduceCount = 0 KILN_REDUCE_OPS(KILN_FUZZ_COUNT_ROW);
 #undef KILN_FUZZ_COUNT_ROW
 inline constexpr int kFftCount = 10;
+// Whether the generator draws a binary row: not integer division and shifts yet, which are
+// discontinuous in their operands and have no reference or error bounds here;
+// tests/test_elementwise.cpp checks them against NumPy (on the host and through NVRTC) and
+// tests/test_gpu.cpp the GPU against the host.
+inline bool fuzzed(BinaryFn fn) {
+  return fn != BinaryFn::FloorDivide && fn != BinaryFn::Remainder && fn != BinaryFn::Fmod &&
+         fn != BinaryFn::LeftShift && fn != BinaryFn::RightShift;
+}
 
 // An operand: an earlier value (value >= 0) or a C++ scalar (weak in NumPy's promotion).
 struct Operand {
