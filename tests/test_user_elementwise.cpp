@@ -261,6 +261,10 @@ TEST_CASE("on the host a user expression is refused before anything runs") {
   CHECK(contains(msg, "kiln::asarray(x, kiln::cuda())"));
   CHECK_THROWS_AS(f.eval(), kiln::DeviceError);
   CHECK_FALSE(f.node()->is_leaf());
+  // explain() says so before anything runs, instead of naming the host executor.
+  std::string plan = kiln::explain({f});
+  CHECK(contains(plan, "on host (cannot run on the host: kiln::elementwise's CUDA expression"));
+  CHECK_FALSE(contains(plan, "host executor"));
 }
 
 // With KILN_JIT_ARCH and no GPU, the host compiles every group first, as for any group: a bad

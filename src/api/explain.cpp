@@ -38,9 +38,9 @@ struct Describe {
       if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
     for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
     const Device& d = p.buffers[g.outputs[0].buffer].device;
-    os << "kernel " << src.name << " on " << d.str() << " (" << runtime::kernel_state(src, d)
-       << "): " << src.summary << "\n    " << g.code.size() << " instructions over "
-       << shape_str(g.shape) << ", moves " << mb(bytes)
+    os << "kernel " << src.name << " on " << d.str() << " ("
+       << runtime::kernel_state(src, d, !g.user_calls.empty()) << "): " << src.summary << "\n    "
+       << g.code.size() << " instructions over " << shape_str(g.shape) << ", moves " << mb(bytes)
        << "\n    schedule: " << codegen::describe_schedule(src) << "\n";
   }
   void operator()(const plan::FftStep& s) const {

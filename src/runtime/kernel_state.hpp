@@ -8,7 +8,8 @@
 
 namespace kiln::runtime {
 
-// "host executor", "cached in <where>" or "not compiled yet".
-std::string kernel_state(const codegen::KernelSource& src, const Device& d);
+// "host executor", "cached in <where>" or "not compiled yet"; for a group with user code
+// (kiln::elementwise) on the host, that it cannot run there.
+std::string kernel_state(const codegen::KernelSource& src, const Device& d, bool user_code);
 
 }  // namespace kiln::runtime
