@@ -20,7 +20,9 @@ namespace kiln {
 // ddof >= n gives inf (NaN where every d is 0), as NumPy. Dtypes: bool and integers give float64,
 // float32 float32, complex the real dtype of the same width.
 Array var(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
-Array std(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);  // sqrt(var)
+// sqrt(var). Call it kiln::std: after `using namespace kiln`, a plain std(...) is ambiguous with
+// namespace std (std::vector and the like still work, as a name before :: is never a function).
+Array std(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
 // max(a) - min(a) in a's dtype (integers wrap, as NumPy); bool raises DTypeError like NumPy's
 // subtract.
 Array ptp(const Array& a, Axes axes = {}, bool keepdims = false);

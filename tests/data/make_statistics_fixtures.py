@@ -266,6 +266,11 @@ def main():
     w.case("cov_ddof_big", "cov", [m], lambda m: np.cov(m, ddof=9), ddof=9)
     w.case("cov_one_obs", "cov", [np.array([[1.0], [2.0]])], lambda m: np.cov(m))
     w.case("cov_3d", "cov", [np.ones((2, 2, 2))], lambda m: np.cov(m))
+    w.case("cov_no_variables", "cov", [np.zeros((0, 3))], lambda m: np.cov(m))
+    w.case("cov_no_observations", "cov", [np.zeros((2, 0))], lambda m: np.cov(m))
+    w.case("cov_0d", "cov", [np.array(2.0)], lambda m: np.cov(m))
+    w.case("cov_bool", "cov", [np.array([[True, False, True], [True, True, False]])],
+           lambda m: np.cov(m))
     w.case("corrcoef_constant_row", "corrcoef", [np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])],
            lambda m: np.corrcoef(m))
 
