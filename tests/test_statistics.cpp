@@ -291,6 +291,18 @@ TEST_CASE("fftshift after ifftshift is the identity, along any axes") {
     CHECK(kiln::array_equal(kiln::fft::fftshift(kiln::fft::ifftshift(a, ax), ax), a));
 }
 
+// The shifts of lazy expressions and of views equal the same expressions of the shifted buffer
+// (which the fixtures check against NumPy).
+TEST_CASE("fftshift of an expression and of a transposed view") {
+  Array a = kiln::arange(0.0, 15.0).reshape({3, 5});
+  Array lazy = kiln::fft::fftshift(a * 2 + 1);
+  CHECK(kiln::array_equal(lazy, kiln::fft::fftshift(a) * 2 + 1));
+  CHECK(kiln::array_equal(kiln::fft::ifftshift(a.T(), std::vector<int>{0}),
+                          kiln::fft::ifftshift(a, std::vector<int>{1}).T()));
+  Array spectrum = kiln::fft::fft(a);
+  CHECK(kiln::allclose(kiln::fft::fftshift(spectrum), kiln::fft::fftshift(spectrum.eval())));
+}
+
 GPU_TEST_CASE("statistics on the GPU match the host") {
   for (const Case& c : cases()) {
     if (c.error) continue;
