@@ -72,14 +72,15 @@ Array cov(const Array& m, bool rowvar = true, bool bias = false,
 Array corrcoef(const Array& m, bool rowvar = true);
 
 // ---- histograms -------------------------------------------------------------------------------
-// numpy.histogram with a bin count: `bins` equal bins over `range` (default: [min(a), max(a)],
-// widened by 0.5 each way when they are equal, [0, 1] for an empty a), over the flattened a.
-// Bin i holds edges[i] <= x < edges[i + 1]; the last bin also holds x == edges[bins]; values
-// outside the range and NaN are not counted. Edges come out as NumPy's linspace (float64, or
-// float32 for float32 input), counts as int64, or sums of `weights` (a's shape) in the weights'
-// dtype; density divides by the bin widths and the total. Cost: one fused reduction of
-// size(a) * bins compares (no scatter in kiln). Without a range, the call evaluates min(a) and
-// max(a) now (the edges depend on them); a non-finite range raises kiln::Error as NumPy.
+// numpy.histogram with a bin count (not an array of edges or an estimator name): `bins` equal bins
+// over `range` (default: [min(a), max(a)], widened by 0.5 each way when they are equal, [0, 1] for
+// an empty a), over the flattened a. Bin i holds edges[i] <= x < edges[i + 1]; the last bin also
+// holds x == edges[bins]; values outside the range and NaN are not counted. Edges come out as
+// NumPy's linspace (float64, or float32 for float32 input), counts as int64, or sums of `weights`
+// (a's shape) in the weights' dtype; density divides by the bin widths and the total. Cost: one
+// fused reduction of size(a) * bins compares (no scatter in kiln). Without a range, the call
+// evaluates min(a) and max(a) now (the edges depend on them); a non-finite range raises kiln::Error
+// as NumPy.
 struct Histogram {
   Array counts, edges;
 };
