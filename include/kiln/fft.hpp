@@ -57,6 +57,19 @@ Array irfft(const Array& a, std::optional<int64_t> n = std::nullopt, int axis = 
 Array irfftn(const Array& a, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
              std::string_view norm = "backward");
 
+// ---- frequencies and shifts ------------------------------------------------------------------
+// The sample frequencies of fft(n samples spaced d apart): [0, 1, .., (n-1)/2, -(n/2), .., -1] /
+// (n * d), float64; rfftfreq: [0, 1, .., n/2] / (n * d). Lazy (an arange times a scalar).
+Array fftfreq(int64_t n, double d = 1.0, Device device = host());
+Array rfftfreq(int64_t n, double d = 1.0, Device device = host());
+// Moves the zero frequency to the centre: a roll by n / 2 along each of `axes` (default: every
+// axis); ifftshift rolls by -(n / 2) and undoes it for odd n too. kiln has no gather or
+// concatenate yet: each rolled axis is a slice of the array repeated twice along that axis (a
+// broadcast, written once: a kernel that writes 2 * size(a) elements), which the reading kernel
+// then reads as a view.
+Array fftshift(const Array& a, FftAxes axes = std::nullopt);
+Array ifftshift(const Array& a, FftAxes axes = std::nullopt);
+
 // ---- the GPU plan cache ----------------------------------------------------------------------
 // cuFFT plans are kept in an LRU cache keyed by the transform's shape, axes, type, batch,
 // strides and device, capped on the number of plans and on the bytes of their work areas

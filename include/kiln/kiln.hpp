@@ -13,5 +13,6 @@
 #include "kiln/random.hpp"
 #include "kiln/scalar.hpp"
 #include "kiln/shape.hpp"
+#include "kiln/statistics.hpp"
 #include "kiln/stats.hpp"
 #include "kiln/timeit.hpp"

@@ -1,10 +1,9 @@
 // Reductions. The builder casts the input to the accumulation dtype (graph/reduce_table.hpp:
 // NumPy's, int32 and bool sums accumulate in int64, integer means in float64), so the planner
 // can fuse that cast into the reduction's prologue and backends accumulate in the input's dtype.
-#include <limits>
-
 #include "api/build.hpp"
 #include "graph/shape.hpp"
+#include "kiln/statistics.hpp"
 
 namespace kiln {
 
@@ -80,16 +79,7 @@ Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
 }
 
 bool allclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan) {
-  // NumPy's rule: |a - b| <= atol + rtol * |b|, elementwise, after broadcasting. Like NumPy,
-  // b is first made floating (bool and integers to float64), so bool arrays subtract too.
-  DType bt = b.dtype();
-  Array y = is_floating(bt) || is_complex(bt) ? b : b.astype(DType::Float64);
-  // The tolerance applies where b is finite: an infinite b would make it infinite and every a
-  // "close". Elsewhere, as in NumPy, only an equal value is (the same infinity).
-  Array finite = abs(y) < std::numeric_limits<double>::infinity();
-  Array close = ((abs(a - y) <= atol + rtol * abs(y)) & finite) | (a == y);
-  if (equal_nan) close = close | ((a != a) & (y != y));
-  return all(close).item<bool>();
+  return all(isclose(a, b, rtol, atol, equal_nan)).item<bool>();
 }
 
 bool array_equal(const Array& a, const Array& b, bool equal_nan) {
