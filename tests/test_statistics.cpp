@@ -123,10 +123,11 @@ std::optional<std::string> kw(const Case& c, const std::string& k) {
   if (it == c.kw.end()) return std::nullopt;
   return it->second;
 }
-kiln::Axes axes_of(const Case& c) {
+// NumPy's axis=None: no axes given (every axis).
+kiln::AxesArg axes_of(const Case& c) {
   kiln::Axes r;
   auto s = kw(c, "axes");
-  if (!s || *s == "none") return r;
+  if (!s || *s == "none") return {};
   std::istringstream is(*s);
   std::string t;
   while (std::getline(is, t, ',')) r.push_back(std::stoi(t));
@@ -198,7 +199,7 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
     return {kiln::fft::rfftfreq(static_cast<int64_t>(num(c, "n", 0)), num(c, "d", 1), d)};
   if (f == "fftshift" || f == "ifftshift") {
     kiln::fft::FftAxes ax;
-    if (kw(c, "axes")) ax = axes;
+    if (kw(c, "axes")) ax = axes.axes();
     return {f == "fftshift" ? kiln::fft::fftshift(in[0], ax) : kiln::fft::ifftshift(in[0], ax)};
   }
   FAIL("no kiln function for " << f);

@@ -6,7 +6,8 @@
 // which evaluate part of their input when called because a result's shape or an error depends on
 // the data, say so: nanargmax / nanargmin, histogram without a range, bincount.
 //
-// Axes follow kiln's reductions: negative axes count from the end, an empty list means every axis.
+// Axes follow kiln's reductions: negative axes count from the end, none given means every axis,
+// an empty list (Axes{}) none.
 #pragma once
 #include <optional>
 #include <utility>
@@ -19,28 +20,28 @@ namespace kiln {
 // NumPy's two-pass formula: d = x - mean(x), var = sum(d * conj(d)) / max(n - ddof, 0), so
 // ddof >= n gives inf (NaN where every d is 0), as NumPy. Dtypes: bool and integers give float64,
 // float32 float32, complex the real dtype of the same width.
-Array var(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
+Array var(const Array& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
 // sqrt(var). Call it kiln::std: after `using namespace kiln`, a plain std(...) is ambiguous with
 // namespace std (std::vector and the like still work, as a name before :: is never a function).
-Array std(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
+Array std(const Array& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
 // max(a) - min(a) in a's dtype (integers wrap, as NumPy); bool raises DTypeError like NumPy's
 // subtract.
-Array ptp(const Array& a, Axes axes = {}, bool keepdims = false);
+Array ptp(const Array& a, AxesArg axes = {}, bool keepdims = false);
 // The number of elements != 0 (int64).
-Array count_nonzero(const Array& a, Axes axes = {}, bool keepdims = false);
+Array count_nonzero(const Array& a, AxesArg axes = {}, bool keepdims = false);
 
 // ---- NaN-ignoring reductions ---------------------------------------------------------------
 // NaNs count as the reduction's identity (0 for sums, 1 for products) or are left out (means,
 // extremes, variances). Bool and integer arrays hold no NaN: these are then the plain reductions.
 // A slice that is all NaN gives NaN from nanmean, nanmax, nanmin, nanvar and nanstd (NumPy also
 // warns); nanvar / nanstd give NaN where the non-NaN count minus ddof is <= 0, as NumPy.
-Array nansum(const Array& a, Axes axes = {}, bool keepdims = false);
-Array nanprod(const Array& a, Axes axes = {}, bool keepdims = false);
-Array nanmean(const Array& a, Axes axes = {}, bool keepdims = false);
-Array nanmax(const Array& a, Axes axes = {}, bool keepdims = false);
-Array nanmin(const Array& a, Axes axes = {}, bool keepdims = false);
-Array nanvar(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
-Array nanstd(const Array& a, Axes axes = {}, double ddof = 0, bool keepdims = false);
+Array nansum(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array nanprod(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array nanmean(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array nanmax(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array nanmin(const Array& a, AxesArg axes = {}, bool keepdims = false);
+Array nanvar(const Array& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
+Array nanstd(const Array& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
 // argmax / argmin ignoring NaN. An all-NaN slice raises kiln::Error, as NumPy's ValueError: for
 // that check the call evaluates any(all(isnan(a), axis)) at once (floating input only); the
 // indices themselves stay lazy.
@@ -52,11 +53,11 @@ Array nanargmin(const Array& a, std::optional<int> axis = std::nullopt, bool kee
 // with axes given, the shape of a's axes (a 1-d array of a.shape[axis] for one axis), as NumPy.
 // Dtype: NumPy's result_type(a, w), at least float64 for bool and integer a. Unlike NumPy, which
 // raises ZeroDivisionError when called, weights that sum to 0 give inf / NaN (the sum is lazy).
-Array average(const Array& a, Axes axes = {}, const std::optional<Array>& weights = std::nullopt,
+Array average(const Array& a, AxesArg axes = {}, const std::optional<Array>& weights = std::nullopt,
               bool keepdims = false);
 // NumPy's returned=True: the average and the sum of the weights (broadcast to the average's
 // shape; without weights, the number of elements averaged, in the average's dtype).
-std::pair<Array, Array> average_returned(const Array& a, Axes axes = {},
+std::pair<Array, Array> average_returned(const Array& a, AxesArg axes = {},
                                          const std::optional<Array>& weights = std::nullopt,
                                          bool keepdims = false);
 

@@ -24,9 +24,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The number of elements each reduction over `axes` combines.
-int64_t reduced_count(const Array& a, const Axes& axes, const char* what) {
+int64_t reduced_count(const Array& a, const AxesArg& axes, const char* what) {
   int64_t n = 1;
-  for (int ax : graph::normalize_axes(axes, a.ndim(), what)) n *= a.shape()[ax];
+  if (axes.given() && axes.axes().empty()) return n;  // axis=(): nothing combined
+  for (int ax : graph::normalize_axes(axes.axes(), a.ndim(), what)) n *= a.shape()[ax];
   return n;
 }
 
@@ -58,7 +59,7 @@ double value_now(const Array& a) { return a.item<double>(); }
 
 // ---- variance ------------------------------------------------------------------------------
 
-Array var(const Array& a, Axes axes, double ddof, bool keepdims) {
+Array var(const Array& a, AxesArg axes, double ddof, bool keepdims) {
   int64_t n = reduced_count(a, axes, "var");
   Array x = as_inexact(a);
   Array d = x - mean(x, axes, true);
@@ -66,37 +67,37 @@ Array var(const Array& a, Axes axes, double ddof, bool keepdims) {
   return sum(squared_magnitude(d), axes, keepdims) / std::max(static_cast<double>(n) - ddof, 0.0);
 }
 
-Array std(const Array& a, Axes axes, double ddof, bool keepdims) {
+Array std(const Array& a, AxesArg axes, double ddof, bool keepdims) {
   return sqrt(var(a, axes, ddof, keepdims));
 }
 
-Array ptp(const Array& a, Axes axes, bool keepdims) {
+Array ptp(const Array& a, AxesArg axes, bool keepdims) {
   return max(a, axes, keepdims) - min(a, axes, keepdims);
 }
 
-Array count_nonzero(const Array& a, Axes axes, bool keepdims) {
+Array count_nonzero(const Array& a, AxesArg axes, bool keepdims) {
   return sum(a != 0, axes, keepdims);
 }
 
 // ---- NaN-ignoring reductions -------------------------------------------------------------
 
-Array nansum(const Array& a, Axes axes, bool keepdims) {
+Array nansum(const Array& a, AxesArg axes, bool keepdims) {
   return sum(replace_nan(a, 0), axes, keepdims);
 }
 
-Array nanprod(const Array& a, Axes axes, bool keepdims) {
+Array nanprod(const Array& a, AxesArg axes, bool keepdims) {
   return prod(replace_nan(a, 1), axes, keepdims);
 }
 
 namespace {
 // The non-NaN count over axes, in a's real dtype (NumPy divides by it in the sum's dtype).
-Array non_nan_count(const Array& a, const Axes& axes, bool keepdims) {
+Array non_nan_count(const Array& a, const AxesArg& axes, bool keepdims) {
   return sum(a == a, axes, keepdims).astype(real_dtype(a.dtype()));
 }
 
 // nanmax / nanmin: NaN becomes the identity of the extreme (-inf / +inf); an all-NaN slice
 // gives NaN, as NumPy's fmax.reduce.
-Array nan_extreme(bool is_max, const Array& a, const Axes& axes, bool keepdims) {
+Array nan_extreme(bool is_max, const Array& a, const AxesArg& axes, bool keepdims) {
   if (!may_hold_nan(a.dtype())) return is_max ? max(a, axes, keepdims) : min(a, axes, keepdims);
   Array mask = nan_mask(a);
   Array filled = where(mask, is_max ? -kInf : kInf, a);
@@ -109,7 +110,7 @@ Array nan_arg_extreme(bool is_max, const Array& a, std::optional<int> axis, bool
   if (!may_hold_nan(a.dtype()))
     return is_max ? argmax(a, axis, keepdims) : argmin(a, axis, keepdims);
   Array mask = nan_mask(a);
-  Axes axes = axis ? Axes{*axis} : Axes{};
+  AxesArg axes = axis ? AxesArg(*axis) : AxesArg();
   if (axis) graph::normalize_axis(*axis, a.ndim(), what);
   // NumPy raises for an all-NaN slice before looking for the extreme; the check reads the data.
   if (any(all(mask, axes)).item<bool>())
@@ -122,16 +123,16 @@ Array nan_arg_extreme(bool is_max, const Array& a, std::optional<int> axis, bool
 }
 }  // namespace
 
-Array nanmean(const Array& a, Axes axes, bool keepdims) {
+Array nanmean(const Array& a, AxesArg axes, bool keepdims) {
   if (!may_hold_nan(a.dtype())) return mean(a, axes, keepdims);
   reduced_count(a, axes, "nanmean");  // checks the axes
   return sum(replace_nan(a, 0), axes, keepdims) / non_nan_count(a, axes, keepdims);
 }
 
-Array nanmax(const Array& a, Axes axes, bool keepdims) {
+Array nanmax(const Array& a, AxesArg axes, bool keepdims) {
   return nan_extreme(true, a, axes, keepdims);
 }
-Array nanmin(const Array& a, Axes axes, bool keepdims) {
+Array nanmin(const Array& a, AxesArg axes, bool keepdims) {
   return nan_extreme(false, a, axes, keepdims);
 }
 Array nanargmax(const Array& a, std::optional<int> axis, bool keepdims) {
@@ -141,7 +142,7 @@ Array nanargmin(const Array& a, std::optional<int> axis, bool keepdims) {
   return nan_arg_extreme(false, a, axis, keepdims);
 }
 
-Array nanvar(const Array& a, Axes axes, double ddof, bool keepdims) {
+Array nanvar(const Array& a, AxesArg axes, double ddof, bool keepdims) {
   if (!may_hold_nan(a.dtype())) return var(a, axes, ddof, keepdims);
   reduced_count(a, axes, "nanvar");  // checks the axes
   Array mask = nan_mask(a);
@@ -153,13 +154,13 @@ Array nanvar(const Array& a, Axes axes, double ddof, bool keepdims) {
   return where(dof <= 0, kNaN, sum(squared_magnitude(d), axes, keepdims) / dof);
 }
 
-Array nanstd(const Array& a, Axes axes, double ddof, bool keepdims) {
+Array nanstd(const Array& a, AxesArg axes, double ddof, bool keepdims) {
   return sqrt(nanvar(a, axes, ddof, keepdims));
 }
 
 // ---- weighted average ----------------------------------------------------------------------
 
-std::pair<Array, Array> average_returned(const Array& a, Axes axes,
+std::pair<Array, Array> average_returned(const Array& a, AxesArg axes,
                                          const std::optional<Array>& weights, bool keepdims) {
   if (!weights) {
     int64_t n = reduced_count(a, axes, "average");
@@ -170,13 +171,13 @@ std::pair<Array, Array> average_returned(const Array& a, Axes axes,
   if (w.shape() != a.shape()) {
     // NumPy: weights of another shape must have exactly the shape of a's axes, in their order;
     // they are then laid along those axes.
-    if (axes.empty())
+    if (axes.axes().empty())
       throw ShapeError("average: weights of shape " + shape_str(w.shape()) +
                        " differ from a's shape " + shape_str(a.shape()) +
                        "; give axes, or weights of a's shape");
     std::vector<int> ax;
-    for (int x : axes) ax.push_back(graph::normalize_axis(x, a.ndim(), "average"));
-    graph::normalize_axes(axes, a.ndim(), "average");  // refuses a repeated axis
+    for (int x : axes.axes()) ax.push_back(graph::normalize_axis(x, a.ndim(), "average"));
+    graph::normalize_axes(axes.axes(), a.ndim(), "average");  // refuses a repeated axis
     Shape along;
     for (int x : ax) along.push_back(a.shape()[x]);
     if (w.shape() != along)
@@ -199,7 +200,7 @@ std::pair<Array, Array> average_returned(const Array& a, Axes axes,
   return {avg, scl};
 }
 
-Array average(const Array& a, Axes axes, const std::optional<Array>& weights, bool keepdims) {
+Array average(const Array& a, AxesArg axes, const std::optional<Array>& weights, bool keepdims) {
   return average_returned(a, std::move(axes), weights, keepdims).first;
 }
 
