@@ -21,7 +21,15 @@ struct Describe {
   void operator()(const KernelStep& s) const {
     const auto& g = s.group;
     os << "  kernel " << g.name << " over " << shape_str(g.shape);
-    if (g.reduction) os << " reducing axes " << g.reduction->axes.size();
+    if (g.reduction) {
+      const auto& ax = g.reduction->axes;
+      if (ax.size() == g.shape.size()) {
+        os << " reducing every axis";
+      } else {
+        os << " reducing " << (ax.size() == 1 ? "axis" : "axes");
+        for (size_t i = 0; i < ax.size(); ++i) os << (i ? ", " : " ") << ax[i];
+      }
+    }
     if (!g.row_axes.empty())
       os << " with its reductions along the last " << g.row_axes.size() << " axes";
     os << ": " << g.code.size() << " instructions, reads";

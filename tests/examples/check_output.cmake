@@ -5,8 +5,9 @@ execute_process(COMMAND ${PROGRAM} ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE er
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} exited with ${rc}\n${out}\n${err}")
 endif()
+# Facts may be on either stream (KILN_DEBUG's lines go to stderr).
 foreach(re IN LISTS EXPECT)
-  if(NOT out MATCHES "${re}")
+  if(NOT "${out}${err}" MATCHES "${re}")
     message(FATAL_ERROR "${PROGRAM}: the output does not say '${re}'\n--- output ---\n${out}")
   endif()
 endforeach()
