@@ -342,3 +342,12 @@ TEST_CASE("full takes its fill value's own dtype: a float is float32, a double f
   CHECK((i + 2.5f).dtype() == DType::Float64);
   CHECK((kiln::asarray({1.0}) * 2.0f).dtype() == DType::Float64);
 }
+
+TEST_CASE("integer arrays to negative integer array powers: 0, but 1 and -1 keep their powers") {
+  // The documented deviation (array.hpp, pow): NumPy raises ValueError, which kiln cannot know
+  // before the kernel runs. 1/2 truncates to 0; 1 and -1 are their own reciprocals.
+  Array a = kiln::asarray(std::vector<int64_t>{2, 1, -1, -1, 0, 3});
+  Array b = kiln::asarray(std::vector<int64_t>{-1, -3, -3, -2, 2, 2});
+  CHECK(kiln::pow(a, b).to_vector<int64_t>() == std::vector<int64_t>{0, 1, -1, 1, 0, 9});
+  CHECK_THROWS_AS(kiln::pow(a, -1), kiln::DTypeError);  // a scalar exponent is seen at once
+}

@@ -179,6 +179,10 @@ Array imag(const Array& a);
 Array conj(const Array& a);
 // An operand of these may be an Array or a Scalar.
 using Operand = std::variant<Array, Scalar>;
+// Integers to integer powers stay integers and wrap on overflow, as NumPy. A negative integer
+// exponent: a scalar one raises DTypeError when the operation is built, as NumPy's ValueError;
+// one inside an integer array cannot be seen until the kernel runs, and gives 0 for that element
+// (1 for a base of 1, +-1 for -1) where NumPy raises: cast the base to a float dtype first.
 Array pow(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);  // NaN-propagating, like NumPy
 Array maximum(const Operand& a, const Operand& b);
