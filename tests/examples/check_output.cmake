@@ -8,7 +8,8 @@ endif()
 # Facts may be on either stream (KILN_DEBUG's lines go to stderr).
 foreach(re IN LISTS EXPECT)
   if(NOT "${out}${err}" MATCHES "${re}")
-    message(FATAL_ERROR "${PROGRAM}: the output does not say '${re}'\n--- output ---\n${out}")
+    message(FATAL_ERROR
+            "${PROGRAM}: the output does not say '${re}'\n--- output ---\n${out}\n--- stderr ---\n${err}")
   endif()
 endforeach()
 message(STATUS "${PROGRAM}: all ${CMAKE_ARGC} facts found")
