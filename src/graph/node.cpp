@@ -82,6 +82,54 @@ bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   return a.attrs == b.attrs;
 }
 
+// Memory for nodes (each with its shared count, one block) from a per-thread list of freed
+// blocks: a program builds and drops nodes at a steady rate, so most come back to be reused
+// without a trip through malloc. A block freed on another thread joins that thread's list.
+// Each list keeps at most kKeep blocks; the rest go back to the system.
+template <class T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeAllocator() = default;
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>&) {}
+
+  T* allocate(size_t n) {
+    if (List* l = blocks(); l && n == 1 && !l->empty()) {
+      void* p = l->back();
+      l->pop_back();
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (List* l = blocks(); l && n == 1 && l->size() < kKeep)
+      l->push_back(p);
+    else
+      ::operator delete(p);
+  }
+  bool operator==(const NodeAllocator&) const { return true; }
+
+ private:
+  static constexpr size_t kKeep = 4096;
+  struct List : std::vector<void*> {
+    ~List() {
+      gone() = true;
+      for (void* p : *this) ::operator delete(p);
+    }
+  };
+  // Set once the thread's list is destroyed: nodes freed later (by static destructors at exit)
+  // go straight back to the system.
+  static bool& gone() {
+    thread_local bool g = false;
+    return g;
+  }
+  static List* blocks() {
+    if (gone()) return nullptr;
+    thread_local List list;
+    return &list;
+  }
+};
+
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
   for (const auto& in : s.inputs) d = std::max(d, in->is_leaf() ? 0u : in->depth);
@@ -107,7 +155,7 @@ NodeRef make_node(NodeSpec spec) {
     return found != nullptr;
   });
   if (found) return found;
-  auto node = std::make_shared<Node>(std::move(spec));
+  auto node = std::allocate_shared<Node>(NodeAllocator<Node>(), std::move(spec));
   node->cse_hash = h;
   node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
   table().insert(h, node.get());
