@@ -262,6 +262,7 @@ class AxesArg {
  public:
   AxesArg() = default;  // none given: every axis
   AxesArg(int axis) : given_(true), axes_{axis} {}
+  AxesArg(bool) = delete;  // sum(x, true) is a mistake for sum(x, {}, true), not axis 1
   AxesArg(std::initializer_list<int> axes) : given_(true), axes_(axes) {}
   AxesArg(Axes axes) : given_(true), axes_(std::move(axes)) {}
   AxesArg(std::optional<Axes> axes) : given_(axes.has_value()), axes_(axes.value_or(Axes{})) {}
