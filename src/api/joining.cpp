@@ -66,11 +66,12 @@ Array wrapped(const Array& a, int axis, int64_t len, int64_t r) {
   Shape split = a.shape();
   if (split.size() >= 8) {
     // One more axis would pass kiln's rank limit: the axes before and after as one each.
-    int64_t before = 1;
-    for (int i = 0; i < axis; ++i) before *= split[i];
+    int64_t before = 1, after = 1;
+    for (int i = 0; i < static_cast<int>(split.size()); ++i)
+      (i < axis ? before : after) *= i == axis ? 1 : split[i];
     Shape out = a.shape();
     out[axis] = len;
-    return wrapped(a.reshape({before, n, -1}), 1, len, r).reshape(out);
+    return wrapped(a.reshape({before, n, after}), 1, len, r).reshape(out);
   }
   split.insert(split.begin() + axis, 1);
   Shape bcast = split, tiled = a.shape();

@@ -166,6 +166,18 @@ def main():
                mode="constant", value=1)
         w.case(name("tile", dt), "tile", [a], lambda x: np.tile(x, (2, 1)), reps=[2, 1])
 
+    # past kiln's rank limit of 8 when an axis is added or interleaved: the fallbacks
+    a5 = data((2, 1, 2, 1, 2))
+    w.case("tile_rank5", "tile", [a5], lambda x: np.tile(x, (1, 2, 1, 3, 2)), reps=[1, 2, 1, 3, 2])
+    a8 = data((1, 2, 1, 1, 1, 1, 3, 1))
+    b8 = data((1, 2, 1, 1, 1, 1, 2, 1), base=100)
+    w.case("concatenate_rank8", "concatenate", [a8, b8], lambda *v: np.concatenate(v, 6), axis=6)
+    w.case("concatenate_rank8_equal", "concatenate", [a8, a8], lambda *v: np.concatenate(v, 1),
+           axis=1)
+    w.case("roll_rank8", "roll", [a8], lambda x: np.roll(x, 2, 6), shift=2, axis=6)
+    w.case("pad_rank8", "pad", [a8], lambda x: np.pad(x, [(0, 0)] * 6 + [(2, 1), (0, 0)], "wrap"),
+           width=[0, 0] * 6 + [2, 1, 0, 0], mode="wrap", value=0)
+
     # eye
     for n, m, k in [(3, None, 0), (3, 5, 1), (4, 2, -1), (0, None, 0), (3, 3, 7), (2, 0, 0),
                     (-1, None, 0)]:
