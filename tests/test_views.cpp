@@ -587,3 +587,36 @@ TEST_CASE("random chains of views and elementwise operations match the reference
   CHECK(steps > 1000);
   CHECK(nonempty > 200);
 }
+
+TEST_CASE("newaxis, ellipsis, _ and NumPy's slice text select what NumPy selects") {
+  using kiln::_;
+  using kiln::ellipsis;
+  using kiln::newaxis;
+  Array x = kiln::arange(24).reshape({2, 3, 4});  // x[i, j, k] = 12 i + 4 j + k
+  CHECK(x(newaxis).shape() == Shape{1, 2, 3, 4});
+  CHECK(x(ellipsis, newaxis).shape() == Shape{2, 3, 4, 1});
+  Array a = x(_, newaxis, 1);  // x[:, None, 1]
+  CHECK(a.shape() == Shape{2, 1, 4});
+  CHECK(a.to_vector<int64_t>() == std::vector<int64_t>{4, 5, 6, 7, 16, 17, 18, 19});
+  Array b = x(ellipsis, 0);  // x[..., 0]
+  CHECK(b.shape() == Shape{2, 3});
+  CHECK(b.to_vector<int64_t>() == std::vector<int64_t>{0, 4, 8, 12, 16, 20});
+  CHECK(x(0, ellipsis).shape() == Shape{3, 4});
+  CHECK(x(1, ellipsis, 2).to_vector<int64_t>() == std::vector<int64_t>{14, 18, 22});
+  Array c = x("1:", "::2", -1);  // x[1:, ::2, -1]
+  CHECK(c.shape() == Shape{1, 2});
+  CHECK(c.to_vector<int64_t>() == std::vector<int64_t>{15, 23});
+  Array d = x(_, "::-1", 0);  // x[:, ::-1, 0]
+  CHECK(d.to_vector<int64_t>() == std::vector<int64_t>{8, 4, 0, 20, 16, 12});
+  CHECK(x(_, " 1 : -1 ").shape() == Shape{2, 1, 4});  // spaces as Python allows
+  CHECK((x(_, "0:2", newaxis) * 2).shape() == Shape{2, 2, 1, 4});
+  // Bad input says what NumPy's syntax is.
+  CHECK_THROWS_WITH_AS(x(ellipsis, 0, ellipsis), doctest::Contains("single ellipsis"),
+                       kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(x(ellipsis, 0, 0, 0, 0), doctest::Contains("too many indices"),
+                       kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(x("1:2:3:4"), doctest::Contains("start:stop:step"), kiln::ShapeError);
+  CHECK_THROWS_AS(x("a:b"), kiln::ShapeError);
+  CHECK_THROWS_AS(x("5"), kiln::ShapeError);  // an integer index is an integer, not text
+  CHECK_THROWS_AS(x("1:2x"), kiln::ShapeError);
+}

@@ -22,15 +22,25 @@ struct Node;
 }
 
 // One axis of a slice, NumPy's start:stop:step. Missing bounds mean "from the edge".
+// Slice("1:-1"), Slice("::2"), Slice(":") take NumPy's text (ShapeError when it is not).
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
   Slice() = default;
   Slice(std::optional<int64_t> start_, std::optional<int64_t> stop_, int64_t step_ = 1)
       : start(start_), stop(stop_), step(step_) {}
+  Slice(const char* text);  // implicit, so a("1:-1", 0) reads as NumPy's a[1:-1, 0]
 };
-// An index along one axis: an integer (drops the axis) or a Slice.
-using Index = std::variant<int64_t, Slice>;
+// NumPy's None / np.newaxis: a new axis of length 1 at that place of the result.
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};
+// NumPy's `...`: as many whole axes as the other indices leave (at most one per index).
+struct Ellipsis {};
+inline constexpr Ellipsis ellipsis{};
+// A whole axis, NumPy's `:` (a(_, 0) is a[:, 0]).
+inline const Slice _{};
+// An index along one axis: an integer (drops the axis), a Slice, newaxis or ellipsis.
+using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
 
 class Array {
  public:
@@ -51,7 +61,8 @@ class Array {
   Array transpose(std::vector<int> axes) const;
   Array T() const { return transpose(); }
   Array broadcast_to(Shape s) const;
-  // a.index({1, Slice(0, 10, 2)}): integers drop their axis; missing trailing axes are whole.
+  // a.index({1, Slice(0, 10, 2)}), or a(1, "0:10:2"): integers drop their axis; missing trailing
+  // axes are whole; newaxis adds one of length 1, ellipsis stands for the axes not indexed.
   Array index(std::vector<Index> idx) const;
   template <class... I>
   Array operator()(I... i) const {

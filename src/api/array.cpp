@@ -89,18 +89,72 @@ std::pair<int64_t, int64_t> slice_range(const Slice& s, int64_t dim, int axis) {
   return {start, len};
 }
 
+// The indices with the ellipsis (or, without one, the trailing axes left out) expanded into
+// whole slices: one entry per axis of the array, plus the newaxis entries in their places.
+std::vector<Index> expand_ellipsis(const std::vector<Index>& idx, size_t ndim) {
+  size_t axes = 0, ellipses = 0;
+  for (const Index& ix : idx) {
+    axes += std::holds_alternative<int64_t>(ix) || std::holds_alternative<Slice>(ix);
+    ellipses += std::holds_alternative<Ellipsis>(ix);
+  }
+  if (ellipses > 1) throw ShapeError("an index can only have a single ellipsis; give one");
+  if (axes > ndim)
+    throw ShapeError("too many indices: the array has " + std::to_string(ndim) +
+                     " dimensions but " + std::to_string(axes) + " were given");
+  std::vector<Index> out;
+  for (const Index& ix : idx)
+    if (std::holds_alternative<Ellipsis>(ix))
+      out.insert(out.end(), ndim - axes, Index(Slice{}));
+    else
+      out.push_back(ix);
+  if (!ellipses) out.insert(out.end(), ndim - axes, Index(Slice{}));
+  return out;
+}
+
 }  // namespace
 
-Array Array::index(std::vector<Index> idx) const {
+Slice::Slice(const char* text) {
+  std::string t(text ? text : "");
+  auto bad = [&] {
+    return ShapeError("slice \"" + t + "\" is not NumPy's start:stop:step (integers, each part " +
+                      "optional, e.g. \"1:-1\", \"::2\" or \":\")");
+  };
+  std::vector<std::string> parts(1);
+  for (char c : t)
+    if (c == ':')
+      parts.emplace_back();
+    else if (c != ' ')
+      parts.back() += c;
+  if (parts.size() < 2 || parts.size() > 3) throw bad();
+  auto number = [&](const std::string& p) -> std::optional<int64_t> {
+    if (p.empty()) return std::nullopt;
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(p, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != p.size()) throw bad();
+    return v;
+  };
+  start = number(parts[0]);
+  stop = number(parts[1]);
+  if (parts.size() == 3) step = number(parts[2]).value_or(1);
+}
+
+Array Array::index(std::vector<Index> idx_in) const {
   const auto& n = node_of(*this);
-  if (idx.size() > n.shape.size())
-    throw ShapeError("too many indices: the array has " + std::to_string(n.shape.size()) +
-                     " dimensions but " + std::to_string(idx.size()) + " were given");
+  std::vector<Index> idx = expand_ellipsis(idx_in, n.shape.size());
   graph::SliceAttrs attrs;
   Shape sliced, kept;
-  for (size_t i = 0; i < n.shape.size(); ++i) {
+  size_t i = 0;  // the array's axis the next integer or slice indexes
+  for (const Index& ix : idx) {
+    if (std::holds_alternative<NewAxis>(ix)) {
+      kept.push_back(1);
+      continue;
+    }
     int64_t dim = n.shape[i];
-    Index ix = i < idx.size() ? idx[i] : Index(Slice{});
     if (auto* k = std::get_if<int64_t>(&ix)) {
       int64_t j = *k < 0 ? *k + dim : *k;
       if (j < 0 || j >= dim)
@@ -116,6 +170,7 @@ Array Array::index(std::vector<Index> idx) const {
       sliced.push_back(len);
       kept.push_back(len);
     }
+    ++i;
   }
   Array out = *this;
   bool identity = sliced == n.shape;
