@@ -9,6 +9,7 @@
 #include "kiln/explain.hpp"
 #include "kiln/fft.hpp"
 #include "kiln/interop.hpp"
+#include "kiln/joining.hpp"
 #include "kiln/npy.hpp"
 #include "kiln/random.hpp"
 #include "kiln/scalar.hpp"

@@ -74,7 +74,8 @@ class Lowering {
         is_materialized_(is_materialized),
         param_nodes_(param_nodes) {}
 
-  FusedGroup run() {
+  // `body`: see lower_group.
+  FusedGroup run(const Node* body = nullptr) {
     if (spec_.reduce) {
       const Node& r = *spec_.reduce;
       const Node& in = *r.inputs[0];
@@ -82,6 +83,9 @@ class Lowering {
       int v = lower(in, chain_id({}));
       g_.reduction = Reduction{r.reduce_op(), r.attr<graph::ReduceAttrs>().axes, in.dtype};
       g_.outputs.push_back({v, buffer_of_(&r)});
+    } else if (body) {
+      g_.shape = body->shape;
+      g_.outputs.push_back({lower(*body, chain_id({})), buffer_of_(spec_.roots[0])});
     } else {
       g_.shape = spec_.roots[0]->shape;
       for (const Node* root : spec_.roots)
@@ -218,7 +222,22 @@ FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
                        const std::function<bool(const graph::Node*)>& is_materialized,
                        std::vector<const graph::Node*>& param_nodes) {
-  return Lowering(spec, buffer_of, is_materialized, param_nodes).run();
+  size_t params_before = param_nodes.size();
+  try {
+    return Lowering(spec, buffer_of, is_materialized, param_nodes).run();
+  } catch (const NeedsMaterialize& m) {
+    // The group's one output is a reshape of a value computed here that strides cannot reach
+    // through the reshape (stack's where over broadcasts, its new axis merged into
+    // concatenate's): iterate over the value's own shape instead. Its dense layout is the
+    // reshape's, so one kernel writes the output, where materializing the value first would
+    // need a second, a copy.
+    const graph::Node* root = spec.roots.empty() ? nullptr : spec.roots[0];
+    if (spec.reduce || spec.roots.size() != 1 || root->kind != OpKind::Reshape ||
+        m.node != root->inputs[0].get())
+      throw;
+    param_nodes.resize(params_before);
+    return Lowering(spec, buffer_of, is_materialized, param_nodes).run(m.node);
+  }
 }
 
 DType FusedGroup::load_dtype(int access) const {
