@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -23,74 +24,12 @@ using kiln::Array;
 using kiln::DType;
 using kiln::Shape;
 
-struct Values {
-  DType dtype = DType::Float64;
-  Shape shape;
-  std::vector<double> v;
-};
-
-struct Case {
-  std::string name, func;
-  std::map<std::string, std::string> kw;
-  std::vector<Values> in, out;
-  bool error = false;
-};
-
-DType parse_dtype(const std::string& s) {
-  for (DType t : kiln::kAllDTypes)
-    if (s == kiln::dtype_name(t)) return t;
-  FAIL("unknown dtype " << s);
-  return DType::Float64;
-}
-
-Values parse_values(std::istringstream& is) {
-  Values r;
-  std::string dt;
-  int nd = 0;
-  is >> dt >> nd;
-  r.dtype = parse_dtype(dt);
-  r.shape.resize(nd);
-  for (auto& d : r.shape) is >> d;
-  double x;
-  while (is >> x) r.v.push_back(x);
-  return r;
-}
+using Values = fixtures::Values<double>;
+using Case = fixtures::Case<double>;
 
 const std::vector<Case>& cases() {
-  static const std::vector<Case> all = [] {
-    std::ifstream f(KILN_TEST_DATA "/joining.txt");
-    REQUIRE_MESSAGE(f.good(), "run tests/data/make_joining_fixtures.py");
-    std::vector<Case> out;
-    std::string line;
-    std::getline(f, line);
-    REQUIRE(line.rfind("numpy ", 0) == 0);
-    Case c;
-    while (std::getline(f, line)) {
-      std::istringstream is(line);
-      std::string tag;
-      is >> tag;
-      if (tag == "case") {
-        c = Case{};
-        is >> c.name;
-      } else if (tag == "call") {
-        is >> c.func;
-        std::string kv;
-        while (is >> kv) {
-          auto eq = kv.find('=');
-          c.kw[kv.substr(0, eq)] = kv.substr(eq + 1);
-        }
-      } else if (tag == "in") {
-        c.in.push_back(parse_values(is));
-      } else if (tag == "out") {
-        c.out.push_back(parse_values(is));
-      } else if (tag == "error") {
-        c.error = true;
-      } else if (tag == "end") {
-        out.push_back(c);
-      }
-    }
-    return out;
-  }();
+  static const std::vector<Case> all = fixtures::read_cases<double>(
+      KILN_TEST_DATA "/joining.txt", "tests/data/make_joining_fixtures.py");
   return all;
 }
 
