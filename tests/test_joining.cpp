@@ -33,15 +33,9 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-Array make_array(const Values& x, kiln::Device d) {
-  return kiln::asarray(x.v, d).astype(x.dtype).reshape(x.shape).to(d);
-}
+using fixtures::kw;
+using fixtures::make_array;
 
-std::optional<std::string> kw(const Case& c, const std::string& k) {
-  auto it = c.kw.find(k);
-  if (it == c.kw.end() || it->second == "none") return std::nullopt;
-  return it->second;
-}
 std::vector<int64_t> list(const Case& c, const std::string& k) {
   std::vector<int64_t> r;
   std::istringstream is(kw(c, k).value_or(""));
@@ -54,11 +48,7 @@ kiln::Axes axes(const Case& c, const std::string& k) {
   for (int64_t v : list(c, k)) r.push_back(static_cast<int>(v));
   return r;
 }
-// NumPy's axis=None: no axes given.
-kiln::AxesArg axes_arg(const Case& c, const std::string& k = "axes") {
-  if (!kw(c, k)) return {};
-  return axes(c, k);
-}
+kiln::AxesArg axes_arg(const Case& c) { return fixtures::axes(c); }
 std::optional<int> axis(const Case& c, const std::string& k = "axis") {
   if (auto s = kw(c, k)) return std::stoi(*s);
   return std::nullopt;

@@ -35,37 +35,9 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-Array make_array(const Values& x, kiln::Device d) {
-  int64_t n = static_cast<int64_t>(x.v.size());
-  return kiln::visit_dtype(x.dtype, [&](auto z) {
-    using T = decltype(z);
-    std::unique_ptr<T[]> buf(new T[n ? n : 1]);
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, cd>)
-        buf[i] = T(x.v[i]);
-      else
-        buf[i] = static_cast<T>(x.v[i].real());
-    }
-    return kiln::asarray(buf.get(), x.dtype, x.shape, d);
-  });
-}
-
-// keyword helpers
-std::optional<std::string> kw(const Case& c, const std::string& k) {
-  auto it = c.kw.find(k);
-  if (it == c.kw.end()) return std::nullopt;
-  return it->second;
-}
-// NumPy's axis=None: no axes given (every axis).
-kiln::AxesArg axes_of(const Case& c) {
-  kiln::Axes r;
-  auto s = kw(c, "axes");
-  if (!s || *s == "none") return {};
-  std::istringstream is(*s);
-  std::string t;
-  while (std::getline(is, t, ',')) r.push_back(std::stoi(t));
-  return r;
-}
+using fixtures::kw;
+using fixtures::make_array;
+kiln::AxesArg axes_of(const Case& c) { return fixtures::axes(c); }
 double num(const Case& c, const std::string& k, double dflt) {
   auto s = kw(c, k);
   return s && *s != "none" ? std::stod(*s) : dflt;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <kiln/kiln.hpp>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -97,6 +99,44 @@ std::vector<Case<V>> read_cases(const std::string& path, const std::string& scri
     }
   }
   return out;
+}
+
+// Keyword k of a case's call; absent, or written "none" (Python's None), gives nullopt.
+template <class V>
+std::optional<std::string> kw(const Case<V>& c, const std::string& k) {
+  auto it = c.kw.find(k);
+  if (it == c.kw.end() || it->second == "none") return std::nullopt;
+  return it->second;
+}
+
+// Keyword k as a list of axes, "0,-1"; absent or "none" is NumPy's axis=None: no axes given.
+template <class V>
+kiln::AxesArg axes(const Case<V>& c, const std::string& k = "axes") {
+  auto s = kw(c, k);
+  if (!s) return {};
+  kiln::Axes r;
+  std::istringstream is(*s);
+  std::string t;
+  while (std::getline(is, t, ',')) r.push_back(std::stoi(t));
+  return r;
+}
+
+// The values as an array of their dtype on d (real dtypes take the real parts).
+template <class V>
+kiln::Array make_array(const Values<V>& x, kiln::Device d) {
+  int64_t n = static_cast<int64_t>(x.v.size());
+  return kiln::visit_dtype(x.dtype, [&](auto z) {
+    using T = decltype(z);
+    std::unique_ptr<T[]> buf(new T[n ? n : 1]);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, std::complex<float>> ||
+                    std::is_same_v<T, std::complex<double>>)
+        buf[i] = T(x.v[i]);
+      else
+        buf[i] = static_cast<T>(std::real(x.v[i]));
+    }
+    return kiln::asarray(buf.get(), x.dtype, x.shape, d);
+  });
 }
 
 }  // namespace fixtures
