@@ -346,7 +346,10 @@ __device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
 template <class Op, int TPR = 32, class Out>
 __device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::acc* partials,
                                             unsigned int* done, Out* out, i64 o, i64 n, i64 r) {
-  acc = warp_merge<Op, TPR>(acc);
+  if constexpr (TPR <= 32)
+    acc = warp_merge<Op, TPR>(acc);
+  else
+    acc = block_merge<Op, TPR>(acc);
   finish_split<Op>(acc, threadIdx.x % TPR == 0 && o < n, partials, done, out, o, n, r);
 }
 

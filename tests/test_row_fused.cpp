@@ -176,7 +176,7 @@ TEST_CASE("row fusion: short rows whose lanes' shares fit in 32 bytes stay in re
   }
 }
 
-TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged as far as it fits") {
+TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged up to 96 KB") {
   // 512 rows of 12300 float32 (48.05 KB) and of 57344 (224 KB, the longest folded row)
   for (Shape s : {Shape{512, 12300}, Shape{512, 57344}}) {
     Array y = softmax(input(s, DType::Float32), {1});
@@ -187,13 +187,15 @@ TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged as fa
     CHECK(k.long_rows);
     CHECK(k.block == 1024);
     CHECK(k.staged_itemsizes == std::vector<int>{4});
-    // The launch stages what the device's shared memory holds, in whole 16-byte steps
-    // (with 16 values more, for the shift to a 16-byte boundary before the row).
+    // The launch stages what the device's shared memory holds, up to 96 KB so two blocks
+    // share an SM, in whole 16-byte steps (with 16 values more, for the shift to a 16-byte
+    // boundary before the row): all of the 12300-value rows, 24560 values of the others.
     auto l = kiln::codegen::launch_for(k, 132, 227 * 1024);
     CHECK(l.block_x == 1024);
     CHECK(l.rows_per_block == 1);
-    CHECK(l.staged_length == s[1]);
-    CHECK(l.shared_bytes == ((s[1] + 16) * 4 + 15) / 16 * 16);
+    const int64_t most = (96 * 1024 / 4 - 16) / 16 * 16;
+    CHECK(l.staged_length == std::min(s[1], most));
+    CHECK(l.shared_bytes == ((l.staged_length + 16) * 4 + 15) / 16 * 16);
     l = kiln::codegen::launch_for(k, 132, 20 * 1024);
     CHECK(l.staged_length == (20 * 1024 / 4 - 16) / 16 * 16);
     CHECK(l.shared_bytes == (l.staged_length + 16) * 4);
@@ -286,4 +288,42 @@ TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is neede
         CHECK(ys[i * 40 + j] == xs[i * 40 + j] - row_max);
       }
   }
+}
+
+namespace {
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+kiln::codegen::KernelSource kernel_of(const Array& y) {
+  auto plan = plan_of(y);
+  auto groups = kernel_groups(plan);
+  REQUIRE(groups.size() == 1);
+  return kiln::codegen::generate(*groups[0]);
+}
+}  // namespace
+
+TEST_CASE("row fusion: a staged row keeps softmax's exp(x - max) for its last pass") {
+  // Rows staged in shared memory (not registers): the sum's pass stores exp(x - max) over the
+  // staged x, which no later pass reads, and the last pass divides what it loads. Each pass
+  // has a 16-byte branch and a one-by-one branch, so exp appears twice, not four times.
+  for (DType t : {DType::Float32, DType::Float64}) {
+    INFO(std::string(kiln::dtype_name(t)));
+    Array x = input({64, 4096}, t);
+    auto k = kernel_of(softmax(x, {1}));
+    REQUIRE(k.form == kiln::codegen::Form::RowFused);
+    REQUIRE(k.row_registers == 0);
+    CHECK(count_of(k.source, t == DType::Float32 ? "= expf(" : "= exp(") == 2);
+    CHECK(count_of(k.source, "kiln::store<" + std::to_string(k.vec) + ">(sm0") == 1);
+    // x is read again by the last pass: nothing is free to hold exp, so it is recomputed.
+    auto again = kernel_of(softmax(x, {1}) + x);
+    CHECK(count_of(again.source, t == DType::Float32 ? "= expf(" : "= exp(") == 4);
+    CHECK(count_of(again.source, "kiln::store<" + std::to_string(k.vec) + ">(sm0") == 0);
+  }
+  // Rows whose length is not a multiple of the vector width take the one-by-one branch at run
+  // time, which keeps the value too.
+  auto odd = kernel_of(softmax(input({64, 4095}, DType::Float32), {1}));
+  REQUIRE(odd.row_registers == 0);
+  CHECK(count_of(odd.source, "sm0[q * r + j] = t") == 1);
 }

@@ -144,22 +144,34 @@ TEST_CASE("schedules: column reductions of every dtype, rows aligned for 16-byte
   }
 }
 
-TEST_CASE("schedules: row reductions take a warp per row and split long rows when rows are few") {
-  // 16384 rows: 2048 blocks of 8 warps fill the GPU; no split.
+TEST_CASE(
+    "schedules: row reductions take a block per long row, a warp per row below, and split rows "
+    "when rows are few") {
+  // 16384 rows of 4096: a block per row, 16384 blocks; no split.
   auto k = kernel_of(kiln::sum(matrix(16384, 4096), {1}));
   CHECK(k.vec == 4);  // float32: 16-byte loads
+  CHECK(k.row_threads == 256);
   auto l = kiln::codegen::launch_for(k, kSms);
   CHECK(l.block_x == 256);
-  CHECK(l.grid_x == 2048);
+  CHECK(l.grid_x == 16384);
   CHECK(l.grid_y == 1);
   CHECK(l.count == 16384);
-  // 7 rows of a million: one block of rows; filling the GPU wants 132 * 8 = 1056 blocks, but
-  // each warp keeps at least 1024 values, so 10^6 / 1024 = 976.
+  // 4095 values: a warp per row, 8 rows per block.
+  k = kernel_of(kiln::sum(matrix(16384, 4095), {1}));
+  CHECK(k.row_threads == 32);
+  CHECK(kiln::codegen::launch_for(k, kSms).grid_x == 2048);
+  // 7 rows of a million: a block each; filling the GPU wants 132 * 8 = 1056 blocks, so each
+  // row splits over 1056 / 7 = 150 of them (each keeping far more than 1024 values).
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {1})), kSms);
-  CHECK(l.grid_x == 1);
-  CHECK(l.grid_y == 976);
+  CHECK(l.grid_x == 7);
+  CHECK(l.grid_y == 150);
   CHECK(l.partials == l.grid_y * 7);
-  CHECK(l.counters == 1);
+  CHECK(l.counters == 7);
+  // A warp per row splits too: 100 rows of 3000, 13 blocks of 8 warps, 1056 / 13 = 81 wanted,
+  // but each warp keeps at least 1024 values, so 3000 / 1024 = 2.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 3000), {1})), kSms);
+  CHECK(l.grid_x == 13);
+  CHECK(l.grid_y == 2);
   // Short rows share a warp: about 8 values per lane, 4 to 32 lanes per row. 33 values: 8
   // lanes, 4 rows per warp, 32 per block; 10^6 rows take 31250 blocks.
   k = kernel_of(kiln::sum(matrix(1000000, 33), {1}));
@@ -171,7 +183,8 @@ TEST_CASE("schedules: row reductions take a warp per row and split long rows whe
   CHECK(kernel_of(kiln::sum(matrix(100, 32), {1})).row_threads == 4);
   CHECK(kernel_of(kiln::sum(matrix(100, 64), {1})).row_threads == 8);
   CHECK(kernel_of(kiln::sum(matrix(100, 255), {1})).row_threads == 32);
-  CHECK(kernel_of(kiln::sum(matrix(100, 4096), {1})).row_threads == 32);
+  CHECK(kernel_of(kiln::sum(matrix(100, 4095), {1})).row_threads == 32);
+  CHECK(kernel_of(kiln::sum(matrix(100, 4096), {1})).row_threads == 256);
   // float64 and complex128 rows: 2 and 1 lanes per 16-byte load.
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Float64), {1})).vec == 2);
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Complex128), {1})).vec == 1);

@@ -31,6 +31,16 @@ struct Context {
   // dividing per element; `pos` is the position along the row.
   bool incremental = false;
   std::string pos = "j";
+  // RowFused over rows staged in shared memory: the pass being emitted, and whether its
+  // staged values come as vectors sv<a> of V (16-byte shared loads) rather than one by one.
+  int row_pass = 0;
+  bool shared_vectors = false;
+  // A value a reducing pass computes and a later pass needs again (softmax's exp(x - max),
+  // folded by the sum and divided by it after), kept in the shared memory of a staged input
+  // that no later pass reads, so the later passes load it instead of recomputing it.
+  struct RowCache {
+    int instr = -1, access = -1, pass = -1;
+  } row_cache{};
 };
 
 void classify(Context& c) {
@@ -216,6 +226,12 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     const Instr& ins = c.g.code[i];
     auto t = [&](int j) { return "t" + num(j); };
     std::string e;
+    if (static_cast<int>(i) == c.row_cache.instr && c.row_pass > c.row_cache.pass) {
+      const std::string a = num(c.row_cache.access);
+      os << "      const " << cuda_type(ins.dtype) << " t" << i << " = "
+         << (c.shared_vectors ? "sv" + a + "[l]" : "sm" + a + "[q * r + j]") << ";\n";
+      continue;
+    }
     switch (ins.kind) {
       case InstrKind::Load: {
         const int a = ins.access();
@@ -223,6 +239,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
           e = "tile" + num(a) + "[threadIdx.y + k][threadIdx.x + h]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.row_registers)
           e = "rg" + num(a) + "[k][l]";
+        else if (!c.row_staged.empty() && c.row_staged[a] && c.shared_vectors)
+          e = "sv" + num(a) + "[l]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.long_rows)
           e = "(j < sr ? sm" + num(a) + "[j + shift] : in" + num(a) + "[i])";
         else if (!c.row_staged.empty() && c.row_staged[a])
@@ -595,6 +613,18 @@ int lanes_per_row(int64_t row) {
   return tpr;
 }
 
+// ReduceRows: a block per row from kBlockRow values (16-byte loads, merged through shared
+// memory), a warp per row below, and a few lanes per row for short rows (lanes_per_row).
+// Measured on the H200 (gpu_bench layout rowsum, float32, ms for 32 / 128 / 256 threads a row,
+// one run through a knob since removed):
+// 16384x4096 0.0674 / 0.0672 / 0.0668, 4096x16384 0.0708 / 0.0669 / 0.0656, 132x1000000
+// 0.1332 / 0.1319 / 0.1296, 1000x100000 0.1059 / 0.1031 / 0.1036, 4096x4097 0.0231 / 0.0209 /
+// 0.0219; but 65536x2048 0.1263 / 0.1272 / 0.1328 and 100000x2048 0.1912 / 0.1920 / 0.1995.
+int reduce_row_threads(int64_t row) {
+  constexpr int64_t kBlockRow = 4096;
+  return row >= kBlockRow ? kBlock : lanes_per_row(row);
+}
+
 // RowFused: the threads per row (row_threads) and the dense inputs whose rows a block stages in
 // shared memory. Short rows take a few lanes each, about kPerLane values per lane, so a warp
 // holds several rows and no lane idles; rows past kWarpRow values take the whole block. Inputs
@@ -662,9 +692,90 @@ std::string pass_body(Context& c, const plan::RowPasses& passes, int p) {
   return os.str();
 }
 
-// Pass p over a row staged in shared memory (or read in place): the row's lanes take every
-// row_threads-th position; the last pass writes each output where it computes it.
-std::string shared_pass(Context& c, const plan::RowPasses& passes, int p) {
+// What pass q evaluates when `known` values need no computing: the closure of `roots` over
+// operands, stopping at known values (which are still marked, as they are read).
+std::vector<bool> closure(const FusedGroup& g, const std::vector<int>& roots,
+                          const std::vector<bool>& known) {
+  std::vector<bool> need(g.code.size(), false);
+  std::vector<int> stack = roots;
+  for (int i : roots) need[i] = true;
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (known[i]) continue;
+    for (int v : plan::operands_of(g, g.code[i]))
+      if (!need[v]) {
+        need[v] = true;
+        stack.push_back(v);
+      }
+  }
+  return need;
+}
+
+// Context::row_cache: the operand of a reducing pass's last fold, when it is computed (not a
+// load) and a later pass needs it, and a staged input of its dtype is read by no later pass
+// once that value is known. Only for rows staged in shared memory (registers hold their rows
+// already; long rows read part of theirs in place). Updates `passes.needed` to match.
+void choose_row_cache(Context& c, plan::RowPasses& passes) {
+  if (c.k.long_rows || c.k.row_registers) return;
+  const FusedGroup& g = c.g;
+  for (int p = passes.reducing - 1; p >= 0; --p) {
+    auto folds = passes.folds(p);
+    if (folds.empty()) continue;
+    const int v = g.code[folds.back()].a;
+    const InstrKind kind = g.code[v].kind;
+    if (kind == InstrKind::Load || kind == InstrKind::Param || kind == InstrKind::Reduce) continue;
+    std::vector<std::vector<bool>> later;
+    std::vector<bool> known(g.code.size(), false);
+    known[v] = true;
+    for (int q = p + 1; q <= passes.reducing; ++q) {
+      std::vector<int> roots;
+      for (int f : passes.folds(q)) roots.push_back(g.code[f].a);
+      if (q == passes.reducing)
+        for (const auto& o : g.outputs) roots.push_back(o.instr);
+      for (size_t i = 0; i < g.code.size(); ++i)
+        known[i] = known[i] || (g.code[i].kind == InstrKind::Reduce && passes.pass[i] < q);
+      later.push_back(closure(g, roots, known));
+    }
+    bool used_later = false;
+    std::vector<bool> read_later(g.accesses.size(), false);
+    for (const auto& need : later) {
+      used_later = used_later || need[v];
+      for (size_t i = 0; i < g.code.size(); ++i)
+        if (need[i] && g.code[i].kind == InstrKind::Load) read_later[g.code[i].access()] = true;
+    }
+    if (!used_later) continue;
+    for (size_t a = 0; a < g.accesses.size(); ++a) {
+      if (!c.row_staged[a] || read_later[a] || g.load_dtype(static_cast<int>(a)) != g.code[v].dtype)
+        continue;
+      c.row_cache = {v, static_cast<int>(a), p};
+      for (int q = p + 1; q <= passes.reducing; ++q) passes.needed[q] = later[q - p - 1];
+      return;
+    }
+  }
+}
+
+// The staged accesses pass p reads from shared memory: its loads, and the kept value
+// (Context::row_cache) once a pass before stored it.
+std::vector<int> shared_reads(const Context& c, const plan::RowPasses& passes, int p) {
+  std::vector<bool> reads(c.g.accesses.size(), false);
+  for (size_t i = 0; i < c.g.code.size(); ++i) {
+    if (!passes.needed[p][i]) continue;
+    if (static_cast<int>(i) == c.row_cache.instr && p > c.row_cache.pass)
+      reads[c.row_cache.access] = true;
+    else if (c.g.code[i].kind == InstrKind::Load && c.row_staged[c.g.code[i].access()])
+      reads[c.g.code[i].access()] = true;
+  }
+  std::vector<int> out;
+  for (size_t a = 0; a < reads.size(); ++a)
+    if (reads[a]) out.push_back(static_cast<int>(a));
+  return out;
+}
+
+// Pass p over a row staged in shared memory (or read in place), one position at a time: the
+// row's lanes take every row_threads-th position; the last pass writes each output where it
+// computes it, the caching pass stores the kept value over the position it read.
+std::string scalar_shared_pass(Context& c, const plan::RowPasses& passes, int p) {
   std::ostringstream os;
   os << "      for (I j = lane; j < end; j += " << c.k.row_threads << ") {\n"
      << "        const I i = o * r + j;\n"
@@ -672,7 +783,53 @@ std::string shared_pass(Context& c, const plan::RowPasses& passes, int p) {
   if (p == passes.reducing)
     for (size_t o = 0; o < c.g.outputs.size(); ++o)
       os << "        out" << o << "[i] = t" << c.g.outputs[o].instr << ";\n";
+  if (p == c.row_cache.pass)
+    os << "        sm" << c.row_cache.access << "[q * r + j] = t" << c.row_cache.instr << ";\n";
   return os.str() + "      }\n";
+}
+
+// The same pass over rows whose length is a multiple of V (and `vec` set): each lane takes V
+// neighbouring positions per step, read from shared memory 16 bytes at a time (one lane's V
+// scalars a step apart would hit the same banks) and written to the output 16 bytes at a time.
+std::string vector_shared_pass(Context& c, const plan::RowPasses& passes, int p) {
+  std::ostringstream os;
+  const int V = c.k.vec;
+  const bool last = p == passes.reducing, caching = p == c.row_cache.pass;
+  auto vec_of = [&](DType t) {
+    return std::string("kiln::vec<") + cuda_type(t) + ", " + num(V) + ">";
+  };
+  os << "      for (I j0 = lane * " << V << "; j0 < end; j0 += " << c.k.row_threads * V << ") {\n";
+  for (int a : shared_reads(c, passes, p))
+    os << "        const " << vec_of(c.g.load_dtype(a)) << " sv" << a << " = kiln::load<" << V
+       << ">(sm" << a << " + q * r + j0);\n";
+  for (size_t o = 0; last && o < c.g.outputs.size(); ++o)
+    os << "        " << vec_of(c.g.code[c.g.outputs[o].instr].dtype) << " w" << o << ";\n";
+  if (caching) os << "        " << vec_of(c.g.code[c.row_cache.instr].dtype) << " kw;\n";
+  os << "#pragma unroll\n      for (int l = 0; l < " << V << "; ++l) {\n"
+     << "        const I j = j0 + l, i = o * r + j;\n"
+     << pass_body(c, passes, p);
+  for (size_t o = 0; last && o < c.g.outputs.size(); ++o)
+    os << "        w" << o << "[l] = t" << c.g.outputs[o].instr << ";\n";
+  if (caching) os << "        kw[l] = t" << c.row_cache.instr << ";\n";
+  os << "      }\n";
+  for (size_t o = 0; last && o < c.g.outputs.size(); ++o)
+    os << "        kiln::store<" << V << ">(out" << o << " + o * r + j0, w" << o << ");\n";
+  if (caching)
+    os << "        kiln::store<" << V << ">(sm" << c.row_cache.access << " + q * r + j0, kw);\n";
+  return os.str() + "      }\n";
+}
+
+// Pass p over rows staged in shared memory: 16-byte steps where every row is aligned for
+// them, one position at a time otherwise. Every pass takes the same branch, so each position
+// stays with one lane from pass to pass (the kept value needs no barrier).
+std::string shared_pass(Context& c, const plan::RowPasses& passes, int p) {
+  c.row_pass = p;
+  if (c.k.vec == 1 || c.k.long_rows) return scalar_shared_pass(c, passes, p);
+  std::string out = "      if (vec && r % " + num(c.k.vec) + " == 0) {\n";
+  c.shared_vectors = true;
+  out += vector_shared_pass(c, passes, p);
+  c.shared_vectors = false;
+  return out + "      } else {\n" + scalar_shared_pass(c, passes, p) + "      }\n";
 }
 
 // Pass p over a row held in registers (choose_row_registers), position by position of each
@@ -713,7 +870,8 @@ std::string register_pass(Context& c, const plan::RowPasses& passes, int p) {
 // threads (kiln::group_merge), and last the pass that computes and writes the outputs.
 std::string row_fused_kernel(Context& c) {
   std::ostringstream os;
-  const plan::RowPasses passes = plan::row_passes(c.g);
+  plan::RowPasses passes = plan::row_passes(c.g);
+  choose_row_cache(c, passes);
   const int tpr = c.k.row_threads, block = c.k.block;
   // Long rows stage the first sr values of the one row a block takes, from the 16-byte
   // boundary before the row (`shift` values earlier, so odd lengths load whole vectors too);
@@ -799,7 +957,7 @@ KernelSource generate(const FusedGroup& g) {
   if (k.form == Form::Tiled) k.tile_axis = transposed_axis(c);
   if (k.form == Form::Tiled) k.tile = choose_tile(c);
   if (k.form == Form::RowFused) choose_row_staging(c);
-  if (k.form == Form::ReduceRows) k.row_threads = lanes_per_row(k.row);
+  if (k.form == Form::ReduceRows) k.row_threads = reduce_row_threads(k.row);
   k.vec = choose_vec(c);
   if (k.form == Form::RowFused) choose_row_registers(c);
   k.index64 = needs_index64(c);
