@@ -4,6 +4,8 @@
 // Usage: host_chain [elements] [repeats]
 #include <kiln/kiln.hpp>
 
+#include "numpy_timer.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,11 +25,6 @@ kiln::Array chain(const kiln::Array& x, const kiln::Array& y) {
   return kiln::exp(-t) - x;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double time_kiln(const kiln::Array& x, const kiln::Array& y, int repeats) {
   chain(x, y).eval();  // warm-up: thread pool start, first-touch of memory
   std::vector<double> ms;
@@ -36,32 +33,7 @@ double time_kiln(const kiln::Array& x, const kiln::Array& y, int repeats) {
     chain(x, y).eval();
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  return median(ms);
-}
-
-// NumPy's median time in ms for the same expression, or a negative number if unavailable.
-double time_numpy(int64_t n, int repeats) {
-  std::string script =
-      "import numpy as np, timeit\n"
-      "n=" +
-      std::to_string(n) +
-      "\n"
-      "rng=np.random.default_rng(0)\n"
-      "x=rng.random(n,dtype=np.float32); y=rng.random(n,dtype=np.float32)\n"
-      "def chain():\n"
-      "  t=x*2+1; t=np.sin(t)*np.cos(y); t=t*t+y/3; return np.exp(-t)-x\n"
-      "chain()\n"
-      "ts=sorted(timeit.repeat(chain,number=1,repeat=" +
-      std::to_string(repeats) +
-      "))\n"
-      "print(ts[len(ts)//2]*1e3)\n";
-  std::string cmd = "/usr/bin/python3 -c '" + script + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  double ms = -1;
-  if (std::fscanf(p, "%lf", &ms) != 1) ms = -1;
-  pclose(p);
-  return ms;
+  return bench::median(ms);
 }
 
 }  // namespace
@@ -77,7 +49,11 @@ int main(int argc, char** argv) {
   auto x = kiln::asarray(xs), y = kiln::asarray(ys);
 
   double kiln_ms = time_kiln(x, y, repeats);
-  double numpy_ms = time_numpy(n, repeats);
+  double numpy_ms =
+      bench::time_numpy("n=" + std::to_string(n) +
+                            "\nrng=np.random.default_rng(0)\n"
+                            "x=rng.random(n,dtype=np.float32); y=rng.random(n,dtype=np.float32)",
+                        "t=x*2+1; t=np.sin(t)*np.cos(y); t=t*t+y/3; return np.exp(-t)-x", repeats);
   std::printf("chain, float32, %lld elements, median of %d runs\n", static_cast<long long>(n),
               repeats);
   std::printf("  kiln host : %8.2f ms\n", kiln_ms);

@@ -2,11 +2,10 @@
 // and maps their words (kiln/random.hpp's mappings) straight into the output, which is written
 // once; no word ever goes through memory.
 //
-// The stream. The host executor takes its words from cuRAND's host generator (Philox4_32_10,
-// LEGACY ordering), which lays its stream out as if 2^16 threads each ran their own
-// subsequence and took turns block by block: word x of a seed's stream (x counted from the
-// start of the stream, the generator offset included) is lane x % 4 of the Philox4x32-10
-// block of b = x / 4 with
+// The stream is cuRAND's Philox4_32_10 in LEGACY ordering, which lays it out as if 2^16
+// threads each ran their own subsequence and took turns block by block: word x of a seed's stream
+// (x counted from the start of the stream, the generator offset included) is lane x % 4 of the
+// Philox4x32-10 block of b = x / 4 with
 //   key     = (low 32 bits of seed, high 32 bits of seed)
 //   counter = (low 32 bits of b >> 16, high 32 bits of b >> 16, b & 0xFFFF, 0),
 // i.e. subsequence b mod 2^16 (counter word 2), step b / 2^16 of it (counter words 0-1).
@@ -22,15 +21,16 @@
 // and lane l takes the words it lacks from lane l + 1 by shuffle (so each block is computed
 // once, plus one block in 32 twice).
 //
-// Everything that turns words into values is plain C++ as well: without __CUDACC__ it compiles
-// on the host, where the host executor (src/host/random.cpp) maps cuRAND's words with these
-// very units (Randint, Uniform, Normal), and a test without a GPU runs what a thread runs
-// (write_block, one call per Philox block) and compares it with the host executor. The kernels
+// Everything here is plain C++ as well: without __CUDACC__ it compiles on the host, where the
+// host executor (src/host/random.cpp) computes the same blocks (kLanes at a time) and maps them
+// with these very units (Randint, Uniform, Normal), and a test without a GPU runs what a thread
+// runs (write_block, one call per Philox block) and compares it with the host executor. The kernels
 // are compiled with --fmad=false, so nothing is contracted, and randint, uniform and the
-// word-to-[0, 1) maps are bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is correctly rounded
-// on both sides, CUDA's log/sin/cos are within 1-2 ulp where glibc's are within 1 ulp, so a
-// sample differs from the host's by a few ulps of max(|sample|, std) (tests/test_gpu_random.cpp
-// reports the largest difference it saw and fails past 16 ulps of |sample| + 9 std).
+// word-to-[0, 1) maps are bit-identical. Normal samples go through log, sqrt, sin and cos: sqrt is
+// correctly rounded on both sides, CUDA's log/sin/cos are within 1-2 ulp where glibc's are within 1
+// ulp, so a sample differs from the host's by a few ulps of max(|sample|, std)
+// (tests/test_gpu_random.cpp reports the largest difference it saw and fails past 16 ulps of
+// |sample| + 9 std).
 //
 // Reaches NVRTC as "kiln/random.cuh" with no include path: only built-in functions.
 #pragma once
@@ -62,20 +62,42 @@ KILN_RNG_FN void mul_hilo32(unsigned a, unsigned b, unsigned* hi, unsigned* lo) 
 #endif
 }
 
+#ifndef __CUDACC__
+// The host's blocks, kLanes at a time: one Philox per lane of a vector of words (GCC's vector
+// extensions, which the compiler maps to the CPU's vector instructions).
+inline constexpr int kLanes = 8;
+typedef unsigned lanes_u32 __attribute__((vector_size(4 * kLanes)));
+typedef u64 lanes_u64 __attribute__((vector_size(4 * kLanes)));
+
+// The 32 x 32 -> 64-bit products of b with every lane of a, split into high and low words: the
+// even lanes multiply in place as 64-bit lanes, the odd ones shifted down to them.
+inline void mul_hilo32(unsigned b, lanes_u32 a, lanes_u32* hi, lanes_u32* lo) {
+  const lanes_u64 low_half = (lanes_u64{} + 0xFFFFFFFFull);
+  const lanes_u64 even = ((lanes_u64)a & low_half) * b;
+  const lanes_u64 odd = ((lanes_u64)a >> 32) * b;
+  *lo = a * b;
+  const lanes_u64 high = (even >> 32) | (odd & ~low_half);
+  *hi = (lanes_u32)high;
+}
+
+#endif
+
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC11) of the
 // counter c under the key (k0, k1), in place: ten rounds, the key bumped by the Weyl constants
-// between rounds. The same function as cuRAND's curand_Philox4x32_10.
-KILN_RNG_FN void philox4x32_10(unsigned c[4], unsigned k0, unsigned k1) {
+// between rounds. The same function as cuRAND's curand_Philox4x32_10. W is a word (what a GPU
+// thread runs) or, on the host, a vector of words: several counters, one per lane, at once.
+template <class W>
+KILN_RNG_FN void philox4x32_10(W c[4], unsigned k0, unsigned k1) {
   KILN_RNG_UNROLL
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
       k0 += 0x9E3779B9u;
       k1 += 0xBB67AE85u;
     }
-    unsigned hi0, lo0, hi1, lo1;
+    W hi0, lo0, hi1, lo1;
     mul_hilo32(0xD2511F53u, c[0], &hi0, &lo0);
     mul_hilo32(0xCD9E8D57u, c[2], &hi1, &lo1);
-    const unsigned c1 = c[1], c3 = c[3];
+    const W c1 = c[1], c3 = c[3];
     c[0] = hi1 ^ c1 ^ k0;
     c[1] = lo1;
     c[2] = hi0 ^ c3 ^ k1;
@@ -83,15 +105,35 @@ KILN_RNG_FN void philox4x32_10(unsigned c[4], unsigned k0, unsigned k1) {
   }
 }
 
-// Words 4b .. 4b+3 of the stream of `seed` (see the top of this file for the counter layout).
-KILN_RNG_FN void philox_block(u64 seed, u64 b, unsigned w[4]) {
+// The counter of block b (see the top of this file for the layout).
+KILN_RNG_FN void block_counter(u64 b, unsigned c[4]) {
   const u64 step = b >> 16;
-  w[0] = static_cast<unsigned>(step);
-  w[1] = static_cast<unsigned>(step >> 32);
-  w[2] = static_cast<unsigned>(b & 0xFFFF);
-  w[3] = 0;
+  c[0] = static_cast<unsigned>(step);
+  c[1] = static_cast<unsigned>(step >> 32);
+  c[2] = static_cast<unsigned>(b & 0xFFFF);
+  c[3] = 0;
+}
+
+// Words 4b .. 4b+3 of the stream of `seed`.
+KILN_RNG_FN void philox_block(u64 seed, u64 b, unsigned w[4]) {
+  block_counter(b, w);
   philox4x32_10(w, static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32));
 }
+
+#ifndef __CUDACC__
+// Words of blocks first .. first + kLanes - 1 of the stream of `seed`, block first + l in w[l].
+inline void philox_blocks(u64 seed, u64 first, unsigned (&w)[kLanes][4]) {
+  lanes_u32 c[4];
+  for (int l = 0; l < kLanes; ++l) {
+    unsigned one[4];
+    block_counter(first + l, one);
+    for (int i = 0; i < 4; ++i) c[i][l] = one[i];
+  }
+  philox4x32_10(c, static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32));
+  for (int l = 0; l < kLanes; ++l)
+    for (int i = 0; i < 4; ++i) w[l][i] = c[i][l];
+}
+#endif
 
 // ---- words to values (kiln/random.hpp defines these) ---------------------------------------
 

@@ -79,6 +79,13 @@ TEST_CASE("philox4x32_10 gives Random123's known answers") {
     kiln::rng::philox4x32_10(c, k.key[0], k.key[1]);
     for (int i = 0; i < 4; ++i) CHECK(c[i] == k.out[i]);
   }
+  // The host's form, a counter per lane of a vector: every lane gives the third known answer.
+  kiln::rng::lanes_u32 lanes[4];
+  for (int i = 0; i < 4; ++i)
+    for (int l = 0; l < kiln::rng::kLanes; ++l) lanes[i][l] = kats[2].ctr[i];
+  kiln::rng::philox4x32_10(lanes, kats[2].key[0], kats[2].key[1]);
+  for (int i = 0; i < 4; ++i)
+    for (int l = 0; l < kiln::rng::kLanes; ++l) CHECK(lanes[i][l] == kats[2].out[i]);
 }
 
 TEST_CASE("philox_block's stream equals curandGenerate (host generator, LEGACY) word for word") {
@@ -119,4 +126,19 @@ TEST_CASE("long runs across many interleave rounds match too") {
     INFO("seed " << seed << " offset " << offset);
     CHECK(first_mismatch(closed_form(seed, offset, n), curand.words(seed, offset, n)) == -1);
   }
+}
+
+TEST_CASE("philox_blocks computes blocks side by side as philox_block does one at a time") {
+  // Batches that cross the 2^16-block interleave (counter word 2 wraps, the step moves on) and
+  // reach the counter's second word.
+  for (uint64_t first : {uint64_t{0}, uint64_t{65536 - 3}, (uint64_t{1} << 50) - 5})
+    for (uint64_t seed : {uint64_t{42}, uint64_t{0x123456789ABCDEF0ull}}) {
+      INFO("seed " << seed << " first block " << first);
+      unsigned lanes[kiln::rng::kLanes][4], one[4];
+      kiln::rng::philox_blocks(seed, first, lanes);
+      for (int l = 0; l < kiln::rng::kLanes; ++l) {
+        kiln::rng::philox_block(seed, first + l, one);
+        for (int i = 0; i < 4; ++i) CHECK(lanes[l][i] == one[i]);
+      }
+    }
 }
