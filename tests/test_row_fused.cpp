@@ -316,10 +316,13 @@ TEST_CASE("row fusion: a staged row keeps softmax's exp(x - max) for its last pa
     REQUIRE(k.row_registers == 0);
     CHECK(count_of(k.source, t == DType::Float32 ? "= expf(" : "= exp(") == 2);
     CHECK(count_of(k.source, "kiln::store<" + std::to_string(k.vec) + ">(sm0") == 1);
+    CHECK(k.row_kept);
+    CHECK(kiln::explain({softmax(x, {1})}).find("kept there for the next") != std::string::npos);
     // x is read again by the last pass: nothing is free to hold exp, so it is recomputed.
     auto again = kernel_of(softmax(x, {1}) + x);
     CHECK(count_of(again.source, t == DType::Float32 ? "= expf(" : "= exp(") == 4);
     CHECK(count_of(again.source, "kiln::store<" + std::to_string(k.vec) + ">(sm0") == 0);
+    CHECK(!again.row_kept);
   }
   // Rows whose length is not a multiple of the vector width take the one-by-one branch at run
   // time, which keeps the value too.

@@ -749,6 +749,7 @@ void choose_row_cache(Context& c, plan::RowPasses& passes) {
       if (!c.row_staged[a] || read_later[a] || g.load_dtype(static_cast<int>(a)) != g.code[v].dtype)
         continue;
       c.row_cache = {v, static_cast<int>(a), p};
+      c.k.row_kept = true;
       for (int q = p + 1; q <= passes.reducing; ++q) passes.needed[q] = later[q - p - 1];
       return;
     }

@@ -67,6 +67,8 @@ struct KernelSource {
   int row_registers = 0;   // RowFused: 16-byte vectors of each staged row a lane keeps in
                            // registers (0: the rows are staged in shared memory)
   std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
+  bool row_kept = false;  // RowFused: a value of a reducing pass kept in shared memory for later
+                          // passes (softmax's exp(x - max)) instead of recomputed
 };
 
 KernelSource generate(const plan::FusedGroup& g);

@@ -209,7 +209,8 @@ std::string describe_schedule(const KernelSource& k) {
       std::string threads = k.row_threads == kBlock ? "a block"
                             : k.row_threads == 32   ? "a warp"
                                                     : std::to_string(k.row_threads) + " lanes";
-      return "reductions and their broadcast in one kernel: " + threads + " per row, " + staged;
+      return "reductions and their broadcast in one kernel: " + threads + " per row, " + staged +
+             (k.row_kept ? ", a value of one pass kept there for the next (not recomputed)" : "");
     }
   }
   return "";
