@@ -465,14 +465,17 @@ int64_t Generator::odd_extent() {
   return extents[weighted({3, 4, 3, 3, 2, 2, 2})];
 }
 
-// Rank `rank` with odd extents; now and then one axis of a few thousand and the rest tiny.
+// Rank `rank` with odd extents; now and then one axis of a few thousand and the rest tiny, at
+// times exactly 4096 (where row sums take a block per row) or just past it.
 Shape Generator::pattern_shape(int rank) {
   Shape s;
   for (int i = 0; i < rank; ++i) s.push_back(odd_extent());
   if (chance(0.12)) {
     budget_ = std::max(budget_, limits_.max_long_elems);
     for (auto& d : s) d = uniform(1, 2);
-    s[static_cast<size_t>(uniform(0, rank - 1))] = uniform(1000, 4097);
+    static const int64_t edges[] = {4096, 4097, 4100};
+    s[static_cast<size_t>(uniform(0, rank - 1))] =
+        chance(0.3) ? edges[uniform(0, 2)] : uniform(1000, 4097);
     while (shape_size(s) > budget_) *std::max_element(s.begin(), s.end()) -= 1;
     return s;
   }

@@ -15,7 +15,7 @@ struct Limits {
   // strided slices then transposes, odd extents): the share of steps that add one, and the
   // elements a program may reach when one of its inputs has one long axis.
   double patterns = 0.25;
-  int64_t max_long_elems = 4400;
+  int64_t max_long_elems = 4400;  // at least 4100: pattern_shape's longest axis
 };
 
 // The same seed and limits give the same program. Every op of the program builds (kiln
