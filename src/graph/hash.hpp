@@ -1,5 +1,6 @@
 // Hash combining shared by the graph's hashes.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,8 +34,15 @@ class PtrMap {
     slots_[i] = {p, std::move(v)};
     ++size_;
   }
+  // Empties the map, keeping its memory unless a large graph grew it past kKeep slots.
+  void clear() {
+    if (slots_.size() > kKeep) *this = PtrMap();
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
 
  private:
+  static constexpr size_t kKeep = 4096;
   struct Slot {
     const void* key = nullptr;
     V value{};
