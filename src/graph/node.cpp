@@ -177,9 +177,10 @@ void set_realized(const Node& n, BufferRef b) {
   {
     std::lock_guard lock(table().mu);
     auto& node = const_cast<Node&>(n);
+    if (node.has_result_.load(std::memory_order_relaxed)) return;  // listed twice: stored once
     if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
     node.cse_hash = 0;
-    std::atomic_store(&node.realized_, std::move(b));
+    node.realized_ = std::move(b);
     node.has_result_.store(true, std::memory_order_release);
     dropped.swap(node.inputs);
   }
