@@ -86,7 +86,7 @@ Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* h
   thread_local Scratch scratch;
   scratch.index.clear();
   scratch.seen.clear();
-  if (scratch.seen.capacity() > 4096) scratch.seen.shrink_to_fit();  // as PtrMap::clear
+  if (scratch.seen.capacity() > 4096) scratch.seen.shrink_to_fit();  // a huge walk's list goes
   Hasher hasher{scratch.index, scratch.seen, sig.values};
   size_t h = 0x6b696c6e;  // "kiln"
   for (const auto& n : outputs) h = hash_mix(h, hasher.of(n, false));
