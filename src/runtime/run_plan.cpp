@@ -124,15 +124,17 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
   }
 }
 
-std::vector<graph::BufferRef> PlanRun::run() {
+void PlanRun::run() {
   ++counters().plans;
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
   // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
   for (plan::Backend* b : reading_pinned_) b->synchronize();
-  std::vector<graph::BufferRef> out;
-  for (int id : p_.outputs) out.push_back(id < 0 ? nullptr : get(id));  // -1: not written
-  return out;
+}
+
+graph::BufferRef PlanRun::output(size_t i) {
+  int id = p_.outputs[i];
+  return id < 0 ? nullptr : get(id);  // -1: not written
 }
 
 void PlanRun::run_step(const plan::KernelStep& s) {

@@ -21,8 +21,10 @@ class PlanRun {
   // Generates and compiles (or finds in the kernel cache) every group's kernel for its device,
   // and refuses user code that cannot run there: all before any step runs.
   void compile();
-  // Runs every step; returns the buffers of plan.outputs, in order (null: held, not written).
-  std::vector<graph::BufferRef> run();
+  // Runs every step.
+  void run();
+  // After run(): the buffer of plan.outputs[i] (null: a held value the plan does not write).
+  graph::BufferRef output(size_t i);
 
  private:
   graph::BufferRef get(int id);
