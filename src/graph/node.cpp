@@ -1,6 +1,8 @@
 #include "graph/node.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 
 #include "graph/hash.hpp"
 
@@ -14,9 +16,24 @@ namespace {
 // Erasing shifts the entries after it back (linear probing without tombstones): programs
 // build and drop nodes all the time, and a lookup that misses, the usual case, would
 // otherwise probe over the tombstones they leave until the next rehash.
+// The table's lock: held for a few dozen instructions per node built or freed, so a spin
+// (one exchange to take, one store to release) rather than a mutex (an atomic operation each
+// way); a waiter yields its core, since the holder may have been descheduled.
+class SpinLock {
+ public:
+  void lock() {
+    while (held_.exchange(true, std::memory_order_acquire))
+      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 class HashConsTable {
  public:
-  std::mutex mu;
+  SpinLock mu;
 
   // Calls f(node) for each entry under hash h until f returns true.
   template <class F>
