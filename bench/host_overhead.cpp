@@ -9,6 +9,10 @@
 //                 broadcast nodes), the cost of a node as such
 //   lazy_loop_200 200 lazy steps s = s * 0.999f + 0.001f on 2^10 float32, then one evaluation:
 //                 "miss" is the first run (plans made), "hit" every later run (plans reused)
+//   eval_tiny     (s + 1).eval() on one float32, as gpu_bench's `tiny` on the host executor:
+//                 an evaluation whose plan is cached and whose work is nil, i.e. the engine's
+//                 host side per evaluation (signature, plan-cache hit, binding, running the
+//                 plan's one step, storing the result): us per evaluation
 // Usage: host_overhead [repeats] [only]   (only: run the workloads whose id starts so)
 // Prints one JSON object per line.
 #include <kiln/kiln.hpp>
@@ -173,6 +177,35 @@ void bench_lazy_loop(const kiln::Array& x, int repeats) {
                               {"plan_hits", double(c.hits) / repeats}});
 }
 
+// us per (s + 1).eval(), n of them per timing.
+PerOp eval_tiny_once(const kiln::Array& s, int n) {
+  auto t0 = Clock::now();
+  double c0 = cpu_ns();
+  for (int i = 0; i < n; ++i) (s + 1).eval();
+  return {ns_since(t0) / (1e3 * n), (cpu_ns() - c0) / (1e3 * n)};
+}
+
+void bench_eval_tiny(int repeats) {
+  kiln::Array s = kiln::asarray(std::vector<float>{1.0f}, kiln::host()).eval();
+  const int n = 2000;
+  eval_tiny_once(s, n);  // warm-up: the plan is made and cached
+  kiln::runtime::reset_plan_cache_counters();
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < repeats; ++r) {
+    PerOp t = eval_tiny_once(s, n);
+    wall.push_back(t.wall_ns), cpu.push_back(t.cpu_ns);
+  }
+  auto c = kiln::runtime::plan_cache_counters();
+  auto w = min_median(wall);
+  auto u = min_median(cpu);
+  print("eval_tiny", {{"n", n},
+                      {"us_per_eval_min", w.min},
+                      {"us_per_eval_median", w.median},
+                      {"cpu_us_per_eval_min", u.min},
+                      {"cpu_us_per_eval_median", u.median},
+                      {"plan_hits", double(c.hits) / (double(repeats) * n)}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,5 +220,6 @@ int main(int argc, char** argv) {
     if (runs("build_array")) bench_build("build_array", x, n, repeats, build_array_once, false);
   }
   if (runs("lazy_loop_200")) bench_lazy_loop(x, repeats);
+  if (runs("eval_tiny")) bench_eval_tiny(repeats);
   return 0;
 }

@@ -244,6 +244,33 @@ TEST_CASE("hash-consing: the same expression built twice is the same node") {
   CHECK(again.to_vector<double>() == first);
 }
 
+// The table erases by moving later entries of a probe run back (graph/node.cpp): nodes dropped
+// in any order must leave every other node findable, and none behind.
+TEST_CASE("hash-consing: nodes dropped in any order leave the others findable") {
+  const Array x = ramp({4}, 0.3, 0);
+  const int n = 3000;  // past the table's first size, so it also grows
+  const size_t live0 = kiln::graph::live_node_count();
+  std::vector<Array> kept;
+  for (int i = 0; i < n; ++i) kept.push_back(x * double(i));  // a scalar and a product each
+  CHECK(kiln::graph::live_node_count() == live0 + 2 * n);
+  // Drop every third, in an order unrelated to the building order (a fixed permutation).
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = int((int64_t{i} * 1237) % n);  // gcd(1237, 3000) = 1
+  int dropped = 0;
+  for (int i : order)
+    if (i % 3 == 0) kept[i] = Array(), ++dropped;
+  CHECK(kiln::graph::live_node_count() == live0 + 2 * (n - dropped));
+  for (int i = 0; i < n; ++i) {
+    Array again = x * double(i);
+    if (i % 3)
+      CHECK(again.node() == kept[i].node());
+    else
+      CHECK(kiln::graph::live_node_count() == live0 + 2 * (n - dropped) + 2);
+  }
+  kept.clear();
+  CHECK(kiln::graph::live_node_count() == live0);
+}
+
 TEST_CASE("planner: the chain is one kernel") {
   const Array x = ramp({1000}, 0.01, 0, DType::Float32);
   const Array y = ramp({1000}, 0.02, 0, DType::Float32);

@@ -49,14 +49,27 @@ NodeRef broadcast(const NodeRef& n, const Shape& shape) {
   return graph::make_node(std::move(s));
 }
 
-NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out) {
-  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, a->device, {a}};
+namespace {
+// The operands moved into a node's input list. (A braced list would copy each: the elements
+// of an initializer_list cannot be moved from.)
+template <class... R>
+std::vector<NodeRef> input_list(R... refs) {
+  std::vector<NodeRef> v;
+  v.reserve(sizeof...(refs));
+  (v.push_back(std::move(refs)), ...);
+  return v;
+}
+}  // namespace
+
+NodeRef unary(graph::UnaryOp op, NodeRef a, DType out) {
+  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, a->device};
+  s.inputs = input_list(std::move(a));
   return graph::make_node(std::move(s));
 }
 
-NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out,
-               const Shape& shape) {
-  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, shape, a->device, {a, b}};
+NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape) {
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, shape, a->device};
+  s.inputs = input_list(std::move(a), std::move(b));
   return graph::make_node(std::move(s));
 }
 

@@ -17,11 +17,12 @@ std::vector<NodeRef> refs_of(const std::vector<Array>& arrays);
 
 NodeRef cast(const NodeRef& n, DType t);
 NodeRef broadcast(const NodeRef& n, const Shape& s);
-NodeRef unary(graph::UnaryOp op, const NodeRef& a, DType out);
+// The operands are taken by value and moved into the node: building is on every program's
+// path, and each copy of a NodeRef is an atomic operation (pass temporaries, or std::move).
+NodeRef unary(graph::UnaryOp op, NodeRef a, DType out);
 // Operands must already share dtype, and have `shape` or be rank-0 Scalar nodes (constants,
 // which lowering reads as parameters).
-NodeRef binary(graph::BinaryOp op, const NodeRef& a, const NodeRef& b, DType out,
-               const Shape& shape);
+NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape);
 NodeRef scalar(Scalar v, DType t, Device d);
 // The device an operation on these nodes runs on. They must share one (DeviceError), unless
 // the transfer policy is Auto: then the largest operand's device, the others copied there.

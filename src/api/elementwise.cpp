@@ -34,7 +34,7 @@ DType operand_dtype(const Operand& o, const Operand& other) {
 // operand's own unless they differ.
 struct Aligned {
   std::array<NodeRef, 3> n;
-  const NodeRef& operator[](size_t i) const { return n[i]; }
+  NodeRef& operator[](size_t i) { return n[i]; }
   const Shape& shape() const { return own_shape ? *own_shape : common; }
 
   const Shape* own_shape = nullptr;  // an operand's shape, when it is the common one
@@ -109,12 +109,11 @@ Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
           "to a float dtype first");
   auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
   DType out = graph::is_comparison(op) ? DType::Bool : compute;
-  return api::finish(api::binary(op, n[0], n[1], out, n.shape()));
+  return api::finish(api::binary(op, std::move(n[0]), std::move(n[1]), out, n.shape()));
 }
 
 Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
-  NodeRef n = api::cast(api::ref_of(a), compute);
-  return api::finish(api::unary(op, n, out));
+  return api::finish(api::unary(op, api::cast(api::ref_of(a), compute), out));
 }
 
 // A Math op (graph/op_table.hpp): float dtypes as they are, bool and integers as NumPy's

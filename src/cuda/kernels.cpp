@@ -150,73 +150,6 @@ void* completion_counters(int device, int64_t count) {
   return c.buffer->data();
 }
 
-struct LaunchArgs {
-  ArgPack args;
-  codegen::Launch shape;
-  std::shared_ptr<graph::Buffer> partials;
-};
-
-void add_param(ArgPack& args, const plan::FusedGroup& g, const std::vector<Scalar>& params,
-               int index) {
-  for (const auto& ins : g.code)
-    if (ins.kind == plan::InstrKind::Param && ins.param_index() == index)
-      visit_dtype(ins.dtype, [&](auto z) { args.add(params[index].as<decltype(z)>()); });
-}
-
-LaunchArgs prepare(const plan::FusedGroup& g, const std::vector<Scalar>& params,
-                   const codegen::KernelSource& src, int device, int64_t max_shared,
-                   const std::function<void*(int)>& data) {
-  LaunchArgs l;
-  l.shape = codegen::launch_for(src, gpu::device(device).sm_count, max_shared);
-  if (l.shape.partials) l.partials = allocate(device, l.shape.partials * src.partial_bytes);
-  for (const Arg& a : src.args) {
-    switch (a.kind) {
-      case Arg::Input: {
-        const auto& acc = g.accesses[a.index];
-        auto* base = static_cast<char*>(data(acc.buffer));
-        l.args.add(static_cast<void*>(base + acc.offset * itemsize(g.load_dtype(a.index))));
-        break;
-      }
-      case Arg::Output:
-        l.args.add(data(g.outputs[a.index].buffer));
-        break;
-      case Arg::Param:
-        add_param(l.args, g, params, a.index);
-        break;
-      case Arg::IotaOffset:
-        l.args.add_index(g.accesses[a.index].offset, src.index64);
-        break;
-      case Arg::Count:
-        l.args.add_index(l.shape.count, src.index64);
-        break;
-      case Arg::RowLength:
-        l.args.add_index(src.row, src.index64);
-        break;
-      case Arg::VecFlag:
-        l.args.add(static_cast<int>(vector_aligned(g, src, data)));
-        break;
-      case Arg::Layout: {
-        auto layout = layout_values(src);
-        l.args.add(layout.data(), layout.size() * sizeof(int64_t));
-        break;
-      }
-      case Arg::Partials:  // none when the kernel merges within its blocks
-        l.args.add(l.partials ? l.partials->data() : nullptr);
-        break;
-      case Arg::RowsPerBlock:
-        l.args.add_index(l.shape.rows_per_block, src.index64);
-        break;
-      case Arg::StagedLength:
-        l.args.add_index(l.shape.staged_length, src.index64);
-        break;
-      case Arg::Counter:
-        l.args.add(l.shape.counters ? completion_counters(device, l.shape.counters) : nullptr);
-        break;
-    }
-  }
-  return l;
-}
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -234,12 +167,23 @@ Loaded with_shared_memory(Loaded l, const codegen::KernelSource& src, const Devi
   return l;
 }
 
-// What a group needs at launch, derived once per cached plan.
+// A group's kernel on one device, with its launch shape, which depends only on the kernel
+// and the device.
+struct OnDevice {
+  Loaded kernel;
+  codegen::Launch launch;
+};
+
+// What a group needs at launch, derived once per cached plan: a cached plan's launches only
+// bind addresses and scalars.
 struct Prepared {
   codegen::KernelSource src;
   const jit::Kernel* kernel = nullptr;
   jit::Origin origin = jit::Origin::Compiled;
-  std::map<int, Loaded> loaded;  // per device
+  std::map<int, OnDevice> loaded;  // per device
+  std::vector<int64_t> layout;     // Arg::Layout's values (layout_values)
+  // (param index, dtype) of the group's Param instructions, in code order (Arg::Param).
+  std::vector<std::pair<int, DType>> param_types;
 };
 
 // NVRTC's message for a kernel with user expressions starts by naming them, with the C++ type
@@ -264,6 +208,10 @@ Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* 
   if (!slot) {
     auto p = std::make_shared<Prepared>();
     p->src = codegen::generate(step.group);
+    p->layout = layout_values(p->src);
+    for (const auto& ins : step.group.code)
+      if (ins.kind == plan::InstrKind::Param)
+        p->param_types.push_back({ins.param_index(), ins.dtype});
     jit::Result r{};
     try {
       r = jit::get(kernel_request(p->src, arch));
@@ -296,14 +244,71 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
 
 namespace {
 
-const Loaded& loaded_on(Prepared& p, int device) {
+const OnDevice& loaded_on(Prepared& p, int device) {
   auto it = p.loaded.find(device);
-  if (it == p.loaded.end())
+  if (it == p.loaded.end()) {
+    const DeviceInfo& info = gpu::device(device);
+    Loaded k = with_shared_memory(load(*p.kernel, device), p.src, info);
     it = p.loaded
-             .emplace(device,
-                      with_shared_memory(load(*p.kernel, device), p.src, gpu::device(device)))
+             .emplace(device, OnDevice{k, codegen::launch_for(p.src, info.sm_count, k.max_shared)})
              .first;
+  }
   return it->second;
+}
+
+// Packs the launch's arguments into `args`: the buffers' addresses and the bound scalars are
+// this launch's; everything else comes from what was derived once (Prepared, OnDevice).
+// `partials` keeps the scratch of a split reduction alive until the launch is queued.
+void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& partials, const plan::FusedGroup& g,
+          const std::vector<Scalar>& params, const Prepared& p, const codegen::Launch& shape,
+          int device, const std::function<void*(int)>& data) {
+  const codegen::KernelSource& src = p.src;
+  if (shape.partials) partials = allocate(device, shape.partials * src.partial_bytes);
+  for (const Arg& a : src.args) {
+    switch (a.kind) {
+      case Arg::Input: {
+        const auto& acc = g.accesses[a.index];
+        auto* base = static_cast<char*>(data(acc.buffer));
+        args.add(static_cast<void*>(base + acc.offset * itemsize(g.load_dtype(a.index))));
+        break;
+      }
+      case Arg::Output:
+        args.add(data(g.outputs[a.index].buffer));
+        break;
+      case Arg::Param:
+        for (const auto& [index, dtype] : p.param_types)
+          if (index == a.index)
+            visit_dtype(dtype, [&](auto z) { args.add(params[index].as<decltype(z)>()); });
+        break;
+      case Arg::IotaOffset:
+        args.add_index(g.accesses[a.index].offset, src.index64);
+        break;
+      case Arg::Count:
+        args.add_index(shape.count, src.index64);
+        break;
+      case Arg::RowLength:
+        args.add_index(src.row, src.index64);
+        break;
+      case Arg::VecFlag:
+        args.add(static_cast<int>(vector_aligned(g, src, data)));
+        break;
+      case Arg::Layout:
+        args.add(p.layout.data(), p.layout.size() * sizeof(int64_t));
+        break;
+      case Arg::Partials:  // none when the kernel merges within its blocks
+        args.add(partials ? partials->data() : nullptr);
+        break;
+      case Arg::RowsPerBlock:
+        args.add_index(shape.rows_per_block, src.index64);
+        break;
+      case Arg::StagedLength:
+        args.add_index(shape.staged_length, src.index64);
+        break;
+      case Arg::Counter:
+        args.add(shape.counters ? completion_counters(device, shape.counters) : nullptr);
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -317,27 +322,23 @@ LaunchRecord prepare_group(const plan::KernelStep& step, int device) {
           fresh ? &p.src.source : nullptr};
 }
 
-LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
-                       const std::function<void*(int)>& data) {
-  auto t0 = std::chrono::steady_clock::now();
-  bool fresh;
+void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
+               const std::function<void*(int)>& data) {
   const auto& info = gpu::device(device);
+  bool fresh;
   Prepared& p = prepared(step, info.arch, &fresh);
-  const Loaded& k = loaded_on(p, device);
-  const auto& src = p.src;
-  const auto& g = step.group;
-  LaunchRecord rec{&src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
-                   fresh ? &src.source : nullptr};
+  const OnDevice& on = loaded_on(p, device);
+  const codegen::Launch& s = on.launch;
+  if (s.grid_x == 0) return;
   set_device(device);
-  LaunchArgs l = prepare(g, params, src, device, k.max_shared, data);
-  const codegen::Launch& s = l.shape;
-  if (s.grid_x == 0) return rec;
+  ArgPack args;
+  std::shared_ptr<graph::Buffer> partials;
+  pack(args, partials, step.group, params, p, s, device, data);
   KILN_CUDA_CHECK(
-      cudaLaunchKernel(reinterpret_cast<const void*>(k.main),
+      cudaLaunchKernel(reinterpret_cast<const void*>(on.kernel.main),
                        dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
-                       dim3(s.block_x, s.block_y), l.args.pointers(),
+                       dim3(s.block_x, s.block_y), args.pointers(),
                        static_cast<size_t>(s.shared_bytes), info.stream));
-  return rec;
 }
 
 }  // namespace kiln::gpu

@@ -22,9 +22,9 @@ struct LaunchRecord {
 jit::Request kernel_request(const codegen::KernelSource& src, const std::string& arch);
 
 // Launches the step's group on `device`'s stream. `data(id)` is the device address of plan
-// buffer id. The generated source and loaded kernel are kept in step.compiled.
-LaunchRecord run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
-                       const std::function<void*(int)>& data);
+// buffer id. The generated source, loaded kernel and launch shape are kept in step.compiled.
+void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
+               const std::function<void*(int)>& data);
 
 // Generates, compiles and loads the group's kernel for `device` without launching it, so that
 // the engine compiles a plan's kernels before it runs any of them.

@@ -1,5 +1,6 @@
 // Hash combining shared by the graph's hashes.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,8 +34,18 @@ class PtrMap {
     slots_[i] = {p, std::move(v)};
     ++size_;
   }
+  // Empties the map. Its memory is kept when the last use filled it by an eighth or more (so
+  // clearing costs about what filling did); a table a larger graph grew starts small again.
+  void clear() {
+    if (slots_.size() > kFirst && size_ * 8 < slots_.size())
+      *this = PtrMap();
+    else
+      std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
 
  private:
+  static constexpr size_t kFirst = 32;
   struct Slot {
     const void* key = nullptr;
     V value{};
@@ -52,7 +63,7 @@ class PtrMap {
       if (s.key) add(s.key, std::move(s.value));
   }
 
-  std::vector<Slot> slots_ = std::vector<Slot>(32);
+  std::vector<Slot> slots_ = std::vector<Slot>(kFirst);
   size_t mask_ = 31, size_ = 0;
   int shift_ = 64 - 5;
 };

@@ -1,6 +1,8 @@
 #include "graph/node.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 
 #include "graph/hash.hpp"
 
@@ -11,53 +13,78 @@ namespace {
 // insertion allocates nothing. Entries are raw pointers and never keep a node alive; a node
 // removes its own entry in its destructor, and a lookup takes a reference only while the
 // node's count is above zero (weak_from_this().lock()), so a dying node is never revived.
+// Erasing shifts the entries after it back (linear probing without tombstones): programs
+// build and drop nodes all the time, and a lookup that misses, the usual case, would
+// otherwise probe over the tombstones they leave until the next rehash.
+// The table's lock: held for a few dozen instructions per node built or freed, so a spin
+// (one exchange to take, one store to release) rather than a mutex (an atomic operation each
+// way); a waiter yields its core, since the holder may have been descheduled.
+class SpinLock {
+ public:
+  void lock() {
+    while (held_.exchange(true, std::memory_order_acquire))
+      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 class HashConsTable {
  public:
-  std::mutex mu;
+  SpinLock mu;
 
   // Calls f(node) for each entry under hash h until f returns true.
   template <class F>
   void for_each(size_t h, F&& f) const {
     for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask_)
-      if (slots_[i].hash == h && slots_[i].node != tombstone() && f(*slots_[i].node)) return;
+      if (slots_[i].hash == h && f(*slots_[i].node)) return;
   }
   void insert(size_t h, const Node* n) {
-    if (2 * (used_ + 1) > slots_.size()) rehash(live_ + 1 > slots_.size() / 4 ? 2 : 1);
+    if (2 * (live_ + 1) > slots_.size()) grow();
     size_t i = home(h);
-    while (slots_[i].node && slots_[i].node != tombstone()) i = (i + 1) & mask_;
-    used_ += slots_[i].node == nullptr;
+    while (slots_[i].node) i = (i + 1) & mask_;
     slots_[i] = {h, n};
     ++live_;
   }
   void erase(size_t h, const Node* n) {
-    for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask_)
-      if (slots_[i].node == n) {
-        slots_[i].node = tombstone();
-        --live_;
-        return;
+    size_t i = home(h);
+    while (slots_[i].node != n) {
+      if (!slots_[i].node) return;
+      i = (i + 1) & mask_;
+    }
+    --live_;
+    // Moves back each later entry of the run whose home is not in (i, j], so that every
+    // entry stays reachable from its home without passing an empty slot.
+    for (size_t j = (i + 1) & mask_; slots_[j].node; j = (j + 1) & mask_) {
+      size_t k = home(slots_[j].hash);
+      if (((j - k) & mask_) >= ((j - i) & mask_)) {
+        slots_[i] = slots_[j];
+        i = j;
       }
+    }
+    slots_[i] = {};
   }
   size_t live() const { return live_; }
 
  private:
   struct Slot {
     size_t hash = 0;
-    const Node* node = nullptr;  // null: never used; tombstone(): erased
+    const Node* node = nullptr;  // null: empty
   };
   size_t home(size_t h) const { return (h ^ (h >> 31)) & mask_; }
-  static const Node* tombstone() { return reinterpret_cast<const Node*>(alignof(Node)); }
-  // Rebuilt without tombstones, `factor` times as large.
-  void rehash(size_t factor) {
-    std::vector<Slot> old(slots_.size() * factor);
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     mask_ = slots_.size() - 1;
-    used_ = live_ = 0;
+    live_ = 0;
     for (const Slot& s : old)
-      if (s.node && s.node != tombstone()) insert(s.hash, s.node);
+      if (s.node) insert(s.hash, s.node);
   }
 
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
-  size_t mask_ = 1023, used_ = 0, live_ = 0;  // used_: live and tombstones
+  size_t mask_ = 1023, live_ = 0;
 };
 HashConsTable& table() {
   static auto* t = new HashConsTable;  // leaked on purpose: nodes may die during exit
@@ -167,9 +194,10 @@ void set_realized(const Node& n, BufferRef b) {
   {
     std::lock_guard lock(table().mu);
     auto& node = const_cast<Node&>(n);
+    if (node.has_result_.load(std::memory_order_relaxed)) return;  // listed twice: stored once
     if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
     node.cse_hash = 0;
-    std::atomic_store(&node.realized_, std::move(b));
+    node.realized_ = std::move(b);
     node.has_result_.store(true, std::memory_order_release);
     dropped.swap(node.inputs);
   }

@@ -76,10 +76,13 @@ struct Node : NodeSpec, std::enable_shared_from_this<Node> {
   size_t cse_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
 
-  // The evaluated result, or null. Set once by the evaluator.
-  BufferRef realized() const { return std::atomic_load(&realized_); }
-  // Asked on every node built (depth, devices, forcing), so it reads a flag rather than the
-  // shared pointer, whose atomic load takes a lock.
+  // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
+  // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a
+  // shared_ptr takes one).
+  BufferRef realized() const {
+    return has_result_.load(std::memory_order_acquire) ? realized_ : nullptr;
+  }
+  // Asked on every node built (depth, devices, forcing): a flag.
   bool is_leaf() const {
     return kind == OpKind::Buffer || has_result_.load(std::memory_order_acquire);
   }
@@ -97,7 +100,8 @@ struct Node : NodeSpec, std::enable_shared_from_this<Node> {
 // The node for spec: an existing equal node if one is alive, else a new one.
 NodeRef make_node(NodeSpec spec);
 // Stores an evaluated result and turns the node into a leaf (drops its inputs, leaves the
-// hash-cons table, since its identity no longer follows from its inputs).
+// hash-cons table, since its identity no longer follows from its inputs). Once: a node listed
+// twice in one evaluation keeps its first result.
 void set_realized(const Node& n, BufferRef b);
 // A leaf over existing data.
 NodeRef buffer_node(BufferRef b, DType t, Shape s);

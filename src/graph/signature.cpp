@@ -22,14 +22,21 @@ bool computes(const Node& n) {
          n.kind == OpKind::Cast || n.kind == OpKind::User;
 }
 
-struct Hasher {
-  struct Seen {
-    size_t hash;
-    const NodeRef* ref;  // the first graph edge to the node (null for an output)
-    long edges;          // graph edges to it from the nodes walked
-  };
+struct Seen {
+  size_t hash;
+  const NodeRef* ref;  // the first graph edge to the node (null for an output)
+  long edges;          // graph edges to it from the nodes walked
+};
+// The walk's tables, kept per thread between walks: a signature is taken on every evaluation,
+// and allocating them anew each time cost more than walking a small graph.
+struct Scratch {
   PtrMap<size_t> index;  // node -> its place in seen
   std::vector<Seen> seen;
+};
+
+struct Hasher {
+  PtrMap<size_t>& index;
+  std::vector<Seen>& seen;
   std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
 
   // The hash of ref's node, walked once; `edge` says ref is an input of a walked node.
@@ -75,7 +82,12 @@ struct Hasher {
 
 Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
   Signature sig;
-  Hasher hasher{{}, {}, sig.values};
+  sig.values.reserve(8);  // one allocation for most graphs
+  thread_local Scratch scratch;
+  scratch.index.clear();
+  scratch.seen.clear();
+  if (scratch.seen.capacity() > 4096) scratch.seen.shrink_to_fit();  // a huge walk's list goes
+  Hasher hasher{scratch.index, scratch.seen, sig.values};
   size_t h = 0x6b696c6e;  // "kiln"
   for (const auto& n : outputs) h = hash_mix(h, hasher.of(n, false));
   if (held) {

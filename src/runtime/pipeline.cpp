@@ -16,9 +16,9 @@ std::mutex& eval_mutex() {
   return mu;
 }
 
-void store(const Request& req, const std::vector<graph::BufferRef>& results) {
+void store(const Request& req, PlanRun& run) {
   for (size_t i = 0; i < req.nodes.size(); ++i)
-    if (results[i]) graph::set_realized(*req.nodes[i], results[i]);  // null: held, not written
+    if (auto b = run.output(i)) graph::set_realized(*req.nodes[i], std::move(b));  // null: held
 }
 
 }  // namespace
@@ -32,9 +32,10 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   if (req.nodes.empty()) return;
   const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once per structure
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
-  PlanRun run(p, sig);    // binds this graph's buffers, scalars and draws
-  run.compile();          // codegen/ generates each kernel, jit/ compiles it or finds it cached
-  store(req, run.run());  // each step on its device's backend (runtime/backends)
+  PlanRun run(p, sig);  // binds this graph's buffers, scalars and draws
+  run.compile();        // codegen/ generates each kernel, jit/ compiles it or finds it cached
+  run.run();            // each step on its device's backend (runtime/backends)
+  store(req, run);
 }
 
 std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }

@@ -57,19 +57,38 @@ void report(const std::string& what, plan::KernelOrigin origin, plan::Backend& b
                  from[static_cast<int>(origin)], ms, static_cast<double>(bytes) / ms / 1e6);
 }
 
+// The start of a step's KILN_DEBUG timing: reading the clock is left out without it.
+std::chrono::steady_clock::time_point debug_clock() {
+  return debug_level() >= 1 ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point{};
+}
+
 }  // namespace
 
+PlanRun::Tables& PlanRun::tables() {
+  static Tables t;
+  return t;
+}
+
 PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
-    : p_(p), sig_(sig), bufs_(p.buffers.size()), params_(p.steps.size()) {
+    : p_(p), sig_(sig), bufs_(tables().bufs), params_(tables().params) {
+  bufs_.assign(p.buffers.size(), nullptr);
+  params_.resize(p.steps.size());
+  for (auto& v : params_) v.clear();
   for (size_t i = 0; i < p.buffers.size(); ++i)
     if (p.buffers[i].external) bufs_[i] = p.buffers[i].external;
   for (const auto& b : p.bindings.buffers) bufs_[b.buffer] = sig.values[b.value]->storage();
   for (const auto& b : p.bindings.params) {
     auto& v = params_[b.step];
-    if (v.empty()) v = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
+    if (v.empty()) {
+      const auto& own = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
+      v.assign(own.begin(), own.end());
+    }
     v[b.param] = sig.values[b.value]->scalar_value();
   }
 }
+
+PlanRun::~PlanRun() { bufs_.clear(); }  // the plan's buffers are released now, not at the next run
 
 plan::Backend& PlanRun::backend_of(int id) const { return backend_for(device_of(id)); }
 
@@ -105,15 +124,17 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
   }
 }
 
-std::vector<graph::BufferRef> PlanRun::run() {
+void PlanRun::run() {
   ++counters().plans;
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
   // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
   for (plan::Backend* b : reading_pinned_) b->synchronize();
-  std::vector<graph::BufferRef> out;
-  for (int id : p_.outputs) out.push_back(id < 0 ? nullptr : get(id));  // -1: not written
-  return out;
+}
+
+graph::BufferRef PlanRun::output(size_t i) {
+  int id = p_.outputs[i];
+  return id < 0 ? nullptr : get(id);  // -1: not written
 }
 
 void PlanRun::run_step(const plan::KernelStep& s) {
@@ -121,7 +142,7 @@ void PlanRun::run_step(const plan::KernelStep& s) {
   int64_t bytes = kernel_bytes(p_, s.group);
   counters().bytes += bytes;
   Range range(s.group.name);
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = debug_clock();
   // Allocate first: the group's worker threads only read the buffer table.
   for (const auto& o : s.group.outputs) get(o.buffer);
   for (const auto& a : s.group.accesses)
@@ -165,7 +186,7 @@ void PlanRun::run_step(const plan::FftStep& s) {
   ++counters().library;
   int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
   counters().bytes += bytes;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
   if (debug_level() >= 1)
@@ -186,7 +207,7 @@ void PlanRun::run_step(const plan::RandomStep& cached) {
       s.a = a.a;
       s.b = a.b;
     }
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_random(s, p_.buffers[s.out], data(s.out));
   if (debug_level() >= 1)

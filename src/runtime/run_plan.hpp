@@ -8,16 +8,23 @@
 
 namespace kiln::runtime {
 
+// Runs under hold_evaluation() (runtime/pipeline.hpp), so one at a time: its tables are kept
+// between runs rather than allocated for each evaluation.
 class PlanRun {
  public:
   // Binds the values `sig` carries through p.bindings (buffers, scalars, random draws).
   PlanRun(const plan::Plan& p, const graph::Signature& sig);
+  ~PlanRun();
+  PlanRun(const PlanRun&) = delete;
+  PlanRun& operator=(const PlanRun&) = delete;
 
   // Generates and compiles (or finds in the kernel cache) every group's kernel for its device,
   // and refuses user code that cannot run there: all before any step runs.
   void compile();
-  // Runs every step; returns the buffers of plan.outputs, in order (null: held, not written).
-  std::vector<graph::BufferRef> run();
+  // Runs every step.
+  void run();
+  // After run(): the buffer of plan.outputs[i] (null: a held value the plan does not write).
+  graph::BufferRef output(size_t i);
 
  private:
   graph::BufferRef get(int id);
@@ -32,10 +39,16 @@ class PlanRun {
   void run_step(const plan::RandomStep& cached);
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
+  struct Tables {
+    std::vector<graph::BufferRef> bufs;
+    std::vector<std::vector<Scalar>> params;
+  };
+  static Tables& tables();
+
   const plan::Plan& p_;
   const graph::Signature& sig_;
-  std::vector<graph::BufferRef> bufs_;
-  std::vector<std::vector<Scalar>> params_;     // per step: the bound scalar parameters
+  std::vector<graph::BufferRef>& bufs_;         // per plan buffer (tables().bufs)
+  std::vector<std::vector<Scalar>>& params_;    // per step: the bound scalar parameters
   std::vector<plan::PreparedGroup> kernels_;    // per step, with KILN_DEBUG: what compile() found
   size_t current_ = 0;                          // the step being run
   std::vector<plan::Backend*> reading_pinned_;  // copies from pinned host memory in flight
