@@ -248,7 +248,7 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       KILN_BINARY_OPS(KILN_TEST_ROW)
 #undef KILN_TEST_Math
   };
-  using UnaryFn = Array (*)(const Array&);
+  using UnaryFn = std::function<Array(const Array&)>;
   static const std::map<std::string, UnaryFn> unary_ops = {
       {"negative", [](const Array& a) { return -a; }},
       {"invert", [](const Array& a) { return ~a; }},
@@ -840,7 +840,7 @@ TEST_CASE("function results do not depend on the element's position") {
     Array x = kiln::linspace(0.05, 40.0, 300, true, t);
     if (kiln::is_complex(t)) x = x + x * Scalar(std::complex<double>(0, 0.125));
     // Every unary Math row of graph/op_table.hpp that takes t.
-    std::vector<std::pair<const char*, Array (*)(const Array&)>> fns;
+    std::vector<std::pair<const char*, std::function<Array(const Array&)>>> fns;
 #define KILN_POS_ROW(Enum, name, cfn, form, complex, heavy) KILN_POS_##form(name, complex)
 #define KILN_POS_Custom(name, complex)
 #define KILN_POS_Math(name, complex) \

@@ -140,7 +140,7 @@ TEST_CASE("array with a weak Python-style scalar gives NumPy 2's dtype, on eithe
 }
 
 TEST_CASE("unary functions give NumPy's dtype (kiln has no float16 or int8)") {
-  using Fn = Array (*)(const Array&);
+  using Fn = std::function<Array(const Array&)>;
   static const std::map<std::string, Fn> fns = {
       {"sqrt", kiln::sqrt},
       {"exp", kiln::exp},

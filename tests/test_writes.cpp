@@ -131,6 +131,25 @@ TEST_CASE("an array the program holds is written by the evaluation that computes
   CHECK(writes_of(t * 2).elements == 64 * 256);
 }
 
+TEST_CASE("a temporary that an operator or elementwise function consumes is not held") {
+  // The operators and the functions up to `where` in array.hpp take their operands by value:
+  // a C++ temporary is moved into the new node, so while its statement runs nothing but the
+  // graph refers to it, and the evaluation writes only the result.
+  Array x = ramp(64, 256);
+  const int64_t n = 64 * 256;
+  CHECK(writes_of(kiln::sin(x) * 2 + kiln::exp(-x)).elements == n);
+  CHECK(writes_of(kiln::where(x > 0, kiln::sqrt(x * 3), -x)).elements == n);
+  CHECK(writes_of(kiln::maximum(kiln::abs(x) - 1, x * 2)).elements == n);
+  // A named intermediate is still the program's: written too, once.
+  Array t = kiln::sin(x) * 2;
+  CHECK(writes_of(t + kiln::exp(-x)).elements == 2 * n);
+  // The temporaries' values: the same as built step by step.
+  auto got = (kiln::sin(x) * 2 + kiln::exp(-x)).to_vector<float>();
+  auto xs = x.to_vector<float>();
+  for (size_t i = 0; i < xs.size(); i += 97)
+    CHECK(got[i] == doctest::Approx(std::sin(xs[i]) * 2 + std::exp(-xs[i])).epsilon(1e-6));
+}
+
 TEST_CASE("a convergence loop keeps its history short and its plans cached") {
   // x = x * 0.999 + 0.001 until max(x) says stop. The program holds x, which only the max's
   // prologue computes: it is written once its unevaluated history reaches the planner's depth

@@ -88,7 +88,11 @@ class Array {
   // for kiln::wrap, yours) and must not be written. A view is evaluated into memory of its own.
   const void* data() const;
 
-  const std::shared_ptr<const graph::Node>& node() const { return node_; }
+  const std::shared_ptr<const graph::Node>& node() const& { return node_; }
+  // A temporary's node, taken from it: an operation that consumes a temporary operand leaves
+  // no handle behind, so the temporary does not count as one the program holds (`(x * 3 +
+  // 1).eval()` writes only its result, not x * 3 as well).
+  std::shared_ptr<const graph::Node> node() && { return std::move(node_); }
 
  private:
   std::shared_ptr<const graph::Node> node_;
@@ -136,12 +140,15 @@ Array linspace(double start, double stop, int64_t num = 50, bool endpoint = true
                DType t = DType::Float64, Device d = host());
 
 // ---- elementwise -----------------------------------------------------------------------
-Array operator-(const Array& a);
-Array operator~(const Array& a);  // logical not for bool, bitwise not for integers
-#define KILN_BINARY_OPERATOR(op)                     \
-  Array operator op(const Array& a, const Array& b); \
-  Array operator op(const Array& a, Scalar b);       \
-  Array operator op(Scalar a, const Array& b);
+// Operators and the functions up to `where` take their operands by value: a temporary
+// operand is consumed (moved into the new node), so it is not a handle the program holds when
+// the statement evaluates (see kiln::set_materialize_held).
+Array operator-(Array a);
+Array operator~(Array a);  // logical not for bool, bitwise not for integers
+#define KILN_BINARY_OPERATOR(op)        \
+  Array operator op(Array a, Array b);  \
+  Array operator op(Array a, Scalar b); \
+  Array operator op(Scalar a, Array b);
 KILN_BINARY_OPERATOR(+)
 KILN_BINARY_OPERATOR(-)
 KILN_BINARY_OPERATOR(*)
@@ -160,47 +167,47 @@ KILN_BINARY_OPERATOR(<<)  // left_shift
 KILN_BINARY_OPERATOR(>>)  // right_shift
 #undef KILN_BINARY_OPERATOR
 
-Array abs(const Array& a);
-Array sqrt(const Array& a);
-Array exp(const Array& a);
-Array log(const Array& a);
-Array sin(const Array& a);
-Array cos(const Array& a);
-Array tan(const Array& a);
-Array tanh(const Array& a);
-Array log1p(const Array& a);  // log(1 + x), exact for tiny x; real (float) dtypes
-Array expm1(const Array& a);  // exp(x) - 1, exact for tiny x; real (float) dtypes
+Array abs(Array a);
+Array sqrt(Array a);
+Array exp(Array a);
+Array log(Array a);
+Array sin(Array a);
+Array cos(Array a);
+Array tan(Array a);
+Array tanh(Array a);
+Array log1p(Array a);  // log(1 + x), exact for tiny x; real (float) dtypes
+Array expm1(Array a);  // exp(x) - 1, exact for tiny x; real (float) dtypes
 // Real (float) dtypes; integers and bool convert to float first, as the functions above.
-Array log2(const Array& a);
-Array log10(const Array& a);
-Array exp2(const Array& a);  // 2 ** x
-Array sinh(const Array& a);
-Array cosh(const Array& a);
-Array arcsin(const Array& a);
-Array arccos(const Array& a);
-Array arctan(const Array& a);
-Array arcsinh(const Array& a);
-Array arccosh(const Array& a);
-Array arctanh(const Array& a);
-Array rint(const Array& a);  // the nearest integer, ties to even; a float result, as NumPy
-Array floor(const Array& a);
-Array ceil(const Array& a);
-Array real(const Array& a);
-Array imag(const Array& a);
-Array conj(const Array& a);
+Array log2(Array a);
+Array log10(Array a);
+Array exp2(Array a);  // 2 ** x
+Array sinh(Array a);
+Array cosh(Array a);
+Array arcsin(Array a);
+Array arccos(Array a);
+Array arctan(Array a);
+Array arcsinh(Array a);
+Array arccosh(Array a);
+Array arctanh(Array a);
+Array rint(Array a);  // the nearest integer, ties to even; a float result, as NumPy
+Array floor(Array a);
+Array ceil(Array a);
+Array real(Array a);
+Array imag(Array a);
+Array conj(Array a);
 // An operand of these may be an Array or a Scalar.
 using Operand = std::variant<Array, Scalar>;
 // Integers to integer powers stay integers and wrap on overflow, as NumPy. A negative integer
 // exponent: a scalar one raises DTypeError when the operation is built, as NumPy's ValueError;
 // one inside an integer array cannot be seen until the kernel runs, and gives 0 for that element
 // (1 for a base of 1, +-1 for -1) where NumPy raises: cast the base to a float dtype first.
-Array pow(const Operand& a, const Operand& b);
-Array minimum(const Operand& a, const Operand& b);  // NaN-propagating, like NumPy
-Array maximum(const Operand& a, const Operand& b);
-Array arctan2(const Operand& y, const Operand& x);   // the angle of (x, y), in (-pi, pi]
-Array hypot(const Operand& a, const Operand& b);     // sqrt(a^2 + b^2) without overflow
-Array copysign(const Operand& a, const Operand& b);  // |a| with b's sign bit; real dtypes
-Array where(const Array& cond, const Operand& x, const Operand& y);
+Array pow(Operand a, Operand b);
+Array minimum(Operand a, Operand b);  // NaN-propagating, like NumPy
+Array maximum(Operand a, Operand b);
+Array arctan2(Operand y, Operand x);   // the angle of (x, y), in (-pi, pi]
+Array hypot(Operand a, Operand b);     // sqrt(a^2 + b^2) without overflow
+Array copysign(Operand a, Operand b);  // |a| with b's sign bit; real dtypes
+Array where(Array cond, Operand x, Operand y);
 
 // ---- more of NumPy's elementwise functions (NumPy 2.3's dtype rules) ----------------------
 // Integer division of NumPy and Python: floor_divide rounds the quotient down, remainder (mod,

@@ -23,6 +23,11 @@ NodeRef ref_of(const Array& a) {
   return a.node();
 }
 
+NodeRef ref_of(Array&& a) {
+  node_of(a);
+  return std::move(a).node();
+}
+
 std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {
   std::vector<NodeRef> out;
   for (const auto& a : arrays) out.push_back(ref_of(a));

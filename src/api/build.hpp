@@ -13,6 +13,7 @@ using graph::NodeRef;
 
 const graph::Node& node_of(const Array& a);  // throws kiln::Error for an empty handle
 NodeRef ref_of(const Array& a);
+NodeRef ref_of(Array&& a);  // takes a's node, leaving a empty (an operation consuming it)
 std::vector<NodeRef> refs_of(const std::vector<Array>& arrays);
 
 NodeRef cast(const NodeRef& n, DType t);

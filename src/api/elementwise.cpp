@@ -41,11 +41,11 @@ struct Aligned {
   Shape common;                      // otherwise
 };
 
-Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<DType> dtypes,
+Aligned align(std::initializer_list<Operand*> ops, std::initializer_list<DType> dtypes,
               const char* what) {
   std::array<const graph::Node*, 3> arrays{};
   size_t count = 0;
-  for (const Operand* o : ops)
+  for (Operand* o : ops)
     if (auto* arr = std::get_if<Array>(o)) arrays[count++] = &api::node_of(*arr);
   Aligned out;
   static const Shape kScalarShape{};
@@ -58,12 +58,13 @@ Aligned align(std::initializer_list<const Operand*> ops, std::initializer_list<D
   Device d = api::common_device({arrays.data(), count}, what);
   auto t = dtypes.begin();
   size_t i = 0;
-  for (const Operand* o : ops) {
+  for (Operand* o : ops) {
     if (auto* arr = std::get_if<Array>(o)) {
-      const NodeRef& n = arr->node();
+      // Taken from the operand (the callers' own copies), so a temporary leaves no handle.
+      NodeRef n = api::ref_of(std::move(*arr));
       bool as_is = n->device == d && n->dtype == *t && n->shape == out.shape();
-      // The common case takes one reference, not one per step (each an atomic operation).
-      out.n[i++] = as_is ? n : api::broadcast(api::cast(api::copy_to(n, d), *t), out.shape());
+      out.n[i++] =
+          as_is ? std::move(n) : api::broadcast(api::cast(api::copy_to(n, d), *t), out.shape());
     } else {
       const Scalar& s = std::get<Scalar>(*o);
       api::check_fits(s, *t, what);
@@ -99,7 +100,8 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
   return t;
 }
 
-Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
+// Takes its operands by value (as the public functions do): a temporary is consumed.
+Array binary_op(BinaryOp op, Operand a, Operand b) {
   DType t = promote_types(operand_dtype(a, b), operand_dtype(b, a));
   DType compute = binary_compute_dtype(op, t);
   if (op == BinaryOp::Pow && (is_integer(compute)))
@@ -112,24 +114,26 @@ Array binary_op(BinaryOp op, const Operand& a, const Operand& b) {
   return api::finish(api::binary(op, std::move(n[0]), std::move(n[1]), out, n.shape()));
 }
 
-Array unary_op(UnaryOp op, const Array& a, DType compute, DType out) {
-  return api::finish(api::unary(op, api::cast(api::ref_of(a), compute), out));
+Array unary_op(UnaryOp op, Array a, DType compute, DType out) {
+  return api::finish(api::unary(op, api::cast(api::ref_of(std::move(a)), compute), out));
 }
 
 // A Math op (graph/op_table.hpp): float dtypes as they are, bool and integers as NumPy's
 // float_dtype, complex where the op takes it.
-Array math_op(UnaryOp op, const Array& a) {
+Array math_op(UnaryOp op, Array a) {
   DType t = float_dtype(api::node_of(a).dtype);
   if (!graph::takes_complex(op)) api::check_real(graph::op_name(op), t);
-  return unary_op(op, a, t, t);
+  return unary_op(op, std::move(a), t, t);
 }
 
 }  // namespace
 
-#define KILN_DEFINE_BINARY(sym, OP)                                                            \
-  Array operator sym(const Array& a, const Array& b) { return binary_op(BinaryOp::OP, a, b); } \
-  Array operator sym(const Array& a, Scalar b) { return binary_op(BinaryOp::OP, a, b); }       \
-  Array operator sym(Scalar a, const Array& b) { return binary_op(BinaryOp::OP, a, b); }
+#define KILN_DEFINE_BINARY(sym, OP)                                                          \
+  Array operator sym(Array a, Array b) {                                                     \
+    return binary_op(BinaryOp::OP, std::move(a), std::move(b));                              \
+  }                                                                                          \
+  Array operator sym(Array a, Scalar b) { return binary_op(BinaryOp::OP, std::move(a), b); } \
+  Array operator sym(Scalar a, Array b) { return binary_op(BinaryOp::OP, a, std::move(b)); }
 KILN_DEFINE_BINARY(+, Add)
 KILN_DEFINE_BINARY(-, Sub)
 KILN_DEFINE_BINARY(*, Mul)
@@ -148,9 +152,13 @@ KILN_DEFINE_BINARY(<<, LeftShift)
 KILN_DEFINE_BINARY(>>, RightShift)
 #undef KILN_DEFINE_BINARY
 
-Array pow(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Pow, a, b); }
-Array minimum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Minimum, a, b); }
-Array maximum(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Maximum, a, b); }
+Array pow(Operand a, Operand b) { return binary_op(BinaryOp::Pow, std::move(a), std::move(b)); }
+Array minimum(Operand a, Operand b) {
+  return binary_op(BinaryOp::Minimum, std::move(a), std::move(b));
+}
+Array maximum(Operand a, Operand b) {
+  return binary_op(BinaryOp::Maximum, std::move(a), std::move(b));
+}
 Array floor_divide(const Operand& a, const Operand& b) {
   return binary_op(BinaryOp::FloorDivide, a, b);
 }
@@ -167,28 +175,28 @@ Array right_shift(const Operand& a, const Operand& b) {
   return binary_op(BinaryOp::RightShift, a, b);
 }
 
-Array operator-(const Array& a) {
+Array operator-(Array a) {
   DType t = api::node_of(a).dtype;
   if (t == DType::Bool)
     throw DTypeError("negative (-) is not supported for bool arrays; use ~ (logical not)");
-  return unary_op(UnaryOp::Neg, a, t, t);
+  return unary_op(UnaryOp::Neg, std::move(a), t, t);
 }
 
-Array operator~(const Array& a) {
+Array operator~(Array a) {
   DType t = api::node_of(a).dtype;
   if (t != DType::Bool && !is_integer(t))
     throw DTypeError(std::string("~ needs a bool or integer array, got ") + dtype_name(t));
-  return unary_op(UnaryOp::Not, a, t, t);
+  return unary_op(UnaryOp::Not, std::move(a), t, t);
 }
 
-Array abs(const Array& a) {
+Array abs(Array a) {
   DType t = api::node_of(a).dtype;
-  return unary_op(UnaryOp::Abs, a, t, real_dtype(t));
+  return unary_op(UnaryOp::Abs, std::move(a), t, real_dtype(t));
 }
 // Every Math row of graph/op_table.hpp is a public function of its name.
 #define KILN_PUBLIC_UNARY_Custom(Enum, name)
 #define KILN_PUBLIC_UNARY_Math(Enum, name) \
-  Array name(const Array& a) { return math_op(UnaryOp::Enum, a); }
+  Array name(Array a) { return math_op(UnaryOp::Enum, std::move(a)); }
 #define KILN_PUBLIC_UNARY(Enum, name, cfn, form, complex, heavy) \
   KILN_PUBLIC_UNARY_##form(Enum, name)
 KILN_UNARY_OPS(KILN_PUBLIC_UNARY)
@@ -196,22 +204,22 @@ KILN_UNARY_OPS(KILN_PUBLIC_UNARY)
 #define KILN_PUBLIC_BINARY_Compare(Enum, name)
 #define KILN_PUBLIC_BINARY_Bitwise(Enum, name)
 #define KILN_PUBLIC_BINARY_Math(Enum, name) \
-  Array name(const Operand& a, const Operand& b) { return binary_op(BinaryOp::Enum, a, b); }
+  Array name(Operand a, Operand b) { return binary_op(BinaryOp::Enum, std::move(a), std::move(b)); }
 #define KILN_PUBLIC_BINARY(Enum, name, cfn, form, complex, heavy) \
   KILN_PUBLIC_BINARY_##form(Enum, name)
 KILN_BINARY_OPS(KILN_PUBLIC_BINARY)
 
 namespace {
 // floor and ceil keep integer and bool dtypes unchanged (NumPy >= 2.3): the identity.
-Array rounding(UnaryOp op, const Array& a) {
+Array rounding(UnaryOp op, Array a) {
   DType t = api::node_of(a).dtype;
   api::check_real(graph::op_name(op), t);
-  return is_floating(t) ? unary_op(op, a, t, t) : a;
+  return is_floating(t) ? unary_op(op, std::move(a), t, t) : a;
 }
 }  // namespace
 
-Array floor(const Array& a) { return rounding(UnaryOp::Floor, a); }
-Array ceil(const Array& a) { return rounding(UnaryOp::Ceil, a); }
+Array floor(Array a) { return rounding(UnaryOp::Floor, std::move(a)); }
+Array ceil(Array a) { return rounding(UnaryOp::Ceil, std::move(a)); }
 // Towards zero: ceil below zero, floor elsewhere (-0.0 and NaN stay as they are), in the one
 // kernel that reads a.
 Array trunc(const Array& a) {
@@ -239,23 +247,23 @@ Array logical_xor(const Operand& a, const Operand& b) {
 }
 Array logical_not(const Array& a) { return ~std::get<Array>(truth(a)); }
 
-Array real(const Array& a) {
+Array real(Array a) {
   DType t = api::node_of(a).dtype;
-  return is_complex(t) ? unary_op(UnaryOp::Real, a, t, real_dtype(t)) : a;
+  return is_complex(t) ? unary_op(UnaryOp::Real, std::move(a), t, real_dtype(t)) : a;
 }
-Array imag(const Array& a) {
+Array imag(Array a) {
   DType t = api::node_of(a).dtype;
-  if (is_complex(t)) return unary_op(UnaryOp::Imag, a, t, real_dtype(t));
+  if (is_complex(t)) return unary_op(UnaryOp::Imag, std::move(a), t, real_dtype(t));
   return zeros(a.shape(), t, a.device());
 }
-Array conj(const Array& a) {
+Array conj(Array a) {
   DType t = api::node_of(a).dtype;
-  return is_complex(t) ? unary_op(UnaryOp::Conj, a, t, t) : a;
+  return is_complex(t) ? unary_op(UnaryOp::Conj, std::move(a), t, t) : a;
 }
 
-Array where(const Array& cond, const Operand& x, const Operand& y) {
+Array where(Array cond, Operand x, Operand y) {
   DType t = promote_types(operand_dtype(x, y), operand_dtype(y, x));
-  Operand c = cond;
+  Operand c = std::move(cond);
   auto n = align({&c, &x, &y}, {DType::Bool, t, t}, "where");
   graph::NodeSpec s{graph::OpKind::Where, 0, t, n.shape(), n[0]->device, {n[0], n[1], n[2]}};
   return api::finish(graph::make_node(std::move(s)));

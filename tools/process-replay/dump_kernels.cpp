@@ -430,7 +430,7 @@ void views(std::vector<Program>& ps) {
 }
 
 void elementwise(std::vector<Program>& ps) {
-  using U = Array (*)(const Array&);
+  using U = std::function<Array(const Array&)>;
   std::vector<std::pair<std::string, U>> unary = {
       {"abs", kiln::abs},     {"sqrt", kiln::sqrt}, {"exp", kiln::exp},   {"log", kiln::log},
       {"sin", kiln::sin},     {"cos", kiln::cos},   {"tan", kiln::tan},   {"tanh", kiln::tanh},
