@@ -384,7 +384,10 @@ class Planner {
     auto& b = plan_.bindings;
     for (const auto& [node, id] : buffer_ids_)
       if (plan_.buffers[id].external) b.buffers.push_back({id, ordinal.at(node)});
-    for (const auto& p : param_nodes_) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
+    // A null node is a structural constant (an index map's origin), the same in every graph of
+    // this signature: nothing to rebind.
+    for (const auto& p : param_nodes_)
+      if (p.node) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
     for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
   }
 
