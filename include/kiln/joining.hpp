@@ -88,7 +88,8 @@ Array roll(const Array& a, const std::vector<int64_t>& shifts, const Axes& axes)
 
 // NumPy's modes: Constant fills with a value, Edge repeats the edge element, Reflect mirrors
 // without repeating it (width past the axis's length mirrors again), Wrap repeats periodically.
-enum class PadMode { Constant, Edge, Reflect, Wrap };
+// Symmetric mirrors repeating the edge element.
+enum class PadMode { Constant, Edge, Reflect, Wrap, Symmetric };
 // pad_width: one (before, after) pair per axis, or a single pair for every axis.
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
           PadMode mode = PadMode::Constant, Scalar constant = 0);
