@@ -305,6 +305,16 @@ TEST_CASE("concatenate of unequal lengths, roll, pad and fftshift are one kernel
     CHECK(count(kiln::explain({p}), "kernel ") == 1);
     CHECK(kernels_of(p, kiln::asarray(md.want, Shape{3, 6})) == 1);
   }
+  // Inside a reduction's kernel and a row-fused one (softmax-like: reduce, then broadcast back).
+  Array s = kiln::sum(kiln::concatenate({a + 1, b * 2}));
+  CHECK(kernels_of(s, kiln::asarray(std::vector<double>{69}).reshape({})) == 1);
+  Array rolled = kiln::roll(m * 2, 1, 1);  // [[4 0 2] [10 6 8]]
+  CHECK(kernels_of(kiln::sum(rolled, 1), kiln::asarray(std::vector<double>{6, 24})) == 1);
+  CHECK(kiln::array_equal(rolled - kiln::max(rolled, 1, true),
+                          kiln::asarray(std::vector<double>{0, -4, -2, 0, -4, -2}, Shape{2, 3})));
+  // Raveled (a reshape merging the rolled axes): the coordinates come from the flat position.
+  CHECK(kernels_of(kiln::ravel(kiln::roll(m * 2, 1, 1)) + 1,
+                   kiln::asarray(std::vector<double>{5, 1, 3, 11, 7, 9})) == 1);
   CHECK(kernels_of(kiln::fft::fftshift(m * 2),
                    kiln::asarray(std::vector<double>{10, 6, 8, 4, 0, 2}, Shape{2, 3})) == 1);
   CHECK(kernels_of(kiln::fft::ifftshift(m * 2),

@@ -66,7 +66,7 @@ class Array {
   Array index(std::vector<Index> idx) const;
   template <class... I>
   Array operator()(I... i) const {
-    return index({Index(i)...});
+    return index(std::vector<Index>{Index(i)...});
   }
   // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below).
   Array index(const Array& indices) const;

@@ -158,14 +158,7 @@ class Lowering {
     if (n.kind == OpKind::Remap) {
       // The remap's output coordinates are iotas of the iteration space read through the
       // views above it (one per axis); below it, everything is evaluated at mapped ones.
-      std::vector<int> at;
-      for (size_t d = 0; d < n.shape.size(); ++d) {
-        Layout l = through(n.shape, unit(n.shape.size(), d), chain_list_[chain]);
-        g_.accesses.push_back({-1, l.offset, l.strides});
-        at.push_back(address(Instr::iota(DType::Int64, constant(0), constant(1),
-                                         static_cast<int>(g_.accesses.size()) - 1)));
-      }
-      return remap(n, at, [&](const Node& fill) { return lower(fill, chain); });
+      return remap(n, coordinates(n, chain), [&](const Node& fill) { return lower(fill, chain); });
     }
     std::vector<int> ops;
     for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
@@ -209,6 +202,36 @@ class Lowering {
     Layout l{shape, strides, 0};
     for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
     return l;
+  }
+
+  // The coordinates of n's output (one int64 instruction per axis) at the iteration index,
+  // read through the views of `chain`: an iota per axis, or, where a reshape above merges n's
+  // axes (no strides give one axis's coordinate), n's flat position divided back into them.
+  std::vector<int> coordinates(const Node& n, int chain) {
+    const auto& views = chain_list_[chain];
+    auto iota = [&](const Layout& l) {
+      g_.accesses.push_back({-1, l.offset, l.strides});
+      return address(Instr::iota(DType::Int64, constant(0), constant(1),
+                                 static_cast<int>(g_.accesses.size()) - 1));
+    };
+    std::vector<Layout> units;
+    try {
+      for (size_t d = 0; d < n.shape.size(); ++d)
+        units.push_back(through(n.shape, unit(n.shape.size(), d), views));
+    } catch (const NeedsMaterialize&) {
+      const Strides dense = graph::contiguous_strides(n.shape);
+      int flat = iota(through(n.shape, dense, views));
+      std::vector<int> at;
+      for (size_t d = 0; d < n.shape.size(); ++d) {
+        int q =
+            dense[d] == 1 ? flat : arith(graph::BinaryOp::FloorDivide, flat, constant(dense[d]));
+        at.push_back(d == 0 ? q : arith(graph::BinaryOp::Remainder, q, constant(n.shape[d])));
+      }
+      return at;
+    }
+    std::vector<int> at;
+    for (const Layout& l : units) at.push_back(iota(l));
+    return at;
   }
 
   int address(Instr ins) {
