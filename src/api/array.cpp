@@ -269,7 +269,11 @@ Array Array::At::place(const Array& value) const {
   Array v = value.astype(n.dtype).broadcast_to(r.kept).reshape(r.sliced);
   std::vector<graph::RemapAxis> axes;
   for (const auto& ax : r.attrs.axes) axes.push_back({graph::IndexMode::Offset, ax.start, ax.step});
-  return api::finish(api::remap(api::ref_of(v), n.shape, std::move(axes), api::ref_of(x_)));
+  // One node reads both: they must share a device (DeviceError), or be copied under Auto.
+  const graph::Node* nodes[] = {&n, &api::node_of(v)};
+  Device d = api::common_device(nodes, "at");
+  return api::finish(api::remap(api::copy_to(api::ref_of(v), d), n.shape, std::move(axes),
+                                api::copy_to(api::ref_of(x_), d)));
 }
 
 Array Array::At::combined(const Array& value, const char* what) const {
