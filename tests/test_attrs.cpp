@@ -145,3 +145,26 @@ TEST_CASE("attributes: hash_attrs and equality, field by field") {
   CHECK((x * nan).node() == (x * nan).node());
   CHECK((x * 0.0).node() != (x * -0.0).node());
 }
+
+TEST_CASE("attributes: an index map's mode, origin and step per axis") {
+  Array x = kiln::arange(0, 5, 1, DType::Float64).eval();
+  // roll by 1 and 2 differ only in the origin; pad's edge and wrap only in the mode.
+  Array r1 = kiln::roll(x, 1), r2 = kiln::roll(x, 2);
+  CHECK(r1.node() == kiln::roll(x, 1).node());
+  CHECK(r1.node()->kind == graph::OpKind::Remap);
+  CHECK(r1.node() != r2.node());
+  CHECK(hash_of(r1) != hash_of(r2));
+  Array edge = kiln::pad(x, 1, kiln::PadMode::Edge), wrap = kiln::pad(x, 1, kiln::PadMode::Wrap);
+  CHECK(edge.node() != wrap.node());
+  CHECK(hash_of(edge) != hash_of(wrap));
+  const auto& ax = edge.node()->attr<graph::RemapAttrs>().axes;
+  REQUIRE(ax.size() == 1);
+  CHECK(ax[0].mode == graph::IndexMode::Clamp);
+  CHECK(ax[0].origin == 1);
+  // Slice assignment with steps 2 and 3: the step tells them apart.
+  Array a2 = x.at("::2").set(0.0), a3 = x.at("::3").set(0.0);
+  CHECK(a2.node() != a3.node());
+  CHECK(hash_of(a2) != hash_of(a3));
+  CHECK(r2.to_vector<double>() == std::vector<double>{3, 4, 0, 1, 2});
+  CHECK(wrap.to_vector<double>() == std::vector<double>{4, 0, 1, 2, 3, 4, 0});
+}

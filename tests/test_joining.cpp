@@ -20,6 +20,7 @@
 
 namespace {
 
+using kiln::_;
 using kiln::Array;
 using kiln::DType;
 using kiln::Shape;
@@ -59,8 +60,40 @@ kiln::PadMode pad_mode(const std::string& s) {
   if (s == "constant") return kiln::PadMode::Constant;
   if (s == "edge") return kiln::PadMode::Edge;
   if (s == "reflect") return kiln::PadMode::Reflect;
+  if (s == "symmetric") return kiln::PadMode::Symmetric;
   REQUIRE(s == "wrap");
   return kiln::PadMode::Wrap;
+}
+
+// The fixture's index text: parts joined by |, "new" for newaxis, "..." for ellipsis, "()" for
+// no index at all.
+std::vector<kiln::Index> index_of(const std::string& text) {
+  std::vector<kiln::Index> idx;
+  if (text == "()") return idx;
+  std::istringstream is(text);
+  std::string p;
+  while (std::getline(is, p, '|')) {
+    if (p == "new")
+      idx.push_back(kiln::newaxis);
+    else if (p == "...")
+      idx.push_back(kiln::ellipsis);
+    else if (p.find(':') != std::string::npos)
+      idx.push_back(kiln::Slice(p.c_str()));
+    else
+      idx.push_back(int64_t{std::stoll(p)});
+  }
+  return idx;
+}
+
+Array at(const Case& c, const Array& x, const Array& v) {
+  auto u = x.at(index_of(*kw(c, "index")));
+  const std::string op = *kw(c, "op");
+  if (op == "set") return u.set(v);
+  if (op == "add") return u.add(v);
+  if (op == "multiply") return u.multiply(v);
+  if (op == "min") return u.min(v);
+  REQUIRE(op == "max");
+  return u.max(v);
 }
 
 std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Device d) {
@@ -100,6 +133,14 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
   if (f == "stack") return one(kiln::stack(in, axis(c).value()));
   if (f == "hstack") return one(kiln::hstack(in));
   if (f == "vstack") return one(kiln::vstack(in));
+  if (f == "at") return one(at(c, in[0], in[1]));
+  if (f == "take") {
+    const std::string m = *kw(c, "mode");
+    auto mode = m == "wrap"   ? kiln::TakeMode::Wrap
+                : m == "clip" ? kiln::TakeMode::Clip
+                              : kiln::TakeMode::Raise;
+    return one(kiln::take(in[0], in[1], axis(c), mode));
+  }
   FAIL("no kiln function for " << f);
   return {};
 }
@@ -232,15 +273,144 @@ TEST_CASE("eye, tril and triu are one kernel each, from an iota mask") {
                    kiln::asarray(std::vector<double>{0, 1, 0, 0, 0, 1}, Shape{2, 3})) == 1);
 }
 
-// What the header documents for inputs of unequal lengths: one tiling kernel per input that
-// wraps, then one selecting kernel.
-TEST_CASE("concatenate of unequal lengths, roll: the documented intermediates") {
+// Index maps (a Remap node) fuse into the kernel that reads them: concatenate of any lengths,
+// roll, pad in every mode and fftshift each run one kernel, which writes only the output.
+TEST_CASE("concatenate of unequal lengths, roll, pad and fftshift are one kernel each") {
   Array a = kiln::arange(0.0, 2.0).eval();
   Array b = kiln::arange(10.0, 13.0).eval();
   Array c = kiln::concatenate({a + 1, b * 2});
-  CHECK(kernels_of(c, kiln::asarray(std::vector<double>{1, 2, 20, 22, 24})) <= 3);
-  Array r = kiln::roll(b * 2, 1);
-  CHECK(kernels_of(r, kiln::asarray(std::vector<double>{24, 20, 22})) <= 2);
+  CHECK(count(kiln::explain({c}), "kernel ") == 1);
+  CHECK(kernels_of(c, kiln::asarray(std::vector<double>{1, 2, 20, 22, 24})) == 1);
+  CHECK(kernels_of(kiln::roll(b * 2, 1), kiln::asarray(std::vector<double>{24, 20, 22})) == 1);
+  CHECK(kernels_of(kiln::roll(b * 2, -7), kiln::asarray(std::vector<double>{22, 24, 20})) == 1);
+  // Read by another operation, the index map is still arithmetic on that kernel's loads.
+  CHECK(kernels_of(kiln::concatenate({a * 2, b + 1}, 0) * 3,
+                   kiln::asarray(std::vector<double>{0, 6, 33, 36, 39})) == 1);
+  Array m = kiln::arange(0.0, 6.0).reshape({2, 3}).eval();
+  // x + 1 = [[1 2 3] [4 5 6]]; every mode, widths (1, 2) on axis 1 and (1, 0) on axis 0.
+  struct Mode {
+    kiln::PadMode mode;
+    std::vector<double> want;
+  };
+  std::vector<Mode> modes = {
+      {kiln::PadMode::Constant, {9, 9, 9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 9, 4, 5, 6, 9, 9}},
+      {kiln::PadMode::Edge, {1, 1, 2, 3, 3, 3, 1, 1, 2, 3, 3, 3, 4, 4, 5, 6, 6, 6}},
+      {kiln::PadMode::Wrap, {6, 4, 5, 6, 4, 5, 3, 1, 2, 3, 1, 2, 6, 4, 5, 6, 4, 5}},
+      {kiln::PadMode::Reflect, {5, 4, 5, 6, 5, 4, 2, 1, 2, 3, 2, 1, 5, 4, 5, 6, 5, 4}},
+      {kiln::PadMode::Symmetric, {1, 1, 2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 4, 4, 5, 6, 6, 5}},
+  };
+  for (const auto& md : modes) {
+    INFO("pad mode " << static_cast<int>(md.mode));
+    Array p = kiln::pad(m + 1, {{1, 0}, {1, 2}}, md.mode, 9);
+    CHECK(count(kiln::explain({p}), "kernel ") == 1);
+    CHECK(kernels_of(p, kiln::asarray(md.want, Shape{3, 6})) == 1);
+  }
+  // Inside a reduction's kernel and a row-fused one (softmax-like: reduce, then broadcast back).
+  Array s = kiln::sum(kiln::concatenate({a + 1, b * 2}));
+  CHECK(kernels_of(s, kiln::asarray(std::vector<double>{69}).reshape({})) == 1);
+  Array rolled = kiln::roll(m * 2, 1, 1);  // [[4 0 2] [10 6 8]]
+  CHECK(kernels_of(kiln::sum(rolled, 1), kiln::asarray(std::vector<double>{6, 24})) == 1);
+  CHECK(kiln::array_equal(rolled - kiln::max(rolled, 1, true),
+                          kiln::asarray(std::vector<double>{0, -4, -2, 0, -4, -2}, Shape{2, 3})));
+  // Raveled (a reshape merging the rolled axes): the coordinates come from the flat position.
+  CHECK(kernels_of(kiln::ravel(kiln::roll(m * 2, 1, 1)) + 1,
+                   kiln::asarray(std::vector<double>{5, 1, 3, 11, 7, 9})) == 1);
+  CHECK(kernels_of(kiln::fft::fftshift(m * 2),
+                   kiln::asarray(std::vector<double>{10, 6, 8, 4, 0, 2}, Shape{2, 3})) == 1);
+  CHECK(kernels_of(kiln::fft::ifftshift(m * 2),
+                   kiln::asarray(std::vector<double>{8, 10, 6, 2, 4, 0}, Shape{2, 3})) == 1);
+}
+
+// Slice assignment is one Remap over x and the new values: a Jacobi step reads u in one kernel
+// and writes one array, the border copied from u by the same kernel.
+TEST_CASE("a Jacobi step with at().set is one kernel writing one array") {
+  const int64_t n = 6, m = 7;
+  Array u = (kiln::arange(0.0, double(n * m)).reshape({n, m}) * 0.5).eval();
+  Array next =
+      u.at("1:-1", "1:-1")
+          .set((u("1:-1", "2:") + u("1:-1", ":-2") + u("2:", "1:-1") + u(":-2", "1:-1")) * 0.25);
+  std::string e = kiln::explain({next});
+  INFO(e);
+  CHECK(count(e, "kernel ") == 1);
+  CHECK(e.find("remap(") != std::string::npos);
+  std::vector<double> w(n * m);
+  auto U = [&](int64_t i, int64_t j) { return 0.5 * double(i * m + j); };
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      w[i * m + j] = i == 0 || j == 0 || i == n - 1 || j == m - 1
+                         ? U(i, j)
+                         : (U(i, j + 1) + U(i, j - 1) + U(i + 1, j) + U(i - 1, j)) * 0.25;
+  CHECK(kernels_of(next, kiln::asarray(w, Shape{n, m})) == 1);
+  // The input is unchanged, and a chain of steps stays one kernel per evaluated step.
+  CHECK(kiln::array_equal(u, (kiln::arange(0.0, double(n * m)).reshape({n, m}) * 0.5)));
+}
+
+// A loop of lazy steps: the planner writes a step wherever recomputing it in the next would
+// cost more (each step reads the last at five offsets), so the work stays linear in the steps;
+// the result equals eager evaluation, step by step.
+TEST_CASE("twenty lazy Jacobi steps equal eager ones, in at most one kernel a step") {
+  auto step = [](const Array& u) {
+    return u.at("1:-1", "1:-1")
+        .set((u("1:-1", "2:") + u("1:-1", ":-2") + u("2:", "1:-1") + u(":-2", "1:-1")) * 0.25);
+  };
+  Array u0 = kiln::zeros({9, 11}).at(0, _).set(1.0).eval();
+  Array lazy = u0;
+  for (int i = 0; i < 20; ++i) lazy = step(lazy);
+  kiln::reset_engine_stats();
+  lazy.eval();
+  CHECK(kiln::engine_stats().kernels <= 20);
+  Array eager = u0;
+  {
+    kiln::EagerScope scope;
+    for (int i = 0; i < 20; ++i) eager = step(eager);
+  }
+  CHECK(kiln::allclose(lazy, eager));
+  CHECK(lazy(0, 3).item<double>() == 1.0);
+  CHECK(lazy(1, 5).item<double>() > 0.25);
+}
+
+TEST_CASE("at(): operations, casting and the boolean-mask idiom") {
+  Array x = kiln::arange(int64_t{0}, int64_t{6}).eval();
+  // A scalar set casts to x's dtype as NumPy's x[i] = 2.7 (truncating into int64).
+  CHECK(kiln::array_equal(x.at("1:3").set(2.7),
+                          kiln::asarray(std::vector<int64_t>{0, 2, 2, 3, 4, 5})));
+  CHECK(x.at(0).set(2.7).dtype() == DType::Int64);
+  // add of a float into an integer array breaks NumPy's same_kind rule, as x[i] += 0.5 does.
+  CHECK_THROWS_AS(x.at(_).add(0.5), kiln::DTypeError);
+  CHECK_THROWS_AS(x.at(1).multiply(kiln::ones({1})), kiln::DTypeError);
+  CHECK(kiln::array_equal(x.at("::2").add(10),
+                          kiln::asarray(std::vector<int64_t>{10, 1, 12, 3, 14, 5})));
+  CHECK_THROWS_AS(x.at(6).set(1), kiln::ShapeError);
+  if (kiln::cuda_available())  // values on another device need an explicit copy, as elsewhere
+    CHECK_THROWS_AS(x.at(0).set(kiln::asarray(x, kiln::cuda())(0)), kiln::DeviceError);
+  // A boolean mask update is where(mask, new, x), which fuses the same way.
+  Array y = kiln::where(x % 2 == 0, x * 10, x);
+  CHECK(kernels_of(y, kiln::asarray(std::vector<int64_t>{0, 1, 20, 3, 40, 5})) == 1);
+}
+
+TEST_CASE("take gathers in the kernel that reads it; Raise checks the indices first") {
+  Array x = kiln::arange(0.0, 12.0).reshape({3, 4}).eval();
+  Array i = kiln::asarray(std::vector<int64_t>{2, 0}).eval();
+  // x * 2 taken at columns (i + 1) mod 4 = {3, 1}: the indices' expression fuses too.
+  Array t = kiln::take(x * 2, i + 1, 1, kiln::TakeMode::Wrap);
+  CHECK(count(kiln::explain({t}), "kernel ") == 1);
+  CHECK(kernels_of(t, kiln::asarray(std::vector<double>{6, 2, 14, 10, 22, 18}, Shape{3, 2})) == 1);
+  // NumPy's x[i] with an integer array is take along axis 0; a negative index counts from the end.
+  Array rows = x.index(kiln::asarray(std::vector<int64_t>{-1, 0}));
+  CHECK(kiln::array_equal(
+      rows, kiln::asarray(std::vector<double>{8, 9, 10, 11, 0, 1, 2, 3}, Shape{2, 4})));
+  CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<int64_t>{3}), 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<double>{1}), 0), kiln::DTypeError);
+}
+
+TEST_CASE("explain and to_dot show an index map as a gather") {
+  Array x = kiln::arange(0.0, 5.0).eval();
+  Array r = kiln::roll(x * 2, 2);
+  std::string e = kiln::explain({r});
+  INFO(e);
+  CHECK(e.find("gather") != std::string::npos);
+  CHECK(kiln::to_dot({r}).find("gather") != std::string::npos);
+  CHECK(kernels_of(r, kiln::asarray(std::vector<double>{6, 8, 0, 2, 4})) == 1);
 }
 
 TEST_CASE("bad input says what was wrong") {

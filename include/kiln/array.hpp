@@ -66,8 +66,17 @@ class Array {
   Array index(std::vector<Index> idx) const;
   template <class... I>
   Array operator()(I... i) const {
-    return index({Index(i)...});
+    return index(std::vector<Index>{Index(i)...});
   }
+  // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below).
+  Array index(const Array& indices) const;
+
+  // Functional update of a region, as JAX's x.at[...]: x.at(1, "2:").set(v) is a new array, x
+  // with x[1, 2:] replaced by v; x is unchanged. Indices as index() takes them. See Array::At.
+  class At;
+  At at(std::vector<Index> idx) const;
+  template <class... I>
+  At at(I... i) const;
 
   // Computes the value now (and caches it in the node). Returns *this.
   const Array& eval() const;
@@ -197,6 +206,50 @@ Array imag(Array a);
 Array conj(Array a);
 // An operand of these may be an Array or a Scalar.
 using Operand = std::variant<Array, Scalar>;
+
+// What take does with an index outside [-n, n) of an axis of length n: Raise (NumPy's default)
+// throws ShapeError, which it knows only by evaluating the indices when take is called (one
+// small reduction; they are then in memory); Wrap takes it modulo n, Clip clamps it to [0, n),
+// both lazily. Negative indices count from the end in Raise mode, as NumPy's.
+enum class TakeMode { Raise, Wrap, Clip };
+// NumPy's take: the elements of a at `indices` (an integer array of any shape) along axis
+// (none: of the raveled a); the result's shape is a's with that axis replaced by the indices'
+// shape. A gather that fuses into the kernel reading the result, as do the indices'
+// expression and a's: no intermediate is written.
+Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt,
+           TakeMode mode = TakeMode::Raise);
+
+// x.at(index...): each operation returns x with the region x(index...) updated, v broadcast to
+// the region's shape as NumPy does. The result is one index-map node (a Remap) over x and the
+// new values, so it fuses with the expression that computes v and with its readers: a Jacobi
+// step u.at("1:-1", "1:-1").set((u("1:-1", "2:") + u("1:-1", ":-2") + u("2:", "1:-1") +
+// u(":-2", "1:-1")) * 0.25) is one kernel writing one array. Casting: set() converts v to x's
+// dtype as NumPy's x[i] = v does (unsafe: 1.5 into an integer array is 1); add, multiply, min
+// and max compute op(x[i], v) with NumPy's promotion and store it only under NumPy's same_kind
+// rule, as its in-place x[i] += v (a float result into an integer array raises DTypeError).
+// Integer and slice indices only: a boolean mask update is kiln::where(mask, v, x), which fuses
+// the same way. Indices are distinct (no scatter), so no repeated index accumulates.
+class Array::At {
+ public:
+  At(Array x, std::vector<Index> idx) : x_(std::move(x)), idx_(std::move(idx)) {}
+  Array set(const Operand& v) const;       // x[i] = v
+  Array add(const Operand& v) const;       // x[i] += v
+  Array multiply(const Operand& v) const;  // x[i] *= v
+  Array min(const Operand& v) const;       // x[i] = minimum(x[i], v)
+  Array max(const Operand& v) const;       // x[i] = maximum(x[i], v)
+
+ private:
+  Array region() const { return x_.index(idx_); }
+  Array place(const Array& value) const;
+  Array combined(const Array& value, const char* what) const;
+  Array x_;
+  std::vector<Index> idx_;
+};
+
+template <class... I>
+Array::At Array::at(I... i) const {
+  return at(std::vector<Index>{Index(i)...});
+}
 // Integers to integer powers stay integers and wrap on overflow, as NumPy. A negative integer
 // exponent: a scalar one raises DTypeError when the operation is built, as NumPy's ValueError;
 // one inside an integer array cannot be seen until the kernel runs, and gives 0 for that element

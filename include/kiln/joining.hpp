@@ -7,21 +7,15 @@
 //   planner writes first only where no strides can express it (as NumPy copies).
 // - Fused into the kernel that reads them (no intermediate): eye, tril, triu (an iota mask and a
 //   where), stack (a where on the stacked axis over broadcasts).
-// - concatenate (hstack, vstack) of inputs of equal length along the axis: a stack whose new
-//   axis is merged into the joined one, so evaluated, it is one kernel that computes the inputs'
-//   expressions and writes the result; read by another operation, it is written first (one
-//   intermediate of the result's size), as no strides merge a broadcast axis.
+// - Index maps (a Remap node: the reading kernel computes, for each output position, where each
+//   input is read, and reads it there), so each is one kernel writing only its result, fused
+//   with the expressions that compute its inputs and with whatever reads it: concatenate
+//   (hstack, vstack) of any lengths, roll, pad in every mode, diag of a 1-d array, and
+//   fft::fftshift / ifftshift. Concatenate reads every input at each position (those not
+//   selected at a clamped position, so no read leaves its memory) and selects one: K inputs
+//   cost K loads per element, of which K - 1 mostly hit the cache. pad's reflect and symmetric
+//   with widths past the axis's length nest one map per NumPy step, all in the same kernel.
 // - tile and repeat write their result once (a broadcast read through a reshape), as NumPy.
-// - Inputs of different lengths along the axis (concatenate, hstack, vstack), roll, pad, and
-//   diag of a 1-d array with k != 0: kiln's kernels read arrays through strided views, which
-//   cannot express "input i at position t - offset_i", so each such input is first written
-//   tiled along the axis (a broadcast reshaped: one kernel each, at most the output's length
-//   plus the input's along that axis), and one kernel then selects between the tiles. So
-//   concatenate of K arrays of unequal lengths writes up to K intermediates of about the
-//   output's size; roll one of twice the input's; pad one per padded axis (constant, edge,
-//   wrap), about three per axis for reflect (one more per further reflection when a width is
-//   past the axis's length). The inputs' lazy expressions fuse into the kernels that write the
-//   tiles. A node kind that maps indices per region would make each of these one kernel.
 #pragma once
 #include <optional>
 #include <string>
@@ -88,7 +82,8 @@ Array roll(const Array& a, const std::vector<int64_t>& shifts, const Axes& axes)
 
 // NumPy's modes: Constant fills with a value, Edge repeats the edge element, Reflect mirrors
 // without repeating it (width past the axis's length mirrors again), Wrap repeats periodically.
-enum class PadMode { Constant, Edge, Reflect, Wrap };
+// Symmetric mirrors repeating the edge element.
+enum class PadMode { Constant, Edge, Reflect, Wrap, Symmetric };
 // pad_width: one (before, after) pair per axis, or a single pair for every axis.
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width,
           PadMode mode = PadMode::Constant, Scalar constant = 0);

@@ -143,44 +143,162 @@ Slice::Slice(const char* text) {
   if (parts.size() == 3) step = number(parts[2]).value_or(1);
 }
 
-Array Array::index(std::vector<Index> idx_in) const {
-  const auto& n = node_of(*this);
-  std::vector<Index> idx = expand_ellipsis(idx_in, n.shape.size());
+namespace {
+
+// What an index selects: per axis of the array, the first position and step (SliceAttrs),
+// the selection's shape with every axis kept (`sliced`, integers as length 1) and as NumPy
+// gives it (`kept`: integers dropped, newaxis added).
+struct Region {
   graph::SliceAttrs attrs;
   Shape sliced, kept;
+};
+
+Region region_of(const Shape& shape, const std::vector<Index>& idx_in) {
+  std::vector<Index> idx = expand_ellipsis(idx_in, shape.size());
+  Region r;
   size_t i = 0;  // the array's axis the next integer or slice indexes
   for (const Index& ix : idx) {
     if (std::holds_alternative<NewAxis>(ix)) {
-      kept.push_back(1);
+      r.kept.push_back(1);
       continue;
     }
-    int64_t dim = n.shape[i];
+    int64_t dim = shape[i];
     if (auto* k = std::get_if<int64_t>(&ix)) {
       int64_t j = *k < 0 ? *k + dim : *k;
       if (j < 0 || j >= dim)
         throw ShapeError("index " + std::to_string(*k) + " is out of bounds for axis " +
                          std::to_string(i) + " with size " + std::to_string(dim));
-      attrs.axes.push_back({j, 1});
-      sliced.push_back(1);
+      r.attrs.axes.push_back({j, 1});
+      r.sliced.push_back(1);
     } else {
       auto [start, len] = slice_range(std::get<Slice>(ix), dim, static_cast<int>(i));
       // With at most one element the step does not matter; 1 keeps the planner's strides
       // (step times stride) from overflowing for a huge one.
-      attrs.axes.push_back({start, len > 1 ? std::get<Slice>(ix).step : 1});
-      sliced.push_back(len);
-      kept.push_back(len);
+      r.attrs.axes.push_back({start, len > 1 ? std::get<Slice>(ix).step : 1});
+      r.sliced.push_back(len);
+      r.kept.push_back(len);
     }
     ++i;
   }
+  return r;
+}
+
+}  // namespace
+
+Array Array::index(std::vector<Index> idx_in) const {
+  const auto& n = node_of(*this);
+  Region r = region_of(n.shape, idx_in);
   Array out = *this;
-  bool identity = sliced == n.shape;
-  for (const auto& ax : attrs.axes) identity &= ax.start == 0 && ax.step == 1;
+  bool identity = r.sliced == n.shape;
+  for (const auto& ax : r.attrs.axes) identity &= ax.start == 0 && ax.step == 1;
   if (!identity) {
-    NodeSpec spec{OpKind::Slice, 0, n.dtype, sliced, n.device, {node_}, std::move(attrs)};
+    NodeSpec spec{OpKind::Slice, 0, n.dtype, r.sliced, n.device, {node_}, std::move(r.attrs)};
     out = Array(graph::make_node(std::move(spec)));
   }
-  return kept == sliced ? out : out.reshape(kept);
+  return r.kept == r.sliced ? out : out.reshape(r.kept);
 }
+
+// ---- integer-array indexing (take) -----------------------------------------------------------
+
+Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMode mode) {
+  if (!is_integer(indices.dtype()))
+    throw DTypeError(std::string("take: indices are ") + dtype_name(indices.dtype()) +
+                     "; give an integer array (astype(kiln::DType::Int64))");
+  if (!axis) return take(a.reshape({-1}), indices, 0, mode);
+  const int ax = graph::normalize_axis(*axis, a.ndim(), "take");
+  const int64_t n = a.shape()[ax], count = indices.size();
+  if (n == 0 && count > 0)
+    throw ShapeError("take: cannot take " + std::to_string(count) + " elements from axis " +
+                     std::to_string(ax) + ", which is empty");
+  // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read);
+  // seeing it needs the values now.
+  if (mode == TakeMode::Raise && count > 0 && a.size() > 0) {
+    int64_t lo = min(indices).item<int64_t>(), hi = max(indices).item<int64_t>();
+    int64_t bad = lo < -n ? lo : hi >= n ? hi : 0;
+    if (lo < -n || hi >= n)
+      throw ShapeError("take: index " + std::to_string(bad) + " is out of bounds for axis " +
+                       std::to_string(ax) + " with size " + std::to_string(n) +
+                       "; use kiln::TakeMode::Wrap or Clip to map it into range");
+  }
+  Shape mapped = a.shape(), out;
+  mapped[ax] = count;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (d != ax) {
+      out.push_back(a.shape()[d]);
+      continue;
+    }
+    for (int64_t e : indices.shape()) out.push_back(e);
+  }
+  std::vector<graph::RemapAxis> axes(a.ndim());
+  axes[ax] = {mode == TakeMode::Wrap   ? graph::IndexMode::Wrap
+              : mode == TakeMode::Clip ? graph::IndexMode::Clamp
+                                       : graph::IndexMode::Offset,
+              0, 1, true};
+  const graph::Node* nodes[] = {&api::node_of(a), &api::node_of(indices)};
+  Device d = api::common_device(nodes, "take");
+  graph::NodeRef idx = api::copy_to(api::ref_of(indices.reshape({-1})), d);
+  return api::finish(
+             api::remap(api::copy_to(api::ref_of(a), d), mapped, std::move(axes), nullptr, idx))
+      .reshape(out);
+}
+
+Array Array::index(const Array& indices) const { return take(*this, indices, 0); }
+
+// ---- functional updates (Array::at) ---------------------------------------------------------
+
+Array::At Array::at(std::vector<Index> idx) const {
+  node_of(*this);  // an empty handle fails here, not at the update
+  return At(*this, std::move(idx));
+}
+
+namespace {
+
+// NumPy's same_kind casting, which its in-place operators (x[i] += v) follow: to a dtype of
+// the same or a higher kind (bool < integer < float < complex).
+int kind_rank(DType t) { return t == DType::Bool ? 0 : is_integer(t) ? 1 : is_complex(t) ? 3 : 2; }
+
+}  // namespace
+
+// x with the region replaced by `value` (already of the region's NumPy shape, or broadcastable
+// to it): `value` cast to x's dtype, broadcast, and placed by an Offset index map whose fill is
+// x, so a position outside the region reads x and one inside reads value at (position - start)
+// / step. One Remap node: the kernel that reads it computes value's expression there.
+Array Array::At::place(const Array& value) const {
+  const auto& n = node_of(x_);
+  Region r = region_of(n.shape, idx_);
+  Array v = value.astype(n.dtype).broadcast_to(r.kept).reshape(r.sliced);
+  std::vector<graph::RemapAxis> axes;
+  for (const auto& ax : r.attrs.axes) axes.push_back({graph::IndexMode::Offset, ax.start, ax.step});
+  // One node reads both: they must share a device (DeviceError), or be copied under Auto.
+  const graph::Node* nodes[] = {&n, &api::node_of(v)};
+  Device d = api::common_device(nodes, "at");
+  return api::finish(api::remap(api::copy_to(api::ref_of(v), d), n.shape, std::move(axes),
+                                api::copy_to(api::ref_of(x_), d)));
+}
+
+Array Array::At::combined(const Array& value, const char* what) const {
+  DType to = x_.dtype();
+  if (kind_rank(value.dtype()) > kind_rank(to))
+    throw DTypeError(std::string("at(...).") + what + ": the result is " +
+                     dtype_name(value.dtype()) + " and cannot be stored in the " + dtype_name(to) +
+                     " array under NumPy's same_kind rule (as x[i] " +
+                     "op= v raises); cast x (astype) or the value first");
+  return place(value);
+}
+
+Array Array::At::set(const Operand& v) const {
+  if (auto* a = std::get_if<Array>(&v)) return place(*a);
+  // A scalar takes x's dtype, as NumPy's x[i] = 1.5 on an integer array (which truncates).
+  return place(full({}, std::get<Scalar>(v), x_.dtype(), x_.device()));
+}
+Array Array::At::add(const Operand& v) const {
+  return combined(std::visit([&](const auto& b) { return region() + b; }, v), "add");
+}
+Array Array::At::multiply(const Operand& v) const {
+  return combined(std::visit([&](const auto& b) { return region() * b; }, v), "multiply");
+}
+Array Array::At::min(const Operand& v) const { return combined(minimum(region(), v), "min"); }
+Array Array::At::max(const Operand& v) const { return combined(maximum(region(), v), "max"); }
 
 const Array& Array::eval() const {
   runtime::realize({api::ref_of(*this)});

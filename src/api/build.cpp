@@ -1,6 +1,8 @@
 #include "api/build.hpp"
 
 #include <atomic>
+#include <stdexcept>
+#include <string>
 
 #include "graph/shape.hpp"
 #include "runtime/pipeline.hpp"
@@ -79,6 +81,36 @@ NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape&
 }
 
 NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }
+
+NodeRef remap(const NodeRef& n, const Shape& shape, std::vector<graph::RemapAxis> axes,
+              const NodeRef& fill, const NodeRef& index) {
+  bool identity = shape == n->shape && !index, masked = false;
+  for (size_t d = 0; d < axes.size(); ++d) {
+    const auto& ax = axes[d];
+    bool offset = ax.mode == graph::IndexMode::Offset && !ax.indexed;
+    identity &= offset && ax.origin == 0 && ax.step == 1;
+    masked |= offset && !(ax.origin == 0 && ax.step == 1 && shape[d] == n->shape[d]);
+    if (n->shape[d] == 0 && shape[d] > 0 && !offset)
+      throw ShapeError(std::string("cannot ") + graph::mode_name(ax.mode) + " an empty axis (" +
+                       std::to_string(d) + " of shape " + shape_str(n->shape) + ") to length " +
+                       std::to_string(shape[d]) + ": there is no element to repeat");
+    // Nothing of n is read: the result is the fill everywhere.
+    if (n->shape[d] == 0 && offset && fill) return fill;
+  }
+  if (identity) return n;
+  if (masked && !fill) throw std::logic_error("remap: an Offset axis without a fill (kiln bug)");
+  std::vector<NodeRef> in{n};
+  if (masked) in.push_back(fill);
+  if (index) in.push_back(index);
+  NodeSpec s{OpKind::Remap,
+             0,
+             n->dtype,
+             shape,
+             n->device,
+             std::move(in),
+             graph::RemapAttrs{std::move(axes)}};
+  return graph::make_node(std::move(s));
+}
 
 namespace {
 std::atomic<TransferPolicy> g_transfer_policy{TransferPolicy::Explicit};

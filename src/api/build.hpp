@@ -25,6 +25,13 @@ NodeRef unary(graph::UnaryOp op, NodeRef a, DType out);
 // which lowering reads as parameters).
 NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape);
 NodeRef scalar(Scalar v, DType t, Device d);
+// n read through an index map per axis (graph::RemapAttrs) into `shape` (of n's rank): one
+// Remap node, or n itself for the identity. `fill` (of `shape` and n's dtype) is the value
+// where an Offset axis leaves n; it may be null when none can. An axis of another mode must
+// not map into an empty one (ShapeError). `index`: the 1-d integer array of the indexed axis
+// (take), null when none is.
+NodeRef remap(const NodeRef& n, const Shape& shape, std::vector<graph::RemapAxis> axes,
+              const NodeRef& fill = nullptr, const NodeRef& index = nullptr);
 // The device an operation on these nodes runs on. They must share one (DeviceError), unless
 // the transfer policy is Auto: then the largest operand's device, the others copied there.
 Device common_device(std::span<const graph::Node* const> nodes, const char* what);

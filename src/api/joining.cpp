@@ -10,6 +10,7 @@
 #include <numeric>
 #include <string>
 
+#include "api/build.hpp"
 #include "graph/shape.hpp"
 
 namespace kiln {
@@ -49,35 +50,22 @@ Array with_length(const Array& a, int axis, int64_t n) {
   return a.broadcast_to(s);
 }
 
-// The positions [start, start + len) along axis (len >= 0, in range).
-Array take_range(const Array& a, int axis, int64_t start, int64_t len) {
-  std::vector<Index> idx(a.ndim(), Slice{});
-  idx[axis] = Slice(start, start + len);
-  return a.index(idx);
+// a with axis `axis` remapped: length `len`, position t reading a at the mode's map of
+// t - origin (graph::RemapAttrs); every other axis as it is. Index arithmetic on the reading
+// kernel's loads, so it fuses with what feeds and reads it.
+Array remap_axis(const Array& a, int axis, int64_t len, graph::IndexMode mode, int64_t origin,
+                 const Array& fill = {}) {
+  std::vector<graph::RemapAxis> axes(a.ndim());
+  axes[axis] = {mode, origin, 1};
+  Shape out = a.shape();
+  out[axis] = len;
+  return api::finish(
+      api::remap(api::ref_of(a), out, std::move(axes), fill.valid() ? api::ref_of(fill) : nullptr));
 }
 
-// a read periodically along axis: length `len`, position t holding a[(t + r) mod n] for the
-// axis's length n > 0 and 0 <= r < n. Where r + len > n this tiles a along the axis (a
-// broadcast reshaped), which the planner writes once: strides cannot express the wrap.
+// a read periodically along axis: length `len`, position t holding a[(t + r) mod n].
 Array wrapped(const Array& a, int axis, int64_t len, int64_t r) {
-  int64_t n = a.shape()[axis];
-  if (r + len <= n) return take_range(a, axis, r, len);
-  int64_t k = (r + len + n - 1) / n;
-  Shape split = a.shape();
-  if (split.size() >= 8) {
-    // One more axis would pass kiln's rank limit: the axes before and after as one each.
-    int64_t before = 1, after = 1;
-    for (int i = 0; i < static_cast<int>(split.size()); ++i)
-      (i < axis ? before : after) *= i == axis ? 1 : split[i];
-    Shape out = a.shape();
-    out[axis] = len;
-    return wrapped(a.reshape({before, n, after}), 1, len, r).reshape(out);
-  }
-  split.insert(split.begin() + axis, 1);
-  Shape bcast = split, tiled = a.shape();
-  bcast[axis] = k;
-  tiled[axis] = k * n;
-  return take_range(a.reshape(split).broadcast_to(bcast).reshape(tiled), axis, r, len);
+  return remap_axis(a, axis, len, graph::IndexMode::Wrap, -r);
 }
 
 // pieces[i] (each of the result's shape) where start[i] <= position along axis < start[i + 1]:
@@ -326,30 +314,34 @@ Array concatenate(const std::vector<Array>& arrays, std::optional<int> axis) {
   int ax = graph::normalize_axis(*axis, arrays[0].ndim(), "concatenate");
   check_joinable(arrays, ax, "concatenate");
   if (arrays.size() == 1) return arrays[0];
-  int64_t total = 0;
-  bool equal = true;
+  // Each input is read at "position minus its start" (an Offset map), later inputs over the
+  // earlier ones where they are in range: one where per input in the reading kernel, and each
+  // input read at a clamped position where another is selected, so nothing leaves its memory.
+  std::vector<const graph::Node*> nodes;
+  DType t = arrays[0].dtype();
   for (const auto& a : arrays) {
-    total += a.shape()[ax];
-    equal &= a.shape()[ax] == arrays[0].shape()[ax];
+    nodes.push_back(&api::node_of(a));
+    t = promote_types(t, a.dtype());
   }
-  if (equal && arrays[0].ndim() < 8) {
-    // Stacked on a new axis just before `ax` and the two merged: no position leaves its input.
-    Shape out = arrays[0].shape();
-    out[ax] = total;
-    return stack(arrays, ax).reshape(out);
-  }
-  std::vector<Array> pieces;
-  std::vector<int64_t> start;
+  Device dev = api::common_device(nodes, "concatenate");
+  Shape out = arrays[0].shape();
+  out[ax] = 0;
+  for (const auto& a : arrays) out[ax] += a.shape()[ax];
+  graph::NodeRef acc;
   int64_t offset = 0;
   for (const auto& a : arrays) {
     int64_t n = a.shape()[ax];
     if (n > 0) {
-      pieces.push_back(wrapped(a, ax, total, floor_mod(-offset, n)));
-      start.push_back(offset);
+      std::vector<graph::RemapAxis> axes(out.size());
+      // The first piece read clamped (never out of its memory, and overwritten by the later
+      // pieces past its end), so it needs no fill.
+      axes[ax] = {acc ? graph::IndexMode::Offset : graph::IndexMode::Clamp, offset, 1};
+      acc = api::remap(api::copy_to(api::cast(api::ref_of(a), t), dev), out, axes, acc);
     }
     offset += n;
   }
-  return select_along(pieces, start, ax);
+  if (!acc) return zeros(out, t, dev);  // every input empty along the axis
+  return api::finish(acc);
 }
 
 Array stack(const std::vector<Array>& arrays, int axis) {
@@ -403,56 +395,33 @@ Array roll(const Array& a, const std::vector<int64_t>& shifts, const Axes& axes)
     if (a.shape()[ax] > 0)
       total[ax] = floor_mod(total[ax] + shifts[i] % a.shape()[ax], a.shape()[ax]);
   }
-  Array r = a;
-  for (int ax = 0; ax < a.ndim(); ++ax) {
-    int64_t n = a.shape()[ax];
-    // Position t reads t - shift.
-    if (total[ax] != 0) r = wrapped(r, ax, n, n - total[ax]);
-  }
-  return r;
+  // Position t reads (t - shift) mod n: one Remap for every axis.
+  std::vector<graph::RemapAxis> maps(a.ndim());
+  for (int ax = 0; ax < a.ndim(); ++ax)
+    if (total[ax] != 0) maps[ax] = {graph::IndexMode::Wrap, total[ax], 1};
+  return api::finish(api::remap(api::ref_of(a), a.shape(), std::move(maps)));
 }
 
 namespace {
 
-// One axis of pad; n > 0 or the mode is Constant.
-Array pad_axis(const Array& a, int ax, int64_t before, int64_t after, PadMode mode,
-               const Scalar& constant) {
-  int64_t n = a.shape()[ax], len = before + n + after;
-  Shape out = a.shape();
-  out[ax] = len;
-  Array fill = full({}, constant, a.dtype(), a.device());
-  if (n == 0) return fill.broadcast_to(out);
-  Array body = wrapped(a, ax, len, floor_mod(-before, n));
-  Array pos = iota_along(len, ax, a.ndim(), a.device());
-  switch (mode) {
-    case PadMode::Constant:
-      return where((pos >= before) & (pos < before + n), body, fill);
-    case PadMode::Wrap:
-      return body;
-    case PadMode::Edge: {
-      Array first = with_length(take_range(a, ax, 0, 1), ax, len);
-      Array last = with_length(take_range(a, ax, n - 1, 1), ax, len);
-      return where(pos < before, first, where(pos < before + n, body, last));
-    }
-    case PadMode::Reflect: {
-      if (n == 1) return with_length(a, ax, len);  // NumPy repeats a lone element
-      // NumPy's steps: each reflects the block padded so far, at most its length - 1 on each
-      // side, so widths past that reflect the padded values again (which is not periodic when
-      // the two widths differ).
-      Array block = a;
-      for (int64_t lo = before, hi = after; lo > 0 || hi > 0;) {
-        int64_t m = block.shape()[ax], l = std::min(lo, m - 1), h = std::min(hi, m - 1);
-        // Within one step the reflection repeats with period 2m - 2: block, then block[m-2..1].
-        Array period =
-            m == 2 ? block : concatenate({block, flip(take_range(block, ax, 1, m - 2), ax)}, ax);
-        block = wrapped(period, ax, l + m + h, floor_mod(-l, 2 * m - 2));
-        lo -= l;
-        hi -= h;
-      }
-      return block;
-    }
+// One axis of pad in NumPy's reflect or symmetric mode (n > 0). NumPy 1.24 pads in steps: each
+// reflects the block padded so far, at most its length - 1 (reflect) or its length
+// (symmetric) on each side, so widths past that reflect the padded values again (which is not
+// periodic when the two widths differ). Each step is one Remap over the last, all fused into
+// the kernel that reads the result.
+Array reflect_axis(const Array& a, int ax, int64_t before, int64_t after, bool symmetric) {
+  if (a.shape()[ax] == 1)
+    return remap_axis(a, ax, before + 1 + after, graph::IndexMode::Clamp, before);
+  Array block = a;
+  auto mode = symmetric ? graph::IndexMode::Symmetric : graph::IndexMode::Reflect;
+  for (int64_t lo = before, hi = after; lo > 0 || hi > 0;) {
+    int64_t m = block.shape()[ax], most = symmetric ? m : m - 1;
+    int64_t l = std::min(lo, most), h = std::min(hi, most);
+    block = remap_axis(block, ax, l + m + h, mode, l);
+    lo -= l;
+    hi -= h;
   }
-  return body;
+  return block;
 }
 
 }  // namespace
@@ -471,6 +440,8 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, Pa
   if (pad_width.size() != nd)
     throw ShapeError("pad: " + str(pad_width.size()) + " (before, after) pairs for an array of " +
                      str(nd) + " dimensions; give one pair per axis, or one for all");
+  Shape out = a.shape();
+  std::vector<graph::RemapAxis> maps(nd);
   Array r = a;
   for (size_t i = 0; i < nd; ++i) {
     auto [before, after] = pad_width[i];
@@ -481,9 +452,23 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, Pa
     if (a.shape()[i] == 0 && mode != PadMode::Constant)
       throw ShapeError("pad: axis " + str(i) +
                        " is empty, and only the constant mode can extend an empty axis");
-    r = pad_axis(r, static_cast<int>(i), before, after, mode, constant);
+    if (mode == PadMode::Reflect || mode == PadMode::Symmetric) {
+      r = reflect_axis(r, static_cast<int>(i), before, after, mode == PadMode::Symmetric);
+      continue;
+    }
+    out[i] += before + after;
+    maps[i] = {mode == PadMode::Constant ? graph::IndexMode::Offset
+               : mode == PadMode::Edge   ? graph::IndexMode::Clamp
+                                         : graph::IndexMode::Wrap,
+               before, 1};
   }
-  return r;
+  if (mode == PadMode::Reflect || mode == PadMode::Symmetric) return r;
+  // Constant, edge and wrap: one Remap over every axis (the constant where any axis is
+  // outside the input, corners included, as NumPy).
+  graph::NodeRef fill;
+  if (mode == PadMode::Constant)
+    fill = api::ref_of(full({}, constant, a.dtype(), a.device()).broadcast_to(out));
+  return api::finish(api::remap(api::ref_of(a), out, std::move(maps), fill));
 }
 
 Array pad(const Array& a, int64_t width, PadMode mode, Scalar constant) {

@@ -15,6 +15,7 @@
 #include "api/build.hpp"
 #include "graph/shape.hpp"
 #include "kiln/fft.hpp"
+#include "kiln/joining.hpp"
 
 namespace kiln {
 
@@ -347,26 +348,6 @@ Array isclose(const Array& a, const Array& b, double rtol, double atol, bool equ
 // ---- numpy.fft's helpers -------------------------------------------------------------------
 
 namespace {
-// numpy.roll along one axis: out[i] = a[(i - shift) mod n]. Without a gather or concatenate
-// op, the array is repeated twice along the axis (a broadcast of a new axis of 2, merged with
-// the axis: the planner writes that 2n-long array once, since no strides describe the merge)
-// and the window [n - shift, 2n - shift) of it is a view.
-Array roll_axis(const Array& a, int axis, int64_t shift) {
-  int64_t n = a.shape()[axis];
-  if (n == 0) return a;
-  int64_t s = ((shift % n) + n) % n;
-  if (s == 0) return a;
-  Shape one = a.shape(), two, merged = a.shape();
-  one.insert(one.begin() + axis, 1);
-  two = one;
-  two[axis] = 2;
-  merged[axis] = 2 * n;
-  Array twice = a.reshape(one).broadcast_to(two).reshape(merged);
-  std::vector<Index> idx(a.ndim(), Slice{});
-  idx[axis] = Slice(n - s, 2 * n - s);
-  return twice.index(idx);
-}
-
 Array shift_axes(const Array& a, const fft::FftAxes& axes, bool inverse, const char* what) {
   std::vector<int> ax;
   if (axes) {
@@ -374,13 +355,11 @@ Array shift_axes(const Array& a, const fft::FftAxes& axes, bool inverse, const c
   } else {
     for (int i = 0; i < a.ndim(); ++i) ax.push_back(i);
   }
-  // NumPy rolls each axis listed (an axis listed twice is rolled twice).
-  Array out = a;
-  for (int x : ax) {
-    int64_t half = a.shape()[x] / 2;
-    out = roll_axis(out, x, inverse ? -half : half);
-  }
-  return out;
+  // NumPy rolls each axis listed (an axis listed twice is rolled twice, as roll adds the
+  // shifts of an axis given twice): one index map, fused into the kernel that reads it.
+  std::vector<int64_t> shifts;
+  for (int x : ax) shifts.push_back(inverse ? -(a.shape()[x] / 2) : a.shape()[x] / 2);
+  return roll(a, shifts, Axes(ax.begin(), ax.end()));
 }
 }  // namespace
 

@@ -18,6 +18,8 @@ std::string instr_label(const plan::Instr& ins) {
       return "scalar";
     case plan::InstrKind::Iota:
       return "arange";
+    case plan::InstrKind::Gather:
+      return "gather";
     case plan::InstrKind::Where:
       return "where";
     case plan::InstrKind::Cast:
@@ -70,7 +72,7 @@ class Dot {
     for (size_t i = 0; i < g.code.size(); ++i) {
       const auto& ins = g.code[i];
       for (int arg : {ins.a, ins.b, ins.c})
-        if (arg >= 0 && ins.kind != plan::InstrKind::Load)
+        if (arg >= 0 && ins.kind != plan::InstrKind::Load && ins.kind != plan::InstrKind::Gather)
           os_ << "  " << id(arg) << " -> " << id(static_cast<int>(i)) << ";\n";
       if (ins.kind == plan::InstrKind::User) {  // its operands are named, and may be many
         const auto& call = g.user_calls[ins.arg];
@@ -78,7 +80,10 @@ class Dot {
           os_ << "  " << id(call.operands[k]) << " -> " << id(static_cast<int>(i)) << " [label=\""
               << call.code->names[k] << "\"];\n";
       }
-      if (ins.kind == plan::InstrKind::Load && g.accesses[ins.arg].buffer >= 0)
+      if (ins.kind == plan::InstrKind::Gather)  // its index
+        os_ << "  " << id(ins.a) << " -> " << id(static_cast<int>(i)) << " [label=\"index\"];\n";
+      if ((ins.kind == plan::InstrKind::Load || ins.kind == plan::InstrKind::Gather) &&
+          g.accesses[ins.arg].buffer >= 0)
         os_ << "  b" << g.accesses[ins.arg].buffer << " -> " << id(static_cast<int>(i)) << ";\n";
     }
     for (const auto& o : g.outputs) os_ << "  " << id(o.instr) << " -> b" << o.buffer << ";\n";

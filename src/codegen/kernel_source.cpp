@@ -277,6 +277,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
       case InstrKind::Reduce:  // its row's value, found by an earlier pass
         e = "red" + num(static_cast<int64_t>(i));
         break;
+      case InstrKind::Gather:  // a 64-bit element index, whatever the iteration's index type
+        e = "in" + num(ins.access()) + "[" + t(ins.a) + "]";
+        break;
     }
     os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
   }

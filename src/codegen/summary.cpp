@@ -32,9 +32,13 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
       return "s" + std::to_string(ins.param_index());
     case plan::InstrKind::Iota:
       return "arange";
+    case plan::InstrKind::Gather:  // its index arithmetic (a remap, a take) left out
+      return "in" + std::to_string(ins.access()) + "[map]";
     case plan::InstrKind::Cast:
       return std::string(dtype_name(ins.dtype)) + "(" + sub(ins.a) + ")";
     case plan::InstrKind::Where:
+      if (g.code[ins.a].addressing)  // an index map's value and, where it reads nothing, fill
+        return "remap(" + sub(ins.b) + ", fill=" + sub(ins.c) + ")";
       return "where(" + sub(ins.a) + ", " + sub(ins.b) + ", " + sub(ins.c) + ")";
     case plan::InstrKind::Unary:
       return std::string(graph::op_name(ins.unary_op())) + "(" + sub(ins.a) + ")";
@@ -73,7 +77,8 @@ std::string dtype_signature(const plan::FusedGroup& g) {
   for (size_t a = 0; a < g.accesses.size(); ++a) {
     if (g.accesses[a].buffer < 0) continue;  // an iota reads no memory
     for (const plan::Instr& ins : g.code)
-      if (ins.kind == plan::InstrKind::Load && ins.access() == static_cast<int>(a)) {
+      if ((ins.kind == plan::InstrKind::Load || ins.kind == plan::InstrKind::Gather) &&
+          ins.access() == static_cast<int>(a)) {
         s += std::string(plan::dtype_short(ins.dtype)) + " ";
         break;
       }

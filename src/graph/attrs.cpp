@@ -30,6 +30,14 @@ struct Mixer {
     return hash_mix(hash_mix(v, r.a.hash()), r.b.hash());
   }
   size_t operator()(const UserAttrs& u) const { return hash_mix(h, u.code); }
+  size_t operator()(const RemapAttrs& m) const {
+    size_t r = hash_mix(h, m.axes.size());
+    for (const auto& ax : m.axes)
+      r = hash_mix(
+          hash_mix(hash_mix(hash_mix(r, static_cast<uint64_t>(ax.mode)), ax.origin), ax.step),
+          ax.indexed);
+    return r;
+  }
 
   // The length first, so that [1, 2] + [] and [1] + [2] differ.
   template <class Int>
@@ -49,6 +57,22 @@ bool FftAttrs::operator==(const FftAttrs& o) const {
 
 bool RandomAttrs::operator==(const RandomAttrs& o) const {
   return seed == o.seed && offset == o.offset && a.same_as(o.a) && b.same_as(o.b);
+}
+
+const char* mode_name(IndexMode m) {
+  switch (m) {
+    case IndexMode::Offset:
+      return "offset";
+    case IndexMode::Clamp:
+      return "clamp";
+    case IndexMode::Wrap:
+      return "wrap";
+    case IndexMode::Reflect:
+      return "reflect";
+    case IndexMode::Symmetric:
+      return "symmetric";
+  }
+  return "?";
 }
 
 size_t hash_attrs(size_t seed, const Attrs& a) {

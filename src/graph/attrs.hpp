@@ -69,9 +69,37 @@ struct UserAttrs {
   bool operator==(const UserAttrs&) const = default;
 };
 
+// Remap: output position c along axis d reads the input at a per-axis map of c, so joining,
+// rolling, padding and slice assignment are index arithmetic on the reading kernel's loads
+// (src/plan/lower.cpp), never a copy. With t = c - origin and n the input's length on that axis:
+//   Offset     t / step when step divides t and 0 <= t / step < n; elsewhere the element is
+//              the node's second input (the fill), and the input is not read there
+//   Clamp      t clamped to [0, n - 1] (NumPy pad's 'edge')
+//   Wrap       t mod n (roll, pad's 'wrap')
+//   Reflect    t reflected at the ends without repeating them, period 2n - 2 (pad's 'reflect')
+//   Symmetric  t reflected repeating the end elements, period 2n (pad's 'symmetric')
+// An `indexed` axis (take, fancy indexing; at most one per node) has t = the node's last input
+// (a 1-d integer array as long as the output's axis) at c instead: Wrap and Clamp as above
+// (NumPy take's 'wrap' and 'clip'), Offset a negative t counted from the end (its 'raise',
+// whose bounds the API checked) and clamped, so no read leaves the input either way.
+// origin and step are structure, in the structural hash: they decide which positions read what.
+enum class IndexMode : uint8_t { Offset, Clamp, Wrap, Reflect, Symmetric };
+struct RemapAxis {
+  IndexMode mode = IndexMode::Offset;
+  int64_t origin = 0;
+  int64_t step = 1;  // Offset only; never 0
+  bool indexed = false;
+  bool operator==(const RemapAxis&) const = default;
+};
+struct RemapAttrs {
+  std::vector<RemapAxis> axes;  // one per axis of the input (and output: same rank)
+  bool operator==(const RemapAttrs&) const = default;
+};
+const char* mode_name(IndexMode m);  // "offset", "clamp", ...
+
 // Kinds with no attributes (leaves, elementwise, reshape, broadcast, copy) hold monostate.
 using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
-                           FftAttrs, RandomAttrs, UserAttrs>;
+                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

@@ -24,6 +24,9 @@ enum class OpKind : uint8_t {
   Permute,
   Slice,
   Broadcast,
+  // An index map per axis (RemapAttrs), lowered to arithmetic on the reader's loads: view-like,
+  // but it may read outside its input's strides (wrap, reflect) or not at all (a fill).
+  Remap,
   // Boundaries of fusion groups.
   Reduce,
   Fft,

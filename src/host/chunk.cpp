@@ -162,6 +162,17 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
       case InstrKind::Reduce:
         fill_rows(i, start, len, out);
         break;
+      case InstrKind::Gather: {
+        const int a = ins.access();
+        const auto* index = static_cast<const int64_t*>(cols_[ins.a]);
+        visit_dtype(ins.dtype, [&](auto z) {
+          using T = decltype(z);
+          auto* src = reinterpret_cast<const T*>(bases_[a]) + g_.accesses[a].offset;
+          auto* r = reinterpret_cast<T*>(out);
+          for (int64_t k = 0; k < len; ++k) r[k] = src[index[k]];
+        });
+        break;
+      }
       case InstrKind::User:  // run_group refuses such groups before any chunk runs
         throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");
     }

@@ -1,6 +1,8 @@
 #include "plan/lower.hpp"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "graph/shape.hpp"
 
@@ -153,8 +155,17 @@ class Lowering {
       return lower(*n.inputs[0], chain_id(c));
     }
     if (n.kind == OpKind::Reduce) return lower_row_reduction(n, chain);
+    if (n.kind == OpKind::Remap) {
+      // The remap's output coordinates are iotas of the iteration space read through the
+      // views above it (one per axis); below it, everything is evaluated at mapped ones.
+      return remap(n, coordinates(n, chain), [&](const Node& fill) { return lower(fill, chain); });
+    }
     std::vector<int> ops;
     for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
+    return elementwise(n, ops);
+  }
+
+  int elementwise(const Node& n, const std::vector<int>& ops) {
     switch (n.kind) {
       case OpKind::Unary:
         return emit(Instr::unary(n.unary_op(), n.dtype, ops[0]));
@@ -171,6 +182,218 @@ class Lowering {
       default:
         throw std::logic_error("lower: node kind cannot be fused");
     }
+  }
+
+  // ---- index maps (Remap) ------------------------------------------------------------------
+  // Below a Remap, values are computed at coordinates held in instructions (int64, one per axis
+  // of the shape `at` indexes) rather than at the iteration index; `chain` holds the views met
+  // since, not yet applied, so at a leaf they compose into strides as above and the address is
+  // one sum of products.
+
+  static Strides unit(size_t rank, size_t d) {
+    Strides s(rank, 0);
+    s[d] = 1;
+    return s;
+  }
+
+  // The layout `views` (outermost first) give to values laid out as `strides` over `shape`.
+  static Layout through(const Shape& shape, const Strides& strides,
+                        const std::vector<const Node*>& views) {
+    Layout l{shape, strides, 0};
+    for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+    return l;
+  }
+
+  // The coordinates of n's output (one int64 instruction per axis) at the iteration index,
+  // read through the views of `chain`: an iota per axis, or, where a reshape above merges n's
+  // axes (no strides give one axis's coordinate), n's flat position divided back into them.
+  std::vector<int> coordinates(const Node& n, int chain) {
+    const auto& views = chain_list_[chain];
+    auto iota = [&](const Layout& l) {
+      g_.accesses.push_back({-1, l.offset, l.strides});
+      return address(Instr::iota(DType::Int64, constant(0), constant(1),
+                                 static_cast<int>(g_.accesses.size()) - 1));
+    };
+    std::vector<Layout> units;
+    try {
+      for (size_t d = 0; d < n.shape.size(); ++d)
+        units.push_back(through(n.shape, unit(n.shape.size(), d), views));
+    } catch (const NeedsMaterialize&) {
+      const Strides dense = graph::contiguous_strides(n.shape);
+      int flat = iota(through(n.shape, dense, views));
+      std::vector<int> at;
+      for (size_t d = 0; d < n.shape.size(); ++d) {
+        int q =
+            dense[d] == 1 ? flat : arith(graph::BinaryOp::FloorDivide, flat, constant(dense[d]));
+        at.push_back(d == 0 ? q : arith(graph::BinaryOp::Remainder, q, constant(n.shape[d])));
+      }
+      return at;
+    }
+    std::vector<int> at;
+    for (const Layout& l : units) at.push_back(iota(l));
+    return at;
+  }
+
+  int address(Instr ins) {
+    ins.addressing = true;
+    return emit(ins);
+  }
+
+  // A structural constant (an index map's origin, an extent): a parameter no graph value binds,
+  // so the source stays the same whatever the numbers.
+  int constant(int64_t v) {
+    if (auto it = constants_.find(v); it != constants_.end()) return it->second;
+    g_.params.push_back(Scalar(v));
+    param_nodes_.push_back(nullptr);
+    int i = address(Instr::param(DType::Int64, static_cast<int>(g_.params.size()) - 1));
+    constants_.emplace(v, i);
+    return i;
+  }
+
+  int arith(graph::BinaryOp op, int x, int y) {
+    DType t =
+        graph::is_comparison(op) || (op == graph::BinaryOp::And && g_.code[x].dtype == DType::Bool)
+            ? DType::Bool
+            : DType::Int64;
+    return address(Instr::binary(op, t, x, y));
+  }
+
+  // offset + sum(at[d] * strides[d]), the element a layout puts at coordinates `at`.
+  int dot(const Layout& l, const std::vector<int>& at) {
+    int sum = -1;
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (l.strides[d] == 0) continue;
+      int term =
+          l.strides[d] == 1 ? at[d] : arith(graph::BinaryOp::Mul, at[d], constant(l.strides[d]));
+      sum = sum < 0 ? term : arith(graph::BinaryOp::Add, sum, term);
+    }
+    if (sum < 0) return constant(l.offset);
+    return l.offset ? arith(graph::BinaryOp::Add, sum, constant(l.offset)) : sum;
+  }
+
+  // n (whose output is indexed by `at`, through no views) at its source's coordinates: the map
+  // of every axis, then the source there; where an Offset axis falls outside the source the
+  // value is the fill, and the source is read at a clamped position instead, so no read leaves
+  // its memory whatever the fill's where selects.
+  int remap(const Node& n, const std::vector<int>& at,
+            const std::function<int(const Node&)>& lower_fill) {
+    using graph::BinaryOp;
+    using graph::IndexMode;
+    const auto& axes = n.attr<graph::RemapAttrs>().axes;
+    const Node& src = *n.inputs[0];
+    std::vector<int> s(at.size());
+    int valid = -1;
+    for (size_t d = 0; d < at.size(); ++d) {
+      const graph::RemapAxis& ax = axes[d];
+      const int64_t len = src.shape[d];
+      int t = ax.origin ? arith(BinaryOp::Sub, at[d], constant(ax.origin)) : at[d];
+      auto clamp = [&](int x) {
+        return arith(BinaryOp::Minimum, arith(BinaryOp::Maximum, x, constant(0)),
+                     constant(len - 1));
+      };
+      if (ax.indexed) {
+        // The index array, evaluated at this axis's coordinate (it fuses here too).
+        const Node& idx = *n.inputs.back();
+        t = lower_at(idx, {at[d]}, chain_id({}));
+        if (idx.dtype != DType::Int64) t = address(Instr::cast(DType::Int64, t));
+        if (ax.mode == IndexMode::Offset) {
+          int negative = arith(BinaryOp::Lt, t, constant(0));
+          t = address(
+              Instr::where(DType::Int64, negative, arith(BinaryOp::Add, t, constant(len)), t));
+          s[d] = clamp(t);
+          continue;
+        }
+      }
+      switch (ax.mode) {
+        case IndexMode::Offset: {
+          if (ax.origin == 0 && ax.step == 1 && n.shape[d] == len) {
+            s[d] = t;  // the identity: never out of range
+            break;
+          }
+          int q = t;
+          int ok = -1;
+          if (ax.step == -1) {
+            q = arith(BinaryOp::Sub, constant(0), t);
+          } else if (ax.step != 1) {
+            q = arith(BinaryOp::FloorDivide, t, constant(ax.step));
+            ok = arith(BinaryOp::Eq, arith(BinaryOp::Mul, q, constant(ax.step)), t);
+          }
+          int in = arith(BinaryOp::And, arith(BinaryOp::Ge, q, constant(0)),
+                         arith(BinaryOp::Lt, q, constant(len)));
+          ok = ok < 0 ? in : arith(BinaryOp::And, ok, in);
+          valid = valid < 0 ? ok : arith(BinaryOp::And, valid, ok);
+          s[d] = clamp(q);
+          break;
+        }
+        case IndexMode::Clamp:
+          s[d] = clamp(t);
+          break;
+        case IndexMode::Wrap:
+          s[d] = arith(BinaryOp::Remainder, t, constant(len));
+          break;
+        case IndexMode::Reflect:
+        case IndexMode::Symmetric: {
+          // Folded into one period, then the second half mirrored: reflect's period 2n - 2
+          // (at least 1: a lone element repeats), symmetric's 2n.
+          bool sym = ax.mode == IndexMode::Symmetric;
+          int64_t period = sym ? 2 * len : std::max<int64_t>(2 * len - 2, 1);
+          int u = arith(BinaryOp::Remainder, t, constant(period));
+          int back = arith(BinaryOp::Sub, constant(sym ? 2 * len - 1 : period), u);
+          s[d] =
+              address(Instr::where(DType::Int64, arith(BinaryOp::Lt, u, constant(len)), u, back));
+          break;
+        }
+      }
+    }
+    int v = lower_at(src, s, chain_id({}));
+    if (valid < 0) return v;
+    return emit(Instr::where(n.dtype, valid, v, lower_fill(*n.inputs[1])));
+  }
+
+  // n evaluated at coordinates `at` of the views `chain` (outermost first) above it.
+  int lower_at(const Node& n, const std::vector<int>& at, int chain) {
+    auto key = std::make_tuple(&n, at, chain);
+    if (auto it = at_memo_.find(key); it != at_memo_.end()) return it->second;
+    int v = lower_at_uncached(n, at, chain);
+    at_memo_.emplace(key, v);
+    return v;
+  }
+
+  int lower_at_uncached(const Node& n, const std::vector<int>& at, int chain) {
+    const auto& views = chain_list_[chain];
+    if (n.kind == OpKind::Scalar && !n.is_leaf()) return param(n);
+    // A root of this group is computed again here, at other coordinates than it is written.
+    if (n.is_leaf() || (is_materialized_(&n) && !is_group_root(&n))) {
+      Layout l = through(n.shape, graph::contiguous_strides(n.shape), views);
+      // One access (one kernel argument) per buffer gathered from, however often.
+      int b = buffer_of_(&n);
+      auto [it, fresh] = gathered_.emplace(b, static_cast<int>(g_.accesses.size()));
+      if (fresh) g_.accesses.push_back({b, 0, Strides(g_.shape.size(), 0)});
+      return emit(Instr::gather(n.dtype, it->second, dot(l, at)));
+    }
+    if (n.kind == OpKind::Iota) {
+      int pos = dot(through(n.shape, {1}, views), at);
+      int start = param(*n.inputs[0]), step = param(*n.inputs[1]);
+      int x = n.dtype == DType::Int64 ? pos : emit(Instr::cast(n.dtype, pos));
+      return emit(Instr::binary(graph::BinaryOp::Add, n.dtype, start,
+                                emit(Instr::binary(graph::BinaryOp::Mul, n.dtype, x, step))));
+    }
+    if (is_view(n.kind)) {
+      auto c = views;
+      c.push_back(&n);
+      return lower_at(*n.inputs[0], at, chain_id(c));
+    }
+    if (n.kind == OpKind::Remap) {
+      std::vector<int> inner;
+      for (size_t d = 0; d < n.shape.size(); ++d)
+        inner.push_back(dot(through(n.shape, unit(n.shape.size(), d), views), at));
+      return remap(n, inner, [&](const Node& fill) { return lower_at(fill, at, chain); });
+    }
+    // A reduction read at mapped positions is not one value per row of the iteration space.
+    if (n.kind == OpKind::Reduce) throw CannotInline{&n};
+    std::vector<int> ops;
+    for (const auto& in : n.inputs) ops.push_back(lower_at(*in, at, chain));
+    return elementwise(n, ops);
   }
 
   // A reduction the planner left in memory's place (not a root): it becomes a Reduce
@@ -214,6 +437,9 @@ class Lowering {
   std::map<std::pair<const Node*, int>, int> memo_;
   std::map<const Node*, int> params_;
   std::map<const Node*, int> row_reductions_;
+  std::map<int64_t, int> constants_;
+  std::map<int, int> gathered_;  // buffer -> its gather access
+  std::map<std::tuple<const Node*, std::vector<int>, int>, int> at_memo_;
 };
 
 }  // namespace
@@ -242,7 +468,9 @@ FusedGroup lower_group(const GroupSpec& spec,
 
 DType FusedGroup::load_dtype(int access) const {
   for (const Instr& ins : code)
-    if ((ins.kind == InstrKind::Load || ins.kind == InstrKind::Iota) && ins.access() == access)
+    if ((ins.kind == InstrKind::Load || ins.kind == InstrKind::Iota ||
+         ins.kind == InstrKind::Gather) &&
+        ins.access() == access)
       return ins.dtype;
   return DType::Float64;
 }

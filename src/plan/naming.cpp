@@ -16,6 +16,8 @@ std::string kernel_name(const FusedGroup& g) {
   if (!g.user_calls.empty()) ops.push_back("user");
   for (const Instr& i : g.code) {
     std::string op;
+    if (i.addressing) continue;  // index arithmetic: the gather it feeds names it
+    if (i.kind == InstrKind::Gather) op = "gather";
     if (i.kind == InstrKind::Unary) op = graph::op_name(i.unary_op());
     if (i.kind == InstrKind::Binary) op = graph::op_name(i.binary_op());
     if (i.kind == InstrKind::Where) op = "where";

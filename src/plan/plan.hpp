@@ -22,7 +22,20 @@ using graph::UnaryOp;
 // An instruction of a group's SSA program; operands are earlier instruction indices.
 // Reduce (only in a group with row_axes): operand `a` folded over its row, the same value at
 // every position of that row, as max(x, -1, keepdims) broadcast back in softmax.
-enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, User, Reduce };
+// Gather: the memory of an access at an element index the program computed (a Remap's or
+// take's index arithmetic), rather than at the access's strides.
+enum class InstrKind : uint8_t {
+  Load,
+  Param,
+  Iota,
+  Unary,
+  Binary,
+  Where,
+  Cast,
+  User,
+  Reduce,
+  Gather
+};
 // Made by the named constructors and read through the named accessors, which say what the
 // shared fields mean for each kind (the accessors assert the kind):
 //   Load   access()                      the group's input through accesses[access()]
@@ -32,12 +45,17 @@ enum class InstrKind : uint8_t { Load, Param, Iota, Unary, Binary, Where, Cast, 
 //   Where  a ? b : c                     Cast    a converted to dtype
 //   User   user_call()                   FusedGroup::user_calls[user_call()] (its operands)
 //   Reduce reduce_op() of a, along the row
+//   Gather access()'s buffer at element offset + a (a, an int64 instruction, is in range:
+//          lowering clamps it, so no read leaves the buffer)
 struct Instr {
   InstrKind kind;
   uint8_t op = 0;              // UnaryOp / BinaryOp / ReduceOp
   DType dtype;                 // result dtype
   int a = -1, b = -1, c = -1;  // operands (Iota: start, step)
-  int arg = -1;                // Load / Iota: access; Param: scalar; User: call
+  int arg = -1;                // Load / Iota / Gather: access; Param: scalar; User: call
+  // Index arithmetic (a Remap's map, a gather's address), not a value of the expression:
+  // kernel names and summaries leave it out. The generated source does not depend on it.
+  bool addressing = false;
 
   static Instr load(DType t, int access) { return {InstrKind::Load, 0, t, -1, -1, -1, access}; }
   static Instr param(DType t, int index) { return {InstrKind::Param, 0, t, -1, -1, -1, index}; }
@@ -58,6 +76,9 @@ struct Instr {
   static Instr reduce(ReduceOp op, DType t, int x) {
     return {InstrKind::Reduce, static_cast<uint8_t>(op), t, x};
   }
+  static Instr gather(DType t, int access, int index) {
+    return {InstrKind::Gather, 0, t, index, -1, -1, access};
+  }
 
   UnaryOp unary_op() const {
     assert(kind == InstrKind::Unary);
@@ -72,7 +93,7 @@ struct Instr {
     return static_cast<ReduceOp>(op);
   }
   int access() const {
-    assert(kind == InstrKind::Load || kind == InstrKind::Iota);
+    assert(kind == InstrKind::Load || kind == InstrKind::Iota || kind == InstrKind::Gather);
     return arg;
   }
   int param_index() const {

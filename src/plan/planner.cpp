@@ -142,9 +142,37 @@ class Planner {
       if (n->kind == OpKind::Copy) library_inputs_.insert(n->inputs[0].get());
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
+    write_remaps_read_twice();
     fold_row_reductions();
     resolve_sharing();
     choose_held();
+  }
+
+  // Below an index map (Remap) values are computed at mapped coordinates, once per distinct
+  // way they are read, so a Remap that the expression under another one reads along several
+  // paths (a Jacobi step reads the last step at four offsets) is computed once per path, and a
+  // loop of such steps would multiply that by itself every step. Such a Remap is written
+  // instead; one read along a single path (a roll inside a concatenate, pad's reflect steps)
+  // stays fused.
+  void write_remaps_read_twice() {
+    for (const Node* r : order_) {
+      if (r->kind != OpKind::Remap || r->is_leaf()) continue;
+      std::unordered_map<const Node*, int> edges;
+      std::vector<const Node*> stack{r};
+      std::unordered_set<const Node*> seen{r};
+      while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        for (const auto& c : n->args()) {
+          if (c->is_leaf() || roots_.count(c.get())) continue;
+          if (c->kind == OpKind::Remap && ++edges[c.get()] > 1) {
+            roots_.insert(c.get());
+            continue;
+          }
+          if (seen.insert(c.get()).second) stack.push_back(c.get());
+        }
+      }
+    }
   }
 
   // A reduction along the trailing axes of its input whose one reader is an elementwise group
@@ -287,8 +315,13 @@ class Planner {
         for (int g = static_cast<int>(groups.size()); g-- > 0 && target < 0;) {
           bool joinable = !groups[g].reduce && !is_library(groups[g].roots[0]->kind) &&
                           groups[g].roots[0]->shape == n->shape;
+          // Not an index map over a group of index maps: it would recompute the group's
+          // roots at its mapped positions (a root of one's own group is not read from memory),
+          // and a loop of Jacobi steps would nest that every step.
+          bool maps_maps = remaps(n) && std::any_of(groups[g].roots.begin(), groups[g].roots.end(),
+                                                    [this](const Node* r) { return remaps(r); });
           bool reads_own =
-              last_dep == g && only_dependency(n, g, group_of) &&
+              last_dep == g && only_dependency(n, g, group_of) && !maps_maps &&
               std::none_of(groups[g].roots.begin(), groups[g].roots.end(),
                            [this](const Node* r) { return read_from_memory_.count(r); });
           if (joinable && (last_dep < g || reads_own)) target = g;
@@ -303,6 +336,20 @@ class Planner {
       group_of[n] = target;
     }
     return groups;
+  }
+
+  // Whether the fused subgraph of root n holds an index map (a Remap).
+  bool remaps(const Node* n) const {
+    std::vector<const Node*> stack{n};
+    std::unordered_set<const Node*> seen{n};
+    while (!stack.empty()) {
+      const Node* m = stack.back();
+      stack.pop_back();
+      if (m->kind == OpKind::Remap) return true;
+      for (const auto& c : m->args())
+        if (!materialized(c.get()) && seen.insert(c.get()).second) stack.push_back(c.get());
+    }
+    return false;
   }
 
   // The groups whose outputs the fused subgraph of root n reads.
@@ -384,7 +431,10 @@ class Planner {
     auto& b = plan_.bindings;
     for (const auto& [node, id] : buffer_ids_)
       if (plan_.buffers[id].external) b.buffers.push_back({id, ordinal.at(node)});
-    for (const auto& p : param_nodes_) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
+    // A null node is a structural constant (an index map's origin), the same in every graph of
+    // this signature: nothing to rebind.
+    for (const auto& p : param_nodes_)
+      if (p.node) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
     for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
   }
 

@@ -2,7 +2,8 @@
 """Writes tests/data/joining.txt, NumPy's answers for tests/test_joining.cpp: squeeze,
 expand_dims, swapaxes, moveaxis, ravel, flip, eye, tril, triu, meshgrid, diag, tile, repeat,
 concatenate, stack, hstack, vstack, roll and pad, over 0-d, empty and n-d inputs, several dtypes,
-negative axes and bad arguments.
+negative axes and bad arguments; and functional slice assignment (kiln's x.at(index).op(v)), as
+NumPy's y = x.copy(); y[index] op= v; and take.
 
 Run with a Python that has NumPy (Debian's /usr/bin/python3 has 1.24):
     /usr/bin/python3 tests/data/make_joining_fixtures.py
@@ -11,7 +12,8 @@ Format (as statistics.txt), one record per line, a case being `case`, `call`, it
 `out` lines or `error`, then `end`:
     numpy VERSION
     case NAME
-    call FUNC KEY=VALUE ..      (lists as 1,2; none for NumPy's None; pad widths as b,a,b,a..)
+    call FUNC KEY=VALUE ..      (lists as 1,2; none for NumPy's None; pad widths as b,a,b,a..;
+                                 an index as its parts joined by |, "new" for None, () for none)
     in DTYPE NDIM D0 D1 .. VALUES..
     out DTYPE NDIM D0 D1 .. VALUES..
     error                       (NumPy raises: kiln must throw a kiln::ShapeError)
@@ -142,7 +144,7 @@ def main():
             w.case(name("roll", si, "multi"), "roll", [a],
                    lambda x: np.roll(x, (1, -3, 2), (0, -1, 0)), shift=(1, -3, 2),
                    axis=(0, -1, 0))
-        for mode in ("constant", "edge", "reflect", "wrap"):
+        for mode in ("constant", "edge", "reflect", "wrap", "symmetric"):
             for widths in ([(1, 2)], [(0, 0)], [(3, 1)] * nd, [(7, 5)] * nd, [(-1, 0)], [(2, 11)],
                            [(13, 1)]):
                 kw = {"constant_values": 9} if mode == "constant" else {}
@@ -235,6 +237,80 @@ def main():
                        ("3d", [(2, 2, 2), (2, 1, 2)]), ("3d_rows", [(1, 2, 2), (2, 2, 2)])]:
             ins = [data(s, base=100 * i) for i, s in enumerate(ss)]
             w.case(name(f, nm), f, ins, lambda *v, f=f: getattr(np, f)(v))
+
+    # x.at(index).op(v): y = x.copy(); y[index] op= v, v broadcast to the region
+    def parse_index(text):
+        parts = []
+        if text == "()":  # no index at all: x[()]
+            return ()
+        for p in text.split("|"):
+            if p == "new":
+                parts.append(None)
+            elif p == "...":
+                parts.append(Ellipsis)
+            elif ":" in p:
+                parts.append(slice(*[int(q) if q else None for q in p.split(":")]))
+            else:
+                parts.append(int(p))
+        return tuple(parts)
+
+    def at_ref(x, v, index, op):
+        y = x.copy()
+        i = parse_index(index)
+        if op == "set":
+            y[i] = v
+        elif op == "add":
+            y[i] += v
+        elif op == "multiply":
+            y[i] *= v
+        elif op == "min":
+            y[i] = np.minimum(y[i], v)
+        else:
+            y[i] = np.maximum(y[i], v)
+        return y
+
+    at_cases = [
+        ((7,), ["1:-1", "::2", "::-1", "5:1:-2", "-1", "3", "...", "2:2", "new|1:4"]),
+        ((4, 5), ["1:-1|1:-1", "::-1|::2", "2", "-1|1:", "...|0", ":|new|3", "1:3|::-3"]),
+        ((3, 1, 4), ["...|1::2", "0|0|:", "::2|:|::-1"]),
+        ((), ["...", "()"]),
+        ((0, 3), [":|1:", "...|0"]),
+    ]
+    ops = ("set", "add", "multiply", "min", "max")
+    for xs, indices in at_cases:
+        x = data(xs)
+        for ii, index in enumerate(indices):
+            region = x[parse_index(index)]
+            shapes = [(), region.shape, region.shape[-1:] if region.ndim else ()]
+            for vi, vs in enumerate(shapes):
+                for op in ops:
+                    v = data(vs, base=20 + vi)
+                    w.case(name("at", xs, ii, vi, op), "at", [x, v],
+                           lambda x, v, i=index, o=op: at_ref(x, v, i, o), op=op, index=index)
+        # a region the value cannot broadcast to
+        w.case(name("at_badshape", xs), "at", [x, data((9,))],
+               lambda x, v, i=indices[0]: at_ref(x, v, i, "set"), op="set", index=indices[0])
+    # dtypes: set casts as NumPy's x[i] = v (unsafe), the operations keep the same kind
+    for xt, vt in [("int64", "float64"), ("int32", "int64"), ("float32", "float64"),
+                   ("float64", "int32"), ("bool", "bool"), ("int64", "bool")]:
+        x, v = data((3, 4), xt), data((4,), vt, base=3)
+        w.case(name("at_set", xt, vt), "at", [x, v], lambda x, v: at_ref(x, v, "1:", "set"),
+               op="set", index="1:")
+        if np.can_cast(np.result_type(x, v), x.dtype, "same_kind") and xt != "bool":
+            w.case(name("at_add", xt, vt), "at", [x, v], lambda x, v: at_ref(x, v, "::2", "add"),
+                   op="add", index="::2")
+
+    # take (integer-array indexing along one axis): NumPy's modes, negative and bad indices
+    for xs in [(7,), (3, 4), (2, 3, 5), (0, 3)]:
+        x = data(xs)
+        for ii, idx in enumerate([[0], [2, -1, 0, 2], [[1, 0], [0, -2]], [], [5], [-4]]):
+            for ax in [None, 0, -1]:
+                for mode in ("raise", "wrap", "clip"):
+                    w.case(name("take", xs, ii, ax, mode), "take", [x, np.array(idx, "int64")],
+                           lambda x, i, ax=ax, m=mode: np.take(x, i, ax, mode=m), axis=ax,
+                           mode=mode)
+    w.case("take_int32", "take", [data((4,), "int32"), np.array([3, 1], "int32")],
+           lambda x, i: np.take(x, i), axis=None, mode="raise")
 
     with open(OUT, "w") as fh:
         fh.write("\n".join(w.lines) + "\n")
