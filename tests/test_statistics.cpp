@@ -150,21 +150,9 @@ void check_against(const Case& c, const std::vector<Array>& got, const std::vect
 
 TEST_CASE("statistics match NumPy's fixtures on the host") {
   REQUIRE(cases().size() > 500);
-  int errors = 0;
-  for (const Case& c : cases()) {
-    INFO("case " << c.name);
-    if (c.error) {
-      ++errors;
-      CHECK_THROWS_AS(
-          {
-            auto r = run_case(c, kiln::host());
-            for (auto& a : r) a.eval();
-          },
-          kiln::Error);
-      continue;
-    }
-    check_against(c, run_case(c, kiln::host()), c.out);
-  }
+  int errors = fixtures::check_on_host<kiln::Error>(
+      cases(), [](const Case& c) { return run_case(c, kiln::host()); },
+      [](const Case& c, const std::vector<Array>& got) { check_against(c, got, c.out); });
   CHECK(errors > 20);
 }
 

@@ -139,4 +139,31 @@ kiln::Array make_array(const Values<V>& x, kiln::Device d) {
   });
 }
 
+// Runs every case on the host: an error case must throw E by the time its outputs are
+// evaluated; any other case goes to check(case, outputs), and an exception it meets fails that
+// case with its message. run(case) builds the outputs. Returns the number of error cases.
+template <class E, class V, class Run, class Check>
+int check_on_host(const std::vector<Case<V>>& cases, const Run& run, const Check& check) {
+  int errors = 0;
+  for (const Case<V>& c : cases) {
+    INFO("case " << c.name);
+    if (c.error) {
+      ++errors;
+      CHECK_THROWS_AS(
+          {
+            auto r = run(c);
+            for (auto& a : r) a.eval();
+          },
+          E);
+      continue;
+    }
+    try {
+      check(c, run(c));
+    } catch (const std::exception& e) {
+      FAIL_CHECK("threw " << e.what());
+    }
+  }
+  return errors;
+}
+
 }  // namespace fixtures
