@@ -135,6 +135,13 @@ TEST_CASE("empty Array handles: every use says the handle is empty") {
   std::ostringstream os;
   EXPECT_ERROR(kiln::Error, what, os << e);
   CHECK_FALSE(e.valid());
+  // An operation consumes an operand handed over with std::move: the handle is empty after it
+  // (as any moved-from Array), says so when used, and the result is intact.
+  Array t = x * 2;
+  Array y = std::move(t) + 1;
+  CHECK_FALSE(t.valid());
+  EXPECT_ERROR(kiln::Error, what, kiln::exp(t));
+  CHECK(y.to_vector<double>() == std::vector<double>{3, 3, 3});
 }
 
 TEST_CASE("creation: null data, negative dimensions, rank over 8, bad values") {
