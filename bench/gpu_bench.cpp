@@ -290,7 +290,7 @@ void bench_randint() {
 }
 
 // The 2-d programs of PERFORMANCE.md's second set, at any shape:
-//   gpu_bench layout softmax|layernorm|colsum|rowsum|transpose|outer ROWS COLS
+//   gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS COLS
 // (outer: a of ROWS times b of COLS). Prints the time and the bytes that must move once.
 kiln::Array layout_program(const std::string& w, const kiln::Array& x, const kiln::Array& b) {
   if (w == "softmax") {
@@ -300,6 +300,10 @@ kiln::Array layout_program(const std::string& w, const kiln::Array& x, const kil
   if (w == "layernorm") {
     auto d = x - kiln::mean(x, {1}, true);
     return d / kiln::sqrt(kiln::mean(d * d, {1}, true) + 1e-5);
+  }
+  if (w == "colnorm") {  // batch statistics: layernorm's program down the columns
+    auto d = x - kiln::mean(x, {0}, true);
+    return d / kiln::sqrt(kiln::mean(d * d, {0}, true) + 1e-5);
   }
   if (w == "colsum") return kiln::sum(x, {0});
   if (w == "rowsum") return kiln::sum(x, {1});
@@ -359,7 +363,8 @@ int main(int argc, char** argv) {
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
         "lazy_loop_200\n"
-        "       gpu_bench layout softmax|layernorm|colsum|rowsum|transpose|outer ROWS COLS\n");
+        "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
+        "COLS\n");
     return 2;
   }
   return 0;

@@ -36,6 +36,8 @@ LAYOUT = [
     ("softmax", 16384, 4096), ("softmax", 4096, 50257), ("softmax", 262144, 33),
     ("softmax", 32, 1000000),
     ("layernorm", 16384, 4096), ("layernorm", 4096, 50257), ("layernorm", 262144, 33),
+    ("colnorm", 256, 16384), ("colnorm", 128, 100000), ("colnorm", 64, 65536),
+    ("colnorm", 4096, 4096),
     ("colsum", 16384, 4096), ("colsum", 4096, 16384), ("colsum", 1000000, 7),
     ("colsum", 100000, 64), ("colsum", 7, 1000000),
     ("rowsum", 16384, 4096), ("rowsum", 4096, 50257), ("rowsum", 1000000, 7),
@@ -58,6 +60,8 @@ def layout_program(w, m):
         "softmax": lambda x, b: (lambda e: e / e.sum(1, keepdims=True))(m.exp(x - amax(x))),
         "layernorm": lambda x, b: (lambda d: d / m.sqrt((d * d).mean(1, keepdims=True) + 1e-5))(
             x - x.mean(1, keepdims=True)),
+        "colnorm": lambda x, b: (lambda d: d / m.sqrt((d * d).mean(0, keepdims=True) + 1e-5))(
+            x - x.mean(0, keepdims=True)),
         "colsum": lambda x, b: x.sum(0),
         "rowsum": lambda x, b: x.sum(1),
         "transpose": lambda x, b: (x.T * 2 + 1).copy() if m.__name__ != "torch" else (x.T * 2 + 1).contiguous(),

@@ -353,27 +353,31 @@ __device__ __forceinline__ void finish_rows(typename Op::acc acc, typename Op::a
   finish_split<Op>(acc, threadIdx.x % TPR == 0 && o < n, partials, done, out, o, n, r);
 }
 
-// The end of a column reduction (32 x 8 threads, thread (x, y) holding partials of outputs
-// o .. o + V - 1, o = (blockIdx.x * 32 + x) * V): the block's 8 rows of threads merge in order;
-// with the rows split over gridDim.y blocks, the last block of the column merges their
-// partials with all its threads: thread t takes output t % (32 V) and every S-th block's
-// partial from t / (32 V) on (S = 256 / (32 V) stripes), then the stripes merge in order.
-// A fixed order, whichever block came last, and no thread walks all gridDim.y partials of V
-// outputs alone (that serial walk was the cost of splitting few outputs' rows widely).
+// The end of a column reduction (a block of BX x BY threads, BX * BY <= 256, thread (x, y)
+// holding partials of outputs o .. o + V - 1, o = (blockIdx.x * BX + x) * V): the block's BY
+// rows of threads merge in order; with the rows split over gridDim.y blocks, the last block of
+// the column merges their partials with all its threads: thread t takes output t % W (W = BX V
+// outputs in the block's column) and every S-th block's partial from t / W on (S = threads / W
+// stripes), then the stripes merge in order. A fixed order, whichever block came last, and no
+// thread walks all gridDim.y partials of V outputs alone where there are threads to share it
+// (that serial walk was the cost of splitting few outputs' rows widely).
 template <class Op, int V, class Out>
 __device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
                                                typename Op::acc* partials, unsigned int* done,
                                                Out* out, i64 o, i64 n, i64 r) {
-  constexpr int W = 32 * V, S = 256 / W;
-  __shared__ typename Op::acc rows[8][W];
+  const int bx = blockDim.x, by = blockDim.y, threads = bx * by, W = bx * V;
+  const int t = threadIdx.y * bx + threadIdx.x;
+  __shared__ typename Op::acc rows[256 * V];
+  if (by > 1) {
 #pragma unroll
-  for (int l = 0; l < V; ++l) rows[threadIdx.y][threadIdx.x * V + l] = acc[l];
-  __syncthreads();
+    for (int l = 0; l < V; ++l) rows[t * V + l] = acc[l];
+    __syncthreads();
+    if (threadIdx.y == 0)
+      for (int k = 1; k < by; ++k)
+#pragma unroll
+        for (int l = 0; l < V; ++l) Op::merge(acc[l], rows[(k * bx + threadIdx.x) * V + l]);
+  }
   const bool mine = threadIdx.y == 0 && o < n;
-  if (threadIdx.y == 0)
-    for (int k = 1; k < 8; ++k)
-#pragma unroll
-      for (int l = 0; l < V; ++l) Op::merge(acc[l], rows[k][threadIdx.x * V + l]);
   if (gridDim.y == 1) {
     if (mine)
       for (int l = 0; l < V && o + l < n; ++l) out[o + l] = Op::finish(acc[l], r);
@@ -382,19 +386,41 @@ __device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
   if (mine)
     for (int l = 0; l < V && o + l < n; ++l) partials[(i64)blockIdx.y * n + o + l] = acc[l];
   if (!last_of_column(done)) return;
-  __shared__ typename Op::acc stripes[S][W];
-  const int t = threadIdx.y * 32 + threadIdx.x, u = t % W, s = t / W;
-  const i64 mine_o = (i64)blockIdx.x * W + u;
-  typename Op::acc a = Op::init();
-  if (mine_o < n)
-    for (unsigned k = s; k < gridDim.y; k += S) Op::merge(a, partials[(i64)k * n + mine_o]);
-  stripes[s][u] = a;
-  __syncthreads();
-  if (s == 0 && mine_o < n) {
-    for (int k = 1; k < S; ++k) Op::merge(a, stripes[k][u]);
-    out[mine_o] = Op::finish(a, r);
+  const i64 first = (i64)blockIdx.x * W;
+  if (threads < 2 * W) {  // too few threads to share a column's partials: each walks its own
+    for (int u = t; u < W; u += threads)
+      if (first + u < n) {
+        typename Op::acc a = partials[first + u];
+        for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + first + u]);
+        out[first + u] = Op::finish(a, r);
+      }
+  } else {
+    const int S = threads / W, u = t % W, s = t / W;
+    typename Op::acc a = Op::init();
+    if (s < S && first + u < n)
+      for (unsigned k = s; k < gridDim.y; k += S) Op::merge(a, partials[(i64)k * n + first + u]);
+    if (s < S) rows[s * W + u] = a;  // the block's rows were merged above: reused as stripes
+    __syncthreads();
+    if (s == 0 && first + u < n) {
+      for (int k = 1; k < S; ++k) Op::merge(a, rows[k * W + u]);
+      out[first + u] = Op::finish(a, r);
+    }
   }
   if (t == 0) done[blockIdx.x] = 0;
+}
+
+// A column's fold in a ColumnFused kernel (32 x 8 threads, thread (x, y) holding the partial
+// of column x over rows y, y + 8, ...): the 8 partials merged in order of y, returned to every
+// thread of the column. The trailing barrier frees the scratch for the next merge.
+template <class Op>
+__device__ __forceinline__ typename Op::acc column_merge(typename Op::acc a) {
+  __shared__ typename Op::acc part[8][32];
+  part[threadIdx.y][threadIdx.x] = a;
+  __syncthreads();
+  typename Op::acc m = part[0][threadIdx.x];
+  for (int k = 1; k < 8; ++k) Op::merge(m, part[k][threadIdx.x]);
+  __syncthreads();
+  return m;
 }
 
 }  // namespace kiln

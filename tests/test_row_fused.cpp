@@ -64,9 +64,11 @@ Array input(const Shape& shape, DType t) {
   return kiln::asarray(v, shape).astype(t).eval();
 }
 
+// The last naxes axes, or the first -naxes when naxes < 0 (the fixture's convention).
 std::vector<int> trailing(const Array& x, int naxes) {
   std::vector<int> axes;
-  for (int a = x.ndim() - naxes; a < x.ndim(); ++a) axes.push_back(a);
+  for (int a = naxes > 0 ? x.ndim() - naxes : 0; a < (naxes > 0 ? x.ndim() : -naxes); ++a)
+    axes.push_back(a);
   return axes;
 }
 
@@ -226,6 +228,38 @@ GPU_TEST_CASE("row fusion: long rows staged in part give the host's values") {
   CHECK(bad == 0);
 }
 
+TEST_CASE("column fusion: centring and batch statistics over leading axes plan as one kernel") {
+  // A column of up to 1 KB stays on chip: 256 float32 or 128 float64 rows.
+  for (auto [s, t] : {std::pair{Shape{256, 100}, DType::Float32},
+                      {Shape{128, 4097}, DType::Float64},
+                      {Shape{7, 1}, DType::Float32},
+                      {Shape{4, 5, 6}, DType::Float64}})
+    for (int naxes : {-1, -2}) {
+      if (naxes == -2 && s.size() < 3) continue;
+      Array x = input(s, t);
+      INFO(kiln::shape_str(s) << " " << std::string(kiln::dtype_name(t)) << " over " << -naxes
+                              << " leading axes");
+      auto ax = trailing(x, naxes);
+      for (const Array& y : {x - kiln::mean(x, ax, true), layernorm(x, ax), softmax(x, ax)}) {
+        auto plan = plan_of(y);
+        auto groups = kernel_groups(plan);
+        REQUIRE(groups.size() == 1);
+        CHECK(groups[0]->outputs.size() == 1);
+        CHECK(groups[0]->row_axes == ax);
+        auto k = kiln::codegen::generate(*groups[0]);
+        CHECK(k.form == kiln::codegen::Form::ColumnFused);
+        CHECK(k.staged_itemsizes.size() == 1);
+        std::string text = kiln::explain({y});
+        CHECK(text.find("reductions down columns and their broadcast in one kernel") !=
+              std::string::npos);
+        CHECK(text.find("step 2") == std::string::npos);
+      }
+      // On the host the fused group cuts each column as the reduction alone does: the same bits.
+      Array fused = x - kiln::mean(x, ax, true);
+      CHECK(kiln::array_equal(fused.eval(), (x - kiln::mean(x, ax, true).eval()).eval()));
+    }
+}
+
 TEST_CASE(
     "row fusion: softmax folds max then sum; layernorm's mean and mean of squares share a pass") {
   Array x = input({8, 16}, DType::Float32);
@@ -255,11 +289,20 @@ TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is neede
       for (auto* g : groups) CHECK(g->row_axes.empty());
     }
   }
-  SUBCASE("a reduction along a leading axis is not folded") {
-    Array x = input({33, 40}, DType::Float64);
-    auto plan = plan_of(softmax(x, {0}));
+  SUBCASE("a reduction along a middle axis is not folded") {
+    Array x = input({3, 33, 40}, DType::Float64);
+    auto plan = plan_of(softmax(x, {1}));
     auto groups = kernel_groups(plan);
     CHECK(groups.size() == 3);
+  }
+  SUBCASE("columns longer than 1 KB keep their own kernels") {
+    for (auto [rows, t] : {std::pair{257, DType::Float32}, {129, DType::Float64}}) {
+      Array x = input({rows, 40}, t);
+      auto plan = plan_of(x - kiln::mean(x, {0}, true));
+      auto groups = kernel_groups(plan);
+      CHECK(groups.size() == 2);
+      for (auto* g : groups) CHECK(g->row_axes.empty());
+    }
   }
   SUBCASE("a reduction also requested is written, once") {
     Array x = input({33, 40}, DType::Float64);
@@ -329,4 +372,40 @@ TEST_CASE("row fusion: a staged row keeps softmax's exp(x - max) for its last pa
   auto odd = kernel_of(softmax(input({64, 4095}, DType::Float32), {1}));
   REQUIRE(odd.row_registers == 0);
   CHECK(count_of(odd.source, "sm0[q * r + j] = t") == 1);
+}
+
+// Columns on a GPU against the host executor, at the extents where tiles and rows of threads
+// run out (1, 7, 8, 9 and 256 rows; 1, 31, 32, 33 and 1000 columns), through a transposed view
+// (its columns are contiguous in memory), with two inputs staged and with per-column weights
+// read in place.
+GPU_TEST_CASE("column fusion: the GPU gives the host's values at odd extents and through views") {
+  auto near = [](const Array& want, const Array& got, double rtol) {
+    auto w = want.astype(DType::Float64).to_vector<double>();
+    auto g = got.astype(DType::Float64).to_vector<double>();
+    REQUIRE(w.size() == g.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < w.size(); ++i)
+      bad += std::abs(w[i] - g[i]) > rtol * (1 + std::abs(w[i]));
+    return bad;
+  };
+  for (DType t : {DType::Float32, DType::Float64})
+    for (int64_t rows : {1, 7, 8, 9, 128})
+      for (int64_t cols : {1, 31, 32, 33, 1000}) {
+        INFO(rows << "x" << cols << " " << std::string(kiln::dtype_name(t)));
+        const double rtol = t == DType::Float32 ? 1e-5 : 1e-12;
+        Array hx = input({rows, cols}, t), hw = input({1, cols}, t) + 2;
+        Array dx = kiln::asarray(hx, kiln::cuda()), dw = kiln::asarray(hw, kiln::cuda());
+        CHECK(near(layernorm(hx, {0}) * hw, layernorm(dx, {0}) * dw, rtol) == 0);
+        CHECK(near(softmax(hx, {0}), softmax(dx, {0}), rtol) == 0);
+        Array hy = hx * 0.5 + 1, dy = dx * 0.5 + 1;
+        auto two = [](const Array& x, const Array& y) {
+          return x / kiln::sum(x * y, {0}, true) - y;
+        };
+        CHECK(near(two(hx, hy.eval()), two(dx, dy.eval()), rtol) == 0);
+        Array hxt = input({cols, rows}, t), dxt = kiln::asarray(hxt, kiln::cuda());
+        CHECK(near(softmax(hxt.T(), {0}), softmax(dxt.T(), {0}), rtol) == 0);
+      }
+  // Rank 3 over the two leading axes (150 rows of each column).
+  Array h3 = input({3, 50, 70}, DType::Float32), d3 = kiln::asarray(h3, kiln::cuda());
+  CHECK(near(layernorm(h3, {0, 1}), layernorm(d3, {0, 1}), 1e-5) == 0);
 }

@@ -93,20 +93,35 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(4096, 16384), {0})), kSms);
   CHECK(l.grid_x == 128);
   CHECK(l.grid_y == 8);
-  // Many outputs: no split, no scratch; 10^6 / 128 tiles, rounded up.
+  // Many outputs of 7 rows, too few for 16 a thread: a row of 256 threads (1024 outputs) walks
+  // all 7, no merge; no split, no scratch; 10^6 / 1024 tiles, rounded up.
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(7, 1000000), {0})), kSms);
-  CHECK(l.grid_x == 7813);
+  CHECK(l.block_x == 256);
+  CHECK(l.block_y == 1);
+  CHECK(l.grid_x == 977);
   CHECK(l.grid_y == 1);
   CHECK(l.partials == 0);
   CHECK(l.counters == 0);
+  // 64 rows: 4 rows at once, 64 threads across.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(64, 1000000), {0})), kSms);
+  CHECK(l.block_x == 64);
+  CHECK(l.block_y == 4);
   // Seven outputs of a million rows: rows 28 bytes apart cannot all start 16-byte aligned, so
-  // one output per thread; one column tile, as many blocks down it as fill the GPU.
+  // one output per thread; 7 threads across and 256 / 7 = 36 rows at once, so a block reads 252
+  // consecutive values; one column tile, as many blocks down it as fill the GPU.
   k = kernel_of(kiln::sum(matrix(1000000, 7), {0}));
   CHECK(k.vec == 1);
   l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 7);
+  CHECK(l.block_y == 36);
   CHECK(l.grid_x == 1);
   CHECK(l.grid_y == 1056);
   CHECK(l.partials == 1056 * 7);
+  // 33 outputs: two tiles as even as can be (17 and 16 threads), 256 / 17 = 15 rows at once.
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100000, 33), {0})), kSms);
+  CHECK(l.block_x == 17);
+  CHECK(l.block_y == 15);
+  CHECK(l.grid_x == 2);
   // Too few rows to be worth splitting: 100 rows give 100 / 128 -> 1 block per column.
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 64), {0})), kSms);
   CHECK(l.grid_y == 1);

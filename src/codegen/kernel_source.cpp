@@ -77,7 +77,7 @@ int transposed_axis(const Context& c) {
 // shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
 // step of the row reads a coalesced line (ReduceColumns).
 Form choose_form(const Context& c) {
-  if (!c.g.row_axes.empty()) return Form::RowFused;
+  if (!c.g.row_axes.empty()) return c.g.row_axes[0] == 0 ? Form::ColumnFused : Form::RowFused;
   if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
   if (c.k.kept == 1) return Form::ReduceFull;
   // An access broadcast along the row (stride 0: one value per row, as max(x, 1, keepdims) in
@@ -152,7 +152,8 @@ std::string signature(Context& c) {
           std::string(cuda_type(ins.dtype)) + " s" + num(ins.param_index()));
   add(Arg::Count, -1, "I n");
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
-      c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused)
+      c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused ||
+      c.k.form == Form::ColumnFused)
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
       c.k.form == Form::ReduceRows || c.k.form == Form::RowFused ||
@@ -165,9 +166,11 @@ std::string signature(Context& c) {
     add(Arg::Partials, -1, "Op::acc* partials");
     add(Arg::Counter, -1, "unsigned int* done");
   }
-  if (has_strided(c))
+  // ColumnFused's layout has one more row of strides: where its outputs lie.
+  if (has_strided(c) || c.k.form == Form::ColumnFused)
     add(Arg::Layout, -1,
-        "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.g.accesses.size()) + "> L");
+        "kiln::layout<" + num(c.k.space.shape.size()) + ", " + num(c.k.space.strides.size()) +
+            "> L");
   std::string out;
   for (size_t i = 0; i < ps.size(); ++i) out += (i ? ", " : "") + ps[i];
   return out;
@@ -235,7 +238,9 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     switch (ins.kind) {
       case InstrKind::Load: {
         const int a = ins.access();
-        if (!c.staged.empty() && c.staged[a])
+        if (c.k.form == Form::ColumnFused && c.row_staged[a])
+          e = "sm" + num(a) + "[j * 32 + threadIdx.x]";
+        else if (!c.staged.empty() && c.staged[a])
           e = "tile" + num(a) + "[threadIdx.y + k][threadIdx.x + h]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.row_registers)
           e = "rg" + num(a) + "[k][l]";
@@ -530,11 +535,14 @@ std::string reduce_per_thread_kernel(Context& c) {
   return os.str();
 }
 
-// Thread (x, y) of a 32 x 8 block folds outputs o .. o + V - 1, o = (blockIdx.x * 32 + x) * V,
-// over the rows j = y + 8 * blockIdx.y + 8 * gridDim.y * k; kiln::finish_columns merges the
-// block's 8 warps and then, when gridDim.y > 1, the blocks of a column in a fixed order
-// (deterministic). With V > 1 (column_vec) a row's V values come in one 16-byte load when
-// `vec` says every input is aligned for it, one at a time otherwise and at the last outputs.
+// Thread (x, y) of a BX x BY block (column_block in launch.cpp: 32 x 8, or fewer columns when
+// the outputs are narrow, or fewer rows when the reduced axis is short) folds outputs
+// o .. o + V - 1, o = (blockIdx.x * BX + x) * V, over the rows j = y + BY * blockIdx.y +
+// BY * gridDim.y * k; kiln::finish_columns merges the block's BY rows of threads and then, when
+// gridDim.y > 1, the blocks of a column in a fixed order (deterministic). The block's shape is
+// read from blockDim, so every width shares one kernel. With V > 1 (column_vec) a row's V values
+// come in one 16-byte load when `vec` says every input is aligned for it, one at a time otherwise
+// and at the last outputs.
 std::string reduce_columns_kernel(Context& c) {
   std::ostringstream os;
   const int value = c.g.outputs[0].instr, V = c.k.vec;
@@ -542,13 +550,14 @@ std::string reduce_columns_kernel(Context& c) {
   c.incremental = c.k.space.reduced == 1;
   os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
      << signature(c) << ") {\n"
-     << "  const I o = ((I)blockIdx.x * 32 + threadIdx.x) * " << V << ";\n"
+     << "  const I o = ((I)blockIdx.x * blockDim.x + threadIdx.x) * " << V << ";\n"
      << "  Op::acc acc[" << V << "];\n"
      << "#pragma unroll\n  for (int l = 0; l < " << V << "; ++l) acc[l] = Op::init();\n"
      << "  if (o < n) {\n";
   if (V == 1) {
     os << (c.incremental ? strided_bases(c, "o * r", "    ") : "") << "#pragma unroll 4\n"
-       << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
+       << "    for (I j = (I)blockIdx.y * blockDim.y + threadIdx.y; j < r;\n"
+       << "         j += (I)gridDim.y * blockDim.y) {\n"
        << "      const I i = o * r + j;\n"
        << lane_program(c, "i", false) << "      Op::fold(acc[0], t" << value
        << ", (kiln::i64)j);\n    }\n";
@@ -568,7 +577,8 @@ std::string reduce_columns_kernel(Context& c) {
     c.strided_vectors = false;
     os << bases.str() << "    const bool whole = vec && o + " << V << " <= n;\n"
        << "#pragma unroll 2\n"
-       << "    for (I j = (I)blockIdx.y * 8 + threadIdx.y; j < r; j += (I)gridDim.y * 8) {\n"
+       << "    for (I j = (I)blockIdx.y * blockDim.y + threadIdx.y; j < r;\n"
+       << "         j += (I)gridDim.y * blockDim.y) {\n"
        << "      if (whole) {\n"
        << loads.str() << "#pragma unroll\n        for (int l = 0; l < " << V << "; ++l) {\n"
        << vector_lane << "          Op::fold(acc[l], t" << value << ", (kiln::i64)j);\n"
@@ -597,7 +607,7 @@ int column_vec(const Context& c) {
     if (sp.strides[a][0] != 1) return 1;
     widest = std::max(widest, itemsize(c.g.load_dtype(static_cast<int>(a))));
   }
-  // At most 4: kiln::finish_columns keeps 8 x 32 V accumulators and 256 more in shared memory,
+  // At most 4: kiln::finish_columns keeps 256 V accumulators and 256 more in shared memory,
   // an argmax's 24 bytes each (V = 8 needed 49 KB of the 48 KB a block may have).
   int v = std::clamp(16 / widest, 1, 4);
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
@@ -936,6 +946,86 @@ std::string row_fused_kernel(Context& c) {
   return os.str();
 }
 
+// ColumnFused: every access that varies along the columns is staged, tile by tile (r rows of
+// 32 columns), while the tiles fit in the 48 KB a block may have without opting in; the
+// planner (row_reducible) keeps a column short enough for the first. The rest are read where
+// they lie, from L1 and L2 after the first pass.
+void choose_column_staging(Context& c) {
+  constexpr int64_t kStageBytes = 48 * 1024;
+  c.row_staged.assign(c.g.accesses.size(), false);
+  int64_t bytes = 0;
+  for (size_t a = 0; a < c.g.accesses.size(); ++a) {
+    if (c.k.access_kinds[a] == AccessKind::Constant || c.g.accesses[a].buffer < 0) continue;
+    const int isz = itemsize(c.g.load_dtype(static_cast<int>(a)));
+    const int64_t tile = (c.k.row * 32 * isz + 15) / 16 * 16;
+    if (bytes + tile > kStageBytes) continue;
+    c.row_staged[a] = true;
+    bytes += tile;
+    c.k.staged_itemsizes.push_back(isz);
+  }
+}
+
+// Thread (x, y) of a 32 x 8 block takes column o = o0 + x of a tile of 32 and its rows
+// j = y, y + 8, ...: a warp reads and writes 32 neighbouring columns of a row, so both
+// coalesce although each column is folded. The tile's staged inputs go to shared memory; each
+// reducing pass folds its Reduce instructions' operands down the column, and the 8 rows of
+// threads merge in a fixed order (kiln::column_merge); the last pass writes the outputs at
+// their own strides (the layout's last row), since the iteration runs column by column.
+std::string column_fused_kernel(Context& c) {
+  std::ostringstream os;
+  plan::RowPasses passes = plan::row_passes(c.g);
+  const std::string R = num(c.k.space.shape.size()), last = num(c.k.space.shape.size() - 1);
+  const std::string outs = num(c.k.space.strides.size() - 1);
+  c.incremental = c.k.space.reduced == 1;
+  c.pos = "j";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  extern __shared__ __align__(16) unsigned char smem[];\n"
+     << "  unsigned char* at = smem;\n";
+  for (size_t a = 0; a < c.row_staged.size(); ++a) {
+    if (!c.row_staged[a]) continue;
+    std::string t = cuda_type(c.g.load_dtype(static_cast<int>(a)));
+    os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
+       << "  at += ((size_t)r * 32 * sizeof(" << t << ") + 15) / 16 * 16;\n";
+  }
+  os << "  for (I o0 = (I)blockIdx.x * 32; o0 < n; o0 += (I)gridDim.x * 32) {\n"
+     << "    const I o = o0 + threadIdx.x;\n"
+     << "    const I end = o < n ? r : 0;  // no values in columns past the last\n"
+     << "    const I first = (o < n ? o : 0) * r;  // a column's first index, in range\n"
+     << (c.incremental ? strided_bases(c, "first", "    ") : "");
+  std::string at_out = "kiln::offset_of<" + R + ">(i, L.shape, L.strides[" + outs + "])";
+  if (c.incremental) {
+    os << "    const I bo = kiln::offset_of<" << R << ">(first, L.shape, L.strides[" << outs
+       << "]);\n";
+    at_out = "bo + j * (I)L.strides[" + outs + "][" + last + "]";
+  }
+  os << "    __syncthreads();  // the tile before is done with the staging buffers\n"
+     << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
+     << "      const I i = o * r + j;\n";
+  for (size_t a = 0; a < c.row_staged.size(); ++a)
+    if (c.row_staged[a])
+      os << "      sm" << a << "[j * 32 + threadIdx.x] = in" << a << "["
+         << element_index(c, static_cast<int>(a), "i") << "];\n";
+  os << "    }\n    __syncthreads();\n";
+  for (int p = 0; p <= passes.reducing; ++p) {
+    auto folds = passes.folds(p);
+    for (int f : folds) os << "    Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
+    os << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
+       << "      const I i = o * r + j;\n"
+       << pass_body(c, passes, p);
+    if (p == passes.reducing)
+      for (size_t o = 0; o < c.g.outputs.size(); ++o)
+        os << "      out" << o << "[" << at_out << "] = t" << c.g.outputs[o].instr << ";\n";
+    os << "    }\n";
+    for (int f : folds)
+      os << "    const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
+         << "::finish(kiln::column_merge<Op" << f << ">(a" << f << "), (kiln::i64)r);\n";
+  }
+  os << "  }\n}\n";
+  c.incremental = false;
+  return os.str();
+}
+
 // A short stable hash of the text, for the kernel name (the cache key is separate and full).
 std::string short_hash(const std::string& s) {
   uint32_t h = 2166136261u;
@@ -964,7 +1054,9 @@ KernelSource generate(const FusedGroup& g) {
   if (k.form == Form::ReduceRows) k.row_threads = reduce_row_threads(k.row);
   k.vec = choose_vec(c);
   if (k.form == Form::RowFused) choose_row_registers(c);
+  if (k.form == Form::ColumnFused) choose_column_staging(c);
   k.index64 = needs_index64(c);
+  if (k.form == Form::ColumnFused) k.space.strides.push_back(k.space.out_strides);
   std::ostringstream os;
   // A backslash ending the comment would splice the next line into it.
   std::string comment = summarize(g);
@@ -991,6 +1083,8 @@ KernelSource generate(const FusedGroup& g) {
     os << reduce_rows_kernel(c);
   else if (k.form == Form::RowFused)
     os << row_fused_kernel(c);
+  else if (k.form == Form::ColumnFused)
+    os << column_fused_kernel(c);
   else
     os << reduce_per_thread_kernel(c);
   k.source = os.str();

@@ -19,11 +19,15 @@ enum class Form : uint8_t {
   ReduceRows,       // a warp per output row (reduced axes contiguous in memory), long rows
                     // split over blocks when the rows are too few to fill the GPU
   ReducePerThread,  // a thread per output (short contiguous rows)
-  ReduceColumns,    // reduced axes strided: 32 outputs across a warp, the rows split over
-                    // the block's 8 warps and, when outputs are too few, over blocks too
+  ReduceColumns,    // reduced axes strided: outputs across the threads of a block row, the
+                    // rows split over its rows of threads and, when outputs are too few, over
+                    // blocks too (column_block)
   RowFused,         // a group with row axes: a block stages its rows' dense inputs in shared
                     // memory, then a warp (short rows) or the block (long ones) per row makes
                     // the reducing passes over it and the pass that writes the outputs
+  ColumnFused,      // a group whose row axes lead (x - mean(x, 0)): a block of 32 x 8 threads
+                    // per tile of 32 columns stages the tile in shared memory, folds each
+                    // column over its 8 rows of threads, and writes the outputs row by row
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 
@@ -63,6 +67,7 @@ struct KernelSource {
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
   int block = 256;            // threads per block (__launch_bounds__)
   int row_threads = 0;     // RowFused, ReduceRows: threads per row, 4-32 lanes or the whole block
+                           // (ColumnFused: staged_itemsizes are of a column's tile, 32 columns)
   bool long_rows = false;  // RowFused: a block of 1024 per row, staged as far as it fits
   int row_registers = 0;   // RowFused: 16-byte vectors of each staged row a lane keeps in
                            // registers (0: the rows are staged in shared memory)
@@ -88,6 +93,12 @@ struct Launch {
   int64_t shared_bytes = 0;    // dynamic shared memory per block
   int64_t staged_length = 0;   // RowFused over long rows: leading values of a row staged
 };
+// A column reduction's block shape (threads across the outputs, rows at once), with x * y <= 256.
+struct ColumnBlock {
+  int x = 32, y = 8;
+};
+ColumnBlock column_block(const KernelSource& k);
+
 // `max_shared`: the dynamic shared memory a block of this kernel may opt in to on the device
 // (its limit less the kernel's static shared memory); only long rows use more than 48 KB.
 Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared = 48 * 1024);

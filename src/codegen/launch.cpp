@@ -13,20 +13,44 @@ constexpr int kBlock = 256;  // matches the __launch_bounds__ of every generated
 constexpr int64_t kMaxGrid = int64_t{1} << 30;
 constexpr int64_t kLongRowStage = 96 * 1024;  // long_rows: shared memory a block stages at most
 
+constexpr int64_t kMinRowsPerThread = 16;  // column reductions: rows each thread folds at least
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Column reductions: enough blocks for 8 resident per SM (256 threads each), splitting the
-// rows over blocks only as far as that needs and while each thread still folds at least
-// kMinRowsPerThread rows (fewer would spend more on the merge than on the fold).
+}  // namespace
+
+// A column reduction's block: 32 x 8 threads (32 V outputs across a warp, 8 rows at once), with
+// two exceptions. A reduced axis too short to give each thread kMinRowsPerThread rows takes
+// fewer rows at once and more outputs across (7x1000000 would leave a warp of 8 idle and merge
+// through shared memory for nothing). Outputs too few for the block's width take only the
+// threads they need across and more rows at once (1000000x7 would idle 25 lanes of every 32):
+// the threads of a block then still read consecutive addresses, row after row.
+ColumnBlock column_block(const KernelSource& k) {
+  int by = 8;
+  while (by > 1 && k.row < by * kMinRowsPerThread) by /= 2;
+  const int64_t lanes = ceil_div(k.kept, k.vec), widest = kBlock / by;
+  const int64_t tiles = ceil_div(lanes, widest);
+  const int bx = static_cast<int>(ceil_div(lanes, tiles));  // as even as the tiles allow
+  if (bx == widest) return {bx, by};
+  const int64_t rows = std::max<int64_t>(by, ceil_div(k.row, kMinRowsPerThread));
+  return {bx, static_cast<int>(std::min<int64_t>(kBlock / bx, rows))};
+}
+
+namespace {
+
+// Column reductions: enough blocks for 8 resident per SM, splitting the rows over blocks only
+// as far as that needs and while each thread still folds at least kMinRowsPerThread rows (fewer
+// would spend more on the merge than on the fold).
 void columns(Launch& l, const KernelSource& k, int sm_count) {
-  constexpr int64_t kMinRowsPerThread = 16, kMaxGridY = 65535;
-  l.block_x = 32;
-  l.block_y = 8;
-  l.grid_x = ceil_div(k.kept, 32 * int64_t{k.vec});
+  constexpr int64_t kMaxGridY = 65535;
+  const ColumnBlock b = column_block(k);
+  l.block_x = b.x;
+  l.block_y = b.y;
+  l.grid_x = ceil_div(k.kept, int64_t{b.x} * k.vec);
   // Rounded down: one wave. colsum 4096x16384 (128 column tiles) ran 0.087 ms with 9 blocks
   // down each column, 1152 blocks where 1056 fit at once, the last 96 a wave of their own.
   int64_t want = std::max<int64_t>(1, int64_t{sm_count} * 8 / l.grid_x);
-  int64_t most = std::max<int64_t>(1, k.row / (8 * kMinRowsPerThread));
+  int64_t most = std::max<int64_t>(1, k.row / (b.y * kMinRowsPerThread));
   l.grid_y = std::clamp<int64_t>(std::min(want, most), 1, kMaxGridY);
   if (l.grid_y > 1) {
     l.partials = l.grid_y * k.kept;
@@ -124,6 +148,17 @@ void long_rows(Launch& l, const KernelSource& k, int64_t max_shared) {
   l.grid_x = std::min(k.kept, kMaxGrid);
 }
 
+// ColumnFused: a block of 32 x 8 threads per tile of 32 columns, its staged tiles in dynamic
+// shared memory (at most 48 KB, choose_column_staging).
+void column_fused(Launch& l, const KernelSource& k) {
+  l.block_x = 32;
+  l.block_y = 8;
+  int64_t bytes = 0;
+  for (int isz : k.staged_itemsizes) bytes += ceil_div(k.row * 32 * isz, 16) * 16;
+  l.shared_bytes = bytes;
+  l.grid_x = std::min(ceil_div(k.kept, 32), kMaxGrid);
+}
+
 }  // namespace
 
 Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
@@ -166,6 +201,9 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
     case Form::RowFused:
       k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
       break;
+    case Form::ColumnFused:
+      column_fused(l, k);
+      break;
   }
   return l;
 }
@@ -189,10 +227,12 @@ std::string describe_schedule(const KernelSource& k) {
                                    : "rows: a block per row, long rows split over blocks" + vec;
     case Form::ReducePerThread:
       return "short rows: a thread per output";
-    case Form::ReduceColumns:
-      return k.vec > 1 ? "columns: " + std::to_string(32 * k.vec) +
-                             " outputs per warp in 16-byte loads, rows split over warps and blocks"
-                       : "columns: 32 outputs per warp, rows split over warps and blocks";
+    case Form::ReduceColumns: {
+      const ColumnBlock b = column_block(k);
+      return "columns: " + std::to_string(b.x * k.vec) + " outputs across " + std::to_string(b.x) +
+             " threads" + (k.vec > 1 ? " in 16-byte loads" : "") + ", " + std::to_string(b.y) +
+             (b.y > 1 ? " rows at once" : " row at a time") + ", rows split over blocks";
+    }
     case Form::RowFused: {
       std::string staged =
           k.row_registers ? "rows held in registers, " + std::to_string(k.row_registers) +
@@ -212,6 +252,13 @@ std::string describe_schedule(const KernelSource& k) {
       return "reductions and their broadcast in one kernel: " + threads + " per row, " + staged +
              (k.row_kept ? ", a value of one pass kept there for the next (not recomputed)" : "");
     }
+    case Form::ColumnFused:
+      return "reductions down columns and their broadcast in one kernel: a block per tile of "
+             "32 columns, " +
+             (k.staged_itemsizes.empty() ? std::string("inputs read in place on every pass")
+                                         : std::to_string(k.staged_itemsizes.size()) +
+                                               " input(s) staged in shared memory") +
+             ", 8 rows of threads merged in order";
   }
   return "";
 }

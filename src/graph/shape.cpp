@@ -70,6 +70,17 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+AxesEnd folded_end(const std::vector<int>& axes, size_t rank) {
+  const size_t k = axes.size();
+  if (k == 0 || k >= rank) return AxesEnd::Neither;
+  bool trailing = true, leading = true;
+  for (size_t i = 0; i < k; ++i) {
+    trailing &= axes[i] == static_cast<int>(rank - k + i);
+    leading &= axes[i] == static_cast<int>(i);
+  }
+  return trailing ? AxesEnd::Trailing : leading ? AxesEnd::Leading : AxesEnd::Neither;
+}
+
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
   int64_t acc = 1;

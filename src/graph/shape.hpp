@@ -14,6 +14,10 @@ using Strides = std::vector<int64_t>;  // in elements
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 // Row-major strides of a dense array.
 Strides contiguous_strides(const Shape& s);
+// Which axes a reduction folds, relative to its input's rank: the trailing ones (rows), the
+// leading ones (columns, as mean(x, 0)), or neither (some, not all, axes; sorted input).
+enum class AxesEnd { Trailing, Leading, Neither };
+AxesEnd folded_end(const std::vector<int>& axes, size_t rank);
 // Axes made non-negative, checked, and sorted; empty `axes` means all. `what` names the caller
 // for the error message.
 std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* what);

@@ -10,6 +10,33 @@ namespace kiln::cpu {
 
 using plan::InstrKind;
 
+void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
+                     int64_t len, int64_t* out) {
+  int nd = static_cast<int>(shape.size());
+  int64_t coord[kMaxRank] = {};
+  int64_t rem = start, base = offset;
+  for (int d = nd - 1; d >= 0; --d) {
+    coord[d] = rem % shape[d];
+    rem /= shape[d];
+    base += coord[d] * st[d];
+  }
+  int64_t inner = nd ? shape[nd - 1] : 1, istride = nd ? st[nd - 1] : 0;
+  for (int64_t i = 0; i < len;) {
+    int64_t run = std::min(len - i, inner - (nd ? coord[nd - 1] : 0));
+    for (int64_t k = 0; k < run; ++k) out[i + k] = base + k * istride;
+    i += run;
+    if (nd == 0) break;
+    base += run * istride;
+    coord[nd - 1] += run;
+    for (int d = nd - 1; d > 0 && coord[d] == shape[d]; --d) {  // carry
+      base -= coord[d] * st[d];
+      coord[d] = 0;
+      ++coord[d - 1];
+      base += st[d - 1];
+    }
+  }
+}
+
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                                const std::vector<const char*>& bases,
                                const std::vector<Scalar>& params)
@@ -33,36 +60,6 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
                                                        : Mode::Gather);
 }
 
-// Element offsets of `access` for iteration indices [start, start + len): walks the
-// multi-index, innermost axis in the inner loop.
-void ChunkEvaluator::offsets(int access, int64_t start, int64_t len) {
-  const Shape& shape = space_.shape;
-  const auto& st = space_.strides[access];
-  int nd = static_cast<int>(shape.size());
-  int64_t coord[kMaxRank] = {};
-  int64_t rem = start, base = g_.accesses[access].offset;
-  for (int d = nd - 1; d >= 0; --d) {
-    coord[d] = rem % shape[d];
-    rem /= shape[d];
-    base += coord[d] * st[d];
-  }
-  int64_t inner = nd ? shape[nd - 1] : 1, istride = nd ? st[nd - 1] : 0;
-  for (int64_t i = 0; i < len;) {
-    int64_t run = std::min(len - i, inner - (nd ? coord[nd - 1] : 0));
-    for (int64_t k = 0; k < run; ++k) idx_[i + k] = base + k * istride;
-    i += run;
-    if (nd == 0) break;
-    base += run * istride;
-    coord[nd - 1] += run;
-    for (int d = nd - 1; d > 0 && coord[d] == shape[d]; --d) {  // carry
-      base -= coord[d] * st[d];
-      coord[d] = 0;
-      ++coord[d - 1];
-      base += st[d - 1];
-    }
-  }
-}
-
 void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t len) {
   const int access = ins.access();
   Mode m = modes_[access];
@@ -83,7 +80,8 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
     }
     cols_[i] = scratch(i);
   } else {
-    offsets(access, start, len);
+    element_offsets(space_.shape, space_.strides[access], g_.accesses[access].offset, start, len,
+                    idx_.data());
     char* out = scratch(i);
     visit_dtype(ins.dtype, [&](auto z) {
       using T = decltype(z);
@@ -136,7 +134,8 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         filled_[i] = true;
         break;
       case InstrKind::Iota: {
-        offsets(ins.access(), start, len);
+        element_offsets(space_.shape, space_.strides[ins.access()],
+                        g_.accesses[ins.access()].offset, start, len, idx_.data());
         visit_dtype(ins.dtype, [&](auto z) {
           using T = decltype(z);
           T a = *static_cast<const T*>(cols_[ins.start()]);

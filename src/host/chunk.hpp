@@ -12,6 +12,11 @@ namespace kiln::cpu {
 
 inline constexpr int64_t kChunk = 1024;  // elements: a few columns of these fit in L1/L2
 
+// out[k] = offset + the element offset that `strides` give iteration index start + k of
+// `shape`, for k < len: the multi-index walked with the innermost axis in the inner loop.
+void element_offsets(const Shape& shape, const plan::Strides& strides, int64_t offset,
+                     int64_t start, int64_t len, int64_t* out);
+
 class ChunkEvaluator {
  public:
   // `bases[a]`: address of access a's buffer at element 0 (null for Iota).
@@ -33,7 +38,6 @@ class ChunkEvaluator {
  private:
   enum class Mode : uint8_t { Dense, Constant, Gather };
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
-  void offsets(int access, int64_t start, int64_t len);
   void fill_rows(int i, int64_t start, int64_t len, char* out);
   char* scratch(int i) { return reinterpret_cast<char*>(storage_.data()) + slot_[i]; }
 

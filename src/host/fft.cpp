@@ -21,9 +21,9 @@
 #include <mutex>
 #include <thread>
 
-#include "graph/shape.hpp"
-#include "graph/host_buffer.hpp"
 #include "common/parallel.hpp"
+#include "graph/host_buffer.hpp"
+#include "graph/shape.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {

@@ -37,19 +37,28 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
 // Evaluates elements [begin, end) chunk by chunk and writes every output there: in place where
 // the evaluator can compute into the output; loads and constants are not written in place,
 // and a value that several outputs share (x and a view of x with the same shape) is written
-// to only one of them, so those are copied.
-void write_outputs(const plan::FusedGroup& g, ChunkEvaluator& ev,
+// to only one of them, so those are copied. A group over columns iterates in another order
+// than its outputs lie (IterationSpace::out_strides): its values are scattered to their places.
+void write_outputs(const plan::FusedGroup& g, const plan::IterationSpace& space, ChunkEvaluator& ev,
                    const std::function<void*(int)>& data, int64_t begin, int64_t end) {
+  const bool scatter = !space.out_strides.empty();
   std::vector<char*> dest(g.code.size());
+  std::vector<int64_t> at(scatter ? kChunk : 0);
   for (int64_t s = begin; s < end; s += kChunk) {
     int64_t len = std::min(kChunk, end - s);
     for (const auto& o : g.outputs)
-      dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
+      if (!scatter)
+        dest[o.instr] = static_cast<char*>(data(o.buffer)) + s * itemsize(g.code[o.instr].dtype);
     ev.run(s, len, dest);
+    if (scatter) element_offsets(space.shape, space.out_strides, 0, s, len, at.data());
     for (const auto& o : g.outputs) {
       int64_t isz = itemsize(g.code[o.instr].dtype);
-      char* to = static_cast<char*>(data(o.buffer)) + s * isz;
-      if (ev.column(o.instr) != to) std::memcpy(to, ev.column(o.instr), len * isz);
+      const char* from = static_cast<const char*>(ev.column(o.instr));
+      char* out = static_cast<char*>(data(o.buffer));
+      if (scatter)
+        for (int64_t k = 0; k < len; ++k) std::memcpy(out + at[k] * isz, from + k * isz, isz);
+      else if (from != out + s * isz)
+        std::memcpy(out + s * isz, from, len * isz);
     }
   }
 }
@@ -60,7 +69,7 @@ void run_elementwise(const plan::FusedGroup& g, const std::vector<Scalar>& param
   int64_t n = shape_size(g.shape), parts = part_count(n);
   parallel_for(parts, [&](int64_t p) {
     ChunkEvaluator ev(g, space, bases, params);
-    write_outputs(g, ev, data, part_begin(p, parts, n), part_begin(p + 1, parts, n));
+    write_outputs(g, space, ev, data, part_begin(p, parts, n), part_begin(p + 1, parts, n));
   });
 }
 
@@ -148,7 +157,12 @@ class RowFusedRun {
               const std::vector<Scalar>& params, const plan::IterationSpace& space,
               const std::vector<const char*>& bases, const std::function<void*(int)>& data,
               int64_t row)
-      : g_(g), passes_(passes), ev_(g, space, bases, params), data_(data), row_(row) {}
+      : g_(g),
+        passes_(passes),
+        space_(space),
+        ev_(g, space, bases, params),
+        data_(data),
+        row_(row) {}
 
   // Rows [first, first + count), whose elements are [start, start + count * row).
   void rows(int64_t first, int64_t count) {
@@ -157,7 +171,7 @@ class RowFusedRun {
         ev_.set_row_values(static_cast<int>(&ins - g_.code.data()), first, row_,
                            std::vector<unsigned char>(count * itemsize(ins.dtype)));
     for (int p = 0; p < passes_.reducing; ++p) fold_pass(p, first, count);
-    write_outputs(g_, ev_, data_, first * row_, (first + count) * row_);
+    write_outputs(g_, space_, ev_, data_, first * row_, (first + count) * row_);
   }
 
  private:
@@ -189,6 +203,7 @@ class RowFusedRun {
 
   const plan::FusedGroup& g_;
   const plan::RowPasses& passes_;
+  const plan::IterationSpace& space_;
   ChunkEvaluator ev_;
   const std::function<void*(int)>& data_;
   const int64_t row_;

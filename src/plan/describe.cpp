@@ -31,7 +31,8 @@ struct Describe {
       }
     }
     if (!g.row_axes.empty())
-      os << " with its reductions along the last " << g.row_axes.size() << " axes";
+      os << " with its reductions along the " << (g.row_axes[0] == 0 ? "first " : "last ")
+         << g.row_axes.size() << (g.row_axes.size() == 1 ? " axis" : " axes");
     os << ": " << g.code.size() << " instructions, reads";
     for (const auto& a : g.accesses)
       if (a.buffer >= 0) os << " " << buffer_str(p, a.buffer);

@@ -33,18 +33,28 @@ IterationSpace iteration_space(const FusedGroup& g) {
     (std::binary_search(folded.begin(), folded.end(), i) ? reduced : order).push_back(i);
   int kept = static_cast<int>(order.size());
   order.insert(order.end(), reduced.begin(), reduced.end());
+  // The outputs' dense strides take part in the collapse like one more access, so axes merge
+  // only where the outputs walk them contiguously too.
+  const bool columns = !g.row_axes.empty() && g.row_axes[0] == 0;
+  const Strides dense = graph::contiguous_strides(g.shape);
+  const size_t walks = g.accesses.size() + (columns ? 1 : 0);
   Shape shape;
-  std::vector<Strides> strides(g.accesses.size());
+  std::vector<Strides> strides(walks);
   for (int ax : order) {
     shape.push_back(g.shape[ax]);
-    for (size_t a = 0; a < g.accesses.size(); ++a) strides[a].push_back(g.accesses[a].strides[ax]);
+    for (size_t a = 0; a < walks; ++a)
+      strides[a].push_back(a < g.accesses.size() ? g.accesses[a].strides[ax] : dense[ax]);
   }
   IterationSpace out;
-  out.strides.resize(g.accesses.size());
+  out.strides.resize(walks);
   collapse_range(shape, strides, 0, kept, out);
   size_t kept_axes = out.shape.size();
   collapse_range(shape, strides, kept, static_cast<int>(shape.size()), out);
   out.reduced = static_cast<int>(out.shape.size() - kept_axes);
+  if (columns) {
+    out.out_strides = std::move(out.strides.back());
+    out.strides.pop_back();
+  }
   return out;
 }
 

@@ -13,6 +13,10 @@ struct IterationSpace {
   std::vector<Strides> strides;  // one per access of the group
   int reduced = 0;               // trailing axes that a reduction (or the Reduce instructions
                                  // of a group with row_axes) folds; 0: elementwise
+  // A group whose row axes lead (columns, FusedGroup::row_axes) iterates in another order than
+  // its outputs lie in memory: their strides along these axes (empty for every other group,
+  // whose outputs are written at the iteration index).
+  Strides out_strides;
 };
 
 // For a reduction group the reduced axes move last (kept axes keep their order), and kept and

@@ -399,23 +399,28 @@ class Lowering {
   // A reduction the planner left in memory's place (not a root): it becomes a Reduce
   // instruction, which is right only where every position of a row reads that row's result
   // (stride 0 along the reduced axes, the kept axes walking the result densely) and the group
-  // iterates over the reduction's input, reduced along trailing axes. Otherwise the planner
-  // is told to write it after all.
+  // iterates over the reduction's input, reduced along its trailing axes (rows) or its leading
+  // ones (columns, as in x - mean(x, 0)). Otherwise the planner is told to write it after all.
   int lower_row_reduction(const Node& n, int chain) {
     const Node& in = *n.inputs[0];
     const std::vector<int>& axes = n.attr<graph::ReduceAttrs>().axes;
     Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
     const auto& views = chain_list_[chain];
     for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
-    if (spec_.reduce || in.shape != g_.shape || axes.empty() || axes.size() >= g_.shape.size())
+    const size_t rank = g_.shape.size();
+    if (spec_.reduce || in.shape != g_.shape ||
+        graph::folded_end(axes, rank) == graph::AxesEnd::Neither)
       throw CannotInline{&n};
-    const size_t kept = g_.shape.size() - axes.size();
     bool ok = l.shape == g_.shape && l.offset == 0 && (g_.row_axes.empty() || g_.row_axes == axes);
-    Strides dense = graph::contiguous_strides(Shape(g_.shape.begin(), g_.shape.begin() + kept));
-    for (size_t a = 0; ok && a < g_.shape.size(); ++a) {
-      bool folded = a >= kept;
-      ok = (!folded || axes[a - kept] == static_cast<int>(a)) &&
-           (g_.shape[a] == 1 || l.strides[a] == (folded ? 0 : dense[a]));
+    Shape kept_shape;
+    for (size_t a = 0; a < rank; ++a)
+      if (!std::binary_search(axes.begin(), axes.end(), static_cast<int>(a)))
+        kept_shape.push_back(g_.shape[a]);
+    Strides dense = graph::contiguous_strides(kept_shape);
+    for (size_t a = 0, k = 0; ok && a < rank; ++a) {
+      bool folded = std::binary_search(axes.begin(), axes.end(), static_cast<int>(a));
+      ok = g_.shape[a] == 1 || l.strides[a] == (folded ? 0 : dense[k]);
+      k += !folded;
     }
     if (!ok) throw CannotInline{&n};
     g_.row_axes = axes;

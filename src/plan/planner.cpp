@@ -207,9 +207,12 @@ class Planner {
   // a device with less reads the rest of the row in place), when there are at least
   // kMinLongRows of them: one block per row on each SM leaves SMs idle when rows are fewer, and
   // then the statistics' kernels, which split long rows over blocks, are faster.
+  // Columns (the leading axes reduced, x - mean(x, 0)) take a block per tile of 32 columns,
+  // staging the tile while a column is at most kMaxColumnBytes (a tile in 32 KB); longer
+  // columns take two passes over memory either way, so their reduction is written first.
   static bool row_reducible(const Node& r) {
     constexpr int64_t kMaxRowBytes = 32 * 1024, kMaxLongRowBytes = 224 * 1024;
-    constexpr int64_t kMinLongRows = 512;
+    constexpr int64_t kMinLongRows = 512, kMaxColumnBytes = 1024;
     using graph::ReduceOp;
     if (r.kind != OpKind::Reduce || r.is_leaf()) return false;  // a leaf is in memory already
     auto op = r.reduce_op();
@@ -218,14 +221,12 @@ class Planner {
         op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Max || op == ReduceOp::Min;
     if (!op_ok || !is_floating(r.dtype) || in.dtype != r.dtype) return false;
     const std::vector<int>& axes = r.attr<graph::ReduceAttrs>().axes;
-    size_t naxes = axes.size(), rank = in.shape.size();
+    const auto end = graph::folded_end(axes, in.shape.size());
     int64_t row = 1;
-    for (size_t k = 0; k < naxes; ++k) {
-      if (axes[k] != static_cast<int>(rank - naxes + k)) return false;  // not trailing
-      row *= in.shape[rank - naxes + k];
-    }
-    if (naxes == 0 || naxes >= rank || row <= 0) return false;
+    for (int a : axes) row *= in.shape[a];
+    if (end == graph::AxesEnd::Neither || row <= 0) return false;
     const int64_t bytes = row * itemsize(r.dtype), rows = shape_size(in.shape) / row;
+    if (end == graph::AxesEnd::Leading) return bytes <= kMaxColumnBytes;
     return bytes <= kMaxRowBytes || (bytes <= kMaxLongRowBytes && rows >= kMinLongRows);
   }
 
