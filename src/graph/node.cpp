@@ -12,7 +12,7 @@ namespace {
 // Live nodes by CSE hash, in one open-addressed array of (hash, node) slots: a lookup or an
 // insertion allocates nothing. Entries are raw pointers and never keep a node alive; a node
 // removes its own entry in its destructor, and a lookup takes a reference only while the
-// node's count is above zero (weak_from_this().lock()), so a dying node is never revived.
+// node's count is above zero (revive, below), so a dying node is never revived.
 // Erasing shifts the entries after it back (linear probing without tombstones): programs
 // build and drop nodes all the time, and a lookup that misses, the usual case, would
 // otherwise probe over the tombstones they leave until the next rehash.
@@ -157,6 +157,19 @@ struct NodeAllocator {
   }
 };
 
+// A new reference to a node found in the table, or null when its count has reached zero and
+// it is on its way out (its destructor waits for the table's lock to erase it). Through
+// shared_from_this, a compare-and-swap on the count, rather than weak_from_this().lock(),
+// which adds the copy of a weak reference and its release: two more atomic operations on
+// every hash-cons hit, and a scalar operand is one.
+NodeRef revive(const Node& n) {
+  try {
+    return n.shared_from_this();
+  } catch (const std::bad_weak_ptr&) {
+    return nullptr;
+  }
+}
+
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
   for (const auto& in : s.inputs) d = std::max(d, in->is_leaf() ? 0u : in->depth);
@@ -178,7 +191,7 @@ NodeRef make_node(NodeSpec spec) {
   NodeRef found;
   table().for_each(h, [&](const Node& n) {
     if (!same_spec(n, spec)) return false;
-    found = n.weak_from_this().lock();  // null when n is dying: then it is not reused
+    found = revive(n);
     return found != nullptr;
   });
   if (found) return found;
