@@ -3,8 +3,10 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "graph/hash.hpp"
+#include "graph/recycle.hpp"
 
 namespace kiln::graph {
 namespace {
@@ -109,10 +111,49 @@ bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   return a.attrs == b.attrs;
 }
 
-// Memory for nodes (each with its shared count, one block) from a per-thread list of freed
-// blocks: a program builds and drops nodes at a steady rate, so most come back to be reused
-// without a trip through malloc. A block freed on another thread joins that thread's list.
-// Each list keeps at most kKeep blocks; the rest go back to the system.
+// Per-thread lists of freed memory, for what every node built allocates: a program builds and
+// drops nodes at a steady rate, so most come back to be reused without a trip through malloc,
+// whose own per-thread cache keeps only a few blocks of a size (a dropped graph frees
+// hundreds at once). Memory freed on another thread joins that thread's list. Each list keeps
+// at most kKeep items; the rest go back to the system.
+template <class T>
+class FreeList {
+ public:
+  // This thread's list, or null once it is destroyed (nodes freed later, by static
+  // destructors at exit, go straight back to the system).
+  static FreeList* of_thread() {
+    if (gone()) return nullptr;
+    thread_local FreeList list;
+    return &list;
+  }
+  bool empty() const { return items_.empty(); }
+  T take() {
+    T t = std::move(items_.back());
+    items_.pop_back();
+    return t;
+  }
+  // False when the list is full: the caller frees t.
+  bool put(T& t) {
+    if (items_.size() >= kKeep) return false;
+    items_.push_back(std::move(t));
+    return true;
+  }
+  ~FreeList() {
+    gone() = true;
+    if constexpr (std::is_pointer_v<T>)
+      for (T p : items_) ::operator delete(p);
+  }
+
+ private:
+  static constexpr size_t kKeep = 4096;
+  static bool& gone() {
+    thread_local bool g = false;
+    return g;
+  }
+  std::vector<T> items_;
+};
+
+// Node blocks (each node with its shared count) from the list.
 template <class T>
 struct NodeAllocator {
   using value_type = T;
@@ -121,41 +162,20 @@ struct NodeAllocator {
   NodeAllocator(const NodeAllocator<U>&) {}
 
   T* allocate(size_t n) {
-    if (List* l = blocks(); l && n == 1 && !l->empty()) {
-      void* p = l->back();
-      l->pop_back();
-      return static_cast<T*>(p);
-    }
+    if (auto* l = FreeList<void*>::of_thread(); l && n == 1 && !l->empty())
+      return static_cast<T*>(l->take());
     return static_cast<T*>(::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) {
-    if (List* l = blocks(); l && n == 1 && l->size() < kKeep)
-      l->push_back(p);
-    else
-      ::operator delete(p);
+    void* v = p;
+    if (auto* l = FreeList<void*>::of_thread(); !(l && n == 1 && l->put(v))) ::operator delete(p);
   }
   bool operator==(const NodeAllocator&) const { return true; }
-
- private:
-  static constexpr size_t kKeep = 4096;
-  struct List : std::vector<void*> {
-    ~List() {
-      gone() = true;
-      for (void* p : *this) ::operator delete(p);
-    }
-  };
-  // Set once the thread's list is destroyed: nodes freed later (by static destructors at exit)
-  // go straight back to the system.
-  static bool& gone() {
-    thread_local bool g = false;
-    return g;
-  }
-  static List* blocks() {
-    if (gone()) return nullptr;
-    thread_local List list;
-    return &list;
-  }
 };
+
+// Input lists and shapes keep their memory in the lists up to this many elements, so that
+// one list serves every rank.
+constexpr size_t kRoomy = 8;
 
 // A new reference to a node found in the table, or null when its count has reached zero and
 // it is on its way out (its destructor waits for the table's lock to erase it). Through
@@ -178,23 +198,52 @@ uint32_t depth_of(const NodeSpec& s) {
 
 }  // namespace
 
+std::vector<NodeRef> input_list(size_t n) {
+  std::vector<NodeRef> v;
+  if (auto* l = FreeList<std::vector<NodeRef>>::of_thread(); l && !l->empty()) v = l->take();
+  v.reserve(std::max(n, size_t{3}));  // room for where's three
+  return v;
+}
+
+Shape shape_copy(const Shape& s) {
+  Shape v;
+  if (auto* l = FreeList<Shape>::of_thread(); l && !l->empty()) v = l->take();
+  v.reserve(std::max(s.size(), size_t{4}));
+  v.assign(s.begin(), s.end());
+  return v;
+}
+
+void recycle(NodeSpec& spec) {
+  spec.inputs.clear();  // may free nodes, which recycle theirs first
+  if (spec.inputs.capacity() && spec.inputs.capacity() <= kRoomy)
+    if (auto* l = FreeList<std::vector<NodeRef>>::of_thread()) l->put(spec.inputs);
+  if (spec.shape.capacity() && spec.shape.capacity() <= kRoomy)
+    if (auto* l = FreeList<Shape>::of_thread()) l->put(spec.shape);
+}
+
 Node::~Node() {
-  if (cse_hash == 0) return;  // never entered, or left when evaluated
-  std::lock_guard lock(table().mu);
-  table().erase(cse_hash, this);
-}  // the inputs are released after the lock: freeing them takes it again
+  if (cse_hash != 0) {  // 0: never entered, or left when evaluated
+    std::lock_guard lock(table().mu);
+    table().erase(cse_hash, this);
+  }
+  recycle(*this);  // after the lock: freeing the inputs takes it again
+}
 
 NodeRef make_node(NodeSpec spec) {
   size_t h = spec_hash(spec);
   if (h == 0) h = 1;  // 0 marks "not in the table"
-  std::lock_guard lock(table().mu);
+  std::unique_lock lock(table().mu);
   NodeRef found;
   table().for_each(h, [&](const Node& n) {
     if (!same_spec(n, spec)) return false;
     found = revive(n);
     return found != nullptr;
   });
-  if (found) return found;
+  if (found) {
+    lock.unlock();
+    recycle(spec);
+    return found;
+  }
   auto node = std::allocate_shared<Node>(NodeAllocator<Node>(), std::move(spec));
   node->cse_hash = h;
   node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
