@@ -14,7 +14,7 @@ namespace {
 // Live nodes by CSE hash, in one open-addressed array of (hash, node) slots: a lookup or an
 // insertion allocates nothing. Entries are raw pointers and never keep a node alive; a node
 // removes its own entry in its destructor, and a lookup takes a reference only while the
-// node's count is above zero (revive, below), so a dying node is never revived.
+// node's count is above zero (make_node), so a dying node is never revived.
 // Erasing shifts the entries after it back (linear probing without tombstones): programs
 // build and drop nodes all the time, and a lookup that misses, the usual case, would
 // otherwise probe over the tombstones they leave until the next rehash.
@@ -153,42 +153,18 @@ class FreeList {
   std::vector<T> items_;
 };
 
-// Node blocks (each node with its shared count) from the list.
-template <class T>
-struct NodeAllocator {
-  using value_type = T;
-  NodeAllocator() = default;
-  template <class U>
-  NodeAllocator(const NodeAllocator<U>&) {}
-
-  T* allocate(size_t n) {
-    if (auto* l = FreeList<void*>::of_thread(); l && n == 1 && !l->empty())
-      return static_cast<T*>(l->take());
-    return static_cast<T*>(::operator new(n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t n) {
-    void* v = p;
-    if (auto* l = FreeList<void*>::of_thread(); !(l && n == 1 && l->put(v))) ::operator delete(p);
-  }
-  bool operator==(const NodeAllocator&) const { return true; }
-};
+// Node blocks from the list.
+void* allocate_node() {
+  if (auto* l = FreeList<void*>::of_thread(); l && !l->empty()) return l->take();
+  return ::operator new(sizeof(Node));
+}
+void free_node(void* p) {
+  if (auto* l = FreeList<void*>::of_thread(); !(l && l->put(p))) ::operator delete(p);
+}
 
 // Input lists and shapes keep their memory in the lists up to this many elements, so that
 // one list serves every rank.
 constexpr size_t kRoomy = 8;
-
-// A new reference to a node found in the table, or null when its count has reached zero and
-// it is on its way out (its destructor waits for the table's lock to erase it). Through
-// shared_from_this, a compare-and-swap on the count, rather than weak_from_this().lock(),
-// which adds the copy of a weak reference and its release: two more atomic operations on
-// every hash-cons hit, and a scalar operand is one.
-NodeRef revive(const Node& n) {
-  try {
-    return n.shared_from_this();
-  } catch (const std::bad_weak_ptr&) {
-    return nullptr;
-  }
-}
 
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
@@ -221,6 +197,17 @@ void recycle(NodeSpec& spec) {
     if (auto* l = FreeList<Shape>::of_thread()) l->put(spec.shape);
 }
 
+void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
+
+void release(const Node* n) noexcept {
+  if (n->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  auto* m = const_cast<Node*>(n);
+  m->~Node();
+  free_node(m);
+}
+
+long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
+
 Node::~Node() {
   if (cse_hash != 0) {  // 0: never entered, or left when evaluated
     std::lock_guard lock(table().mu);
@@ -236,19 +223,27 @@ NodeRef make_node(NodeSpec spec) {
   NodeRef found;
   table().for_each(h, [&](const Node& n) {
     if (!same_spec(n, spec)) return false;
-    found = revive(n);
-    return found != nullptr;
+    // A new reference, unless n's count has reached zero and it is on its way out (its
+    // destructor waits for this lock to erase it): then it is not reused.
+    long c = n.refs_.load(std::memory_order_relaxed);
+    while (c != 0)
+      if (n.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
+        found = NodeRef::adopt(&n);
+        return true;
+      }
+    return false;
   });
   if (found) {
     lock.unlock();
     recycle(spec);
     return found;
   }
-  auto node = std::allocate_shared<Node>(NodeAllocator<Node>(), std::move(spec));
+  auto* node = new (allocate_node()) Node(std::move(spec));
   node->cse_hash = h;
   node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
-  table().insert(h, node.get());
-  return node;
+  table().insert(h, node);
+  return NodeRef::adopt(node);
 }
 
 void set_realized(const Node& n, BufferRef b) {
