@@ -73,6 +73,31 @@ TEST_CASE("plan cache: the structural signature tells a+a from a+b") {
         kiln::graph::signature({(a + c * 7).node()}).hash);
 }
 
+// The signature walks a node reached through its only reference without recording it
+// (graph/signature.cpp): a node the graph reaches twice, and nothing else holds, must still be
+// told from two distinct nodes of its structure, and its values bound once.
+TEST_CASE("plan cache: a subexpression shared by two edges, its handle dropped") {
+  auto x = kiln::arange(0, 6, 1, DType::Float64).eval();
+  auto shared = [&](double c) {
+    Array t = x * c + 1;
+    return t * t;  // t's only references are now the product's two inputs
+  };
+  auto apart = [&](double c, double d) { return (x * c + 1) * (x * d + 1); };
+  CHECK(kiln::graph::signature({shared(2).node()}).hash ==
+        kiln::graph::signature({shared(3).node()}).hash);
+  CHECK(kiln::graph::signature({shared(2).node()}).hash !=
+        kiln::graph::signature({apart(2, 3).node()}).hash);
+  CHECK(kiln::graph::signature({shared(2).node()}).values.size() == 3);  // x, 2 and 1
+  CountFromZero counting;
+  for (double c : {2.0, 3.0, 5.0}) {
+    auto v = shared(c).to_vector<double>();
+    for (int i = 0; i < 6; ++i) CHECK(v[i] == (i * c + 1) * (i * c + 1));
+    auto w = apart(c, c + 1).to_vector<double>();
+    for (int i = 0; i < 6; ++i) CHECK(w[i] == (i * c + 1) * (i * (c + 1) + 1));
+  }
+  check_counters(2, 4);  // one plan each for the two structures
+}
+
 TEST_CASE("plan cache: random draws are rebound, not repeated") {
   CountFromZero counting;
   kiln::random::Generator g(7);

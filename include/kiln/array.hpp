@@ -12,6 +12,7 @@
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/errors.hpp"
+#include "kiln/node_ref.hpp"
 #include "kiln/scalar.hpp"
 #include "kiln/shape.hpp"
 
@@ -45,7 +46,7 @@ using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
 class Array {
  public:
   Array() = default;  // an empty handle; using it throws kiln::Error
-  explicit Array(std::shared_ptr<const graph::Node> node) : node_(std::move(node)) {}
+  explicit Array(graph::NodeRef node) : node_(std::move(node)) {}
 
   bool valid() const { return node_ != nullptr; }
   DType dtype() const;
@@ -97,14 +98,14 @@ class Array {
   // for kiln::wrap, yours) and must not be written. A view is evaluated into memory of its own.
   const void* data() const;
 
-  const std::shared_ptr<const graph::Node>& node() const& { return node_; }
+  const graph::NodeRef& node() const& { return node_; }
   // A temporary's node, taken from it: an operation that consumes a temporary operand leaves
   // no handle behind, so the temporary does not count as one the program holds (`(x * 3 +
   // 1).eval()` writes only its result, not x * 3 as well).
-  std::shared_ptr<const graph::Node> node() && { return std::move(node_); }
+  graph::NodeRef node() && { return std::move(node_); }
 
  private:
-  std::shared_ptr<const graph::Node> node_;
+  graph::NodeRef node_;
 };
 
 // Evaluates several arrays in one plan, so shared work runs once.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/recycle.hpp"
 #include "graph/shape.hpp"
 #include "runtime/pipeline.hpp"
 
@@ -36,13 +37,24 @@ std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {
   return out;
 }
 
+namespace {
+// The operands moved into a node's input list. (A braced list would copy each: the elements
+// of an initializer_list cannot be moved from.)
+template <class... R>
+std::vector<NodeRef> input_list(R... refs) {
+  std::vector<NodeRef> v = graph::input_list(sizeof...(refs));
+  (v.push_back(std::move(refs)), ...);
+  return v;
+}
+}  // namespace
+
 NodeRef cast(const NodeRef& n, DType t) {
   if (n->dtype == t) return n;
   if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
     return scalar(
         visit_dtype(t, [&](auto z) { return Scalar(n->scalar_value().as<decltype(z)>()); }), t,
         n->device);
-  NodeSpec s{OpKind::Cast, 0, t, n->shape, n->device, {n}};
+  NodeSpec s{OpKind::Cast, 0, t, graph::shape_copy(n->shape), n->device, input_list(n)};
   return graph::make_node(std::move(s));
 }
 
@@ -52,30 +64,18 @@ NodeRef broadcast(const NodeRef& n, const Shape& shape) {
   if (b != shape)
     throw ShapeError("cannot broadcast an array of shape " + shape_str(n->shape) + " to shape " +
                      shape_str(shape) + ": each dimension must match or be 1");
-  NodeSpec s{OpKind::Broadcast, 0, n->dtype, shape, n->device, {n}};
+  NodeSpec s{OpKind::Broadcast, 0, n->dtype, graph::shape_copy(shape), n->device, input_list(n)};
   return graph::make_node(std::move(s));
 }
 
-namespace {
-// The operands moved into a node's input list. (A braced list would copy each: the elements
-// of an initializer_list cannot be moved from.)
-template <class... R>
-std::vector<NodeRef> input_list(R... refs) {
-  std::vector<NodeRef> v;
-  v.reserve(sizeof...(refs));
-  (v.push_back(std::move(refs)), ...);
-  return v;
-}
-}  // namespace
-
 NodeRef unary(graph::UnaryOp op, NodeRef a, DType out) {
-  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, a->shape, a->device};
+  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, graph::shape_copy(a->shape), a->device};
   s.inputs = input_list(std::move(a));
   return graph::make_node(std::move(s));
 }
 
 NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape) {
-  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, shape, a->device};
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, graph::shape_copy(shape), a->device};
   s.inputs = input_list(std::move(a), std::move(b));
   return graph::make_node(std::move(s));
 }

@@ -3,8 +3,10 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "graph/hash.hpp"
+#include "graph/recycle.hpp"
 
 namespace kiln::graph {
 namespace {
@@ -12,7 +14,7 @@ namespace {
 // Live nodes by CSE hash, in one open-addressed array of (hash, node) slots: a lookup or an
 // insertion allocates nothing. Entries are raw pointers and never keep a node alive; a node
 // removes its own entry in its destructor, and a lookup takes a reference only while the
-// node's count is above zero (weak_from_this().lock()), so a dying node is never revived.
+// node's count is above zero (make_node), so a dying node is never revived.
 // Erasing shifts the entries after it back (linear probing without tombstones): programs
 // build and drop nodes all the time, and a lookup that misses, the usual case, would
 // otherwise probe over the tombstones they leave until the next rehash.
@@ -109,53 +111,60 @@ bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   return a.attrs == b.attrs;
 }
 
-// Memory for nodes (each with its shared count, one block) from a per-thread list of freed
-// blocks: a program builds and drops nodes at a steady rate, so most come back to be reused
-// without a trip through malloc. A block freed on another thread joins that thread's list.
-// Each list keeps at most kKeep blocks; the rest go back to the system.
+// Per-thread lists of freed memory, for what every node built allocates: a program builds and
+// drops nodes at a steady rate, so most come back to be reused without a trip through malloc,
+// whose own per-thread cache keeps only a few blocks of a size (a dropped graph frees
+// hundreds at once). Memory freed on another thread joins that thread's list. Each list keeps
+// at most kKeep items; the rest go back to the system.
 template <class T>
-struct NodeAllocator {
-  using value_type = T;
-  NodeAllocator() = default;
-  template <class U>
-  NodeAllocator(const NodeAllocator<U>&) {}
-
-  T* allocate(size_t n) {
-    if (List* l = blocks(); l && n == 1 && !l->empty()) {
-      void* p = l->back();
-      l->pop_back();
-      return static_cast<T*>(p);
-    }
-    return static_cast<T*>(::operator new(n * sizeof(T)));
+class FreeList {
+ public:
+  // This thread's list, or null once it is destroyed (nodes freed later, by static
+  // destructors at exit, go straight back to the system).
+  static FreeList* of_thread() {
+    if (gone()) return nullptr;
+    thread_local FreeList list;
+    return &list;
   }
-  void deallocate(T* p, size_t n) {
-    if (List* l = blocks(); l && n == 1 && l->size() < kKeep)
-      l->push_back(p);
-    else
-      ::operator delete(p);
+  bool empty() const { return items_.empty(); }
+  T take() {
+    T t = std::move(items_.back());
+    items_.pop_back();
+    return t;
   }
-  bool operator==(const NodeAllocator&) const { return true; }
+  // False when the list is full: the caller frees t.
+  bool put(T& t) {
+    if (items_.size() >= kKeep) return false;
+    items_.push_back(std::move(t));
+    return true;
+  }
+  ~FreeList() {
+    gone() = true;
+    if constexpr (std::is_pointer_v<T>)
+      for (T p : items_) ::operator delete(p);
+  }
 
  private:
   static constexpr size_t kKeep = 4096;
-  struct List : std::vector<void*> {
-    ~List() {
-      gone() = true;
-      for (void* p : *this) ::operator delete(p);
-    }
-  };
-  // Set once the thread's list is destroyed: nodes freed later (by static destructors at exit)
-  // go straight back to the system.
   static bool& gone() {
     thread_local bool g = false;
     return g;
   }
-  static List* blocks() {
-    if (gone()) return nullptr;
-    thread_local List list;
-    return &list;
-  }
+  std::vector<T> items_;
 };
+
+// Node blocks from the list.
+void* allocate_node() {
+  if (auto* l = FreeList<void*>::of_thread(); l && !l->empty()) return l->take();
+  return ::operator new(sizeof(Node));
+}
+void free_node(void* p) {
+  if (auto* l = FreeList<void*>::of_thread(); !(l && l->put(p))) ::operator delete(p);
+}
+
+// Input lists and shapes keep their memory in the lists up to this many elements, so that
+// one list serves every rank.
+constexpr size_t kRoomy = 8;
 
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
@@ -165,28 +174,76 @@ uint32_t depth_of(const NodeSpec& s) {
 
 }  // namespace
 
+std::vector<NodeRef> input_list(size_t n) {
+  std::vector<NodeRef> v;
+  if (auto* l = FreeList<std::vector<NodeRef>>::of_thread(); l && !l->empty()) v = l->take();
+  v.reserve(std::max(n, size_t{3}));  // room for where's three
+  return v;
+}
+
+Shape shape_copy(const Shape& s) {
+  Shape v;
+  if (auto* l = FreeList<Shape>::of_thread(); l && !l->empty()) v = l->take();
+  v.reserve(std::max(s.size(), size_t{4}));
+  v.assign(s.begin(), s.end());
+  return v;
+}
+
+void recycle(NodeSpec& spec) {
+  spec.inputs.clear();  // may free nodes, which recycle theirs first
+  if (spec.inputs.capacity() && spec.inputs.capacity() <= kRoomy)
+    if (auto* l = FreeList<std::vector<NodeRef>>::of_thread()) l->put(spec.inputs);
+  if (spec.shape.capacity() && spec.shape.capacity() <= kRoomy)
+    if (auto* l = FreeList<Shape>::of_thread()) l->put(spec.shape);
+}
+
+void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
+
+void release(const Node* n) noexcept {
+  if (n->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  auto* m = const_cast<Node*>(n);
+  m->~Node();
+  free_node(m);
+}
+
+long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
+
 Node::~Node() {
-  if (cse_hash == 0) return;  // never entered, or left when evaluated
-  std::lock_guard lock(table().mu);
-  table().erase(cse_hash, this);
-}  // the inputs are released after the lock: freeing them takes it again
+  if (cse_hash != 0) {  // 0: never entered, or left when evaluated
+    std::lock_guard lock(table().mu);
+    table().erase(cse_hash, this);
+  }
+  recycle(*this);  // after the lock: freeing the inputs takes it again
+}
 
 NodeRef make_node(NodeSpec spec) {
   size_t h = spec_hash(spec);
   if (h == 0) h = 1;  // 0 marks "not in the table"
-  std::lock_guard lock(table().mu);
+  std::unique_lock lock(table().mu);
   NodeRef found;
   table().for_each(h, [&](const Node& n) {
     if (!same_spec(n, spec)) return false;
-    found = n.weak_from_this().lock();  // null when n is dying: then it is not reused
-    return found != nullptr;
+    // A new reference, unless n's count has reached zero and it is on its way out (its
+    // destructor waits for this lock to erase it): then it is not reused.
+    long c = n.refs_.load(std::memory_order_relaxed);
+    while (c != 0)
+      if (n.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
+        found = NodeRef::adopt(&n);
+        return true;
+      }
+    return false;
   });
-  if (found) return found;
-  auto node = std::allocate_shared<Node>(NodeAllocator<Node>(), std::move(spec));
+  if (found) {
+    lock.unlock();
+    recycle(spec);
+    return found;
+  }
+  auto* node = new (allocate_node()) Node(std::move(spec));
   node->cse_hash = h;
   node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
-  table().insert(h, node.get());
-  return node;
+  table().insert(h, node);
+  return NodeRef::adopt(node);
 }
 
 void set_realized(const Node& n, BufferRef b) {

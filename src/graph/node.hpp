@@ -12,13 +12,13 @@
 #include "graph/ops.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
+#include "kiln/node_ref.hpp"
 #include "kiln/scalar.hpp"
 #include "kiln/shape.hpp"
 
 namespace kiln::graph {
 
 struct Node;
-using NodeRef = std::shared_ptr<const Node>;
 
 // What a node is, without its identity: the arguments of make_node.
 struct NodeSpec {
@@ -65,9 +65,9 @@ struct NodeSpec {
   }
 };
 
-// One allocation per node (make_shared: the node and its count together). The node leaves the
-// hash-cons table in its destructor, before its inputs are released.
-struct Node : NodeSpec, std::enable_shared_from_this<Node> {
+// One block per node, its count inside (kiln/node_ref.hpp). The node leaves the hash-cons
+// table in its destructor, before its inputs are released.
+struct Node : NodeSpec {
   explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -93,6 +93,11 @@ struct Node : NodeSpec, std::enable_shared_from_this<Node> {
 
  private:
   friend void set_realized(const Node& n, BufferRef b);
+  friend void retain(const Node* n) noexcept;
+  friend void release(const Node* n) noexcept;
+  friend long use_count(const Node* n) noexcept;
+  friend NodeRef make_node(NodeSpec spec);
+  mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
 };

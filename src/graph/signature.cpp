@@ -42,12 +42,25 @@ struct Hasher {
   // The hash of ref's node, walked once; `edge` says ref is an input of a walked node.
   size_t of(const NodeRef& ref, bool edge) {
     const Node& n = *ref;
+    // Reached through its only reference: no other path leads here, and nothing outside the
+    // graph holds it, so it needs no place in the tables (a chain's nodes, in a loop).
+    // Reached more than once, a node has a reference per edge, and those stay while the walk
+    // lasts: inputs change only under the evaluation lock.
+    if (edge && ref.use_count() == 1) return hash_node(n);
     if (const size_t* i = index.find(&n)) {
       Seen& s = seen[*i];
       if (edge && !s.ref) s.ref = &ref;
       s.edges += edge;
       return s.hash;
     }
+    size_t h = hash_node(n);
+    index.add(&n, seen.size());
+    seen.push_back({h, edge ? &ref : nullptr, edge ? 1 : 0});
+    return h;
+  }
+
+  // The hash of n's structure, its inputs walked.
+  size_t hash_node(const Node& n) {
     size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
     h = hash_mix(h, n.device.index);
     for (int64_t d : n.shape) h = hash_mix(h, d);
@@ -61,8 +74,6 @@ struct Hasher {
       h = hash_attrs(h, n.attrs);  // a Scalar's or Random's are values, left out above
       for (const auto& in : n.args()) h = hash_mix(h, of(in, true));
     }
-    index.add(&n, seen.size());
-    seen.push_back({h, edge ? &ref : nullptr, edge ? 1 : 0});
     return h;
   }
 
