@@ -1000,7 +1000,6 @@ std::string column_fused_kernel(Context& c) {
     at_out = "bo + j * (I)L.strides[" + outs + "][" + last + "]";
   }
   os << "    __syncthreads();  // the tile before is done with the staging buffers\n"
-     << "#pragma unroll 4\n"
      << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
      << "      const I i = o * r + j;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
@@ -1011,8 +1010,7 @@ std::string column_fused_kernel(Context& c) {
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "    Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "#pragma unroll 4\n"
-       << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
+    os << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
        << "      const I i = o * r + j;\n"
        << pass_body(c, passes, p);
     if (p == passes.reducing)
