@@ -335,6 +335,7 @@ __device__ __forceinline__ void finish_split(typename Op::acc acc, bool mine,
   if (!last_of_column(done)) return;
   if (mine) {
     typename Op::acc a = partials[o];
+#pragma unroll 8  // the partials' loads in flight together; merged in the same order
     for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + o]);
     out[o] = Op::finish(a, r);
   }
@@ -391,6 +392,7 @@ __device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
     for (int u = t; u < W; u += threads)
       if (first + u < n) {
         typename Op::acc a = partials[first + u];
+#pragma unroll 8  // the partials' loads in flight together; merged in the same order
         for (unsigned k = 1; k < gridDim.y; ++k) Op::merge(a, partials[(i64)k * n + first + u]);
         out[first + u] = Op::finish(a, r);
       }
@@ -398,6 +400,7 @@ __device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
     const int S = threads / W, u = t % W, s = t / W;
     typename Op::acc a = Op::init();
     if (s < S && first + u < n)
+#pragma unroll 8  // the partials' loads in flight together; merged in the same order
       for (unsigned k = s; k < gridDim.y; k += S) Op::merge(a, partials[(i64)k * n + first + u]);
     if (s < S) rows[s * W + u] = a;  // the block's rows were merged above: reused as stripes
     __syncthreads();
