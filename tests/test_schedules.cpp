@@ -409,3 +409,13 @@ GPU_TEST_CASE("schedules: softmax and layernorm over rows and columns at odd ext
         CHECK(kiln::allclose(layernorm(xd, axis).get(), layernorm(x, axis), rtol, 10 * rtol));
       }
 }
+
+TEST_CASE("schedules: an empty column reduction is described and launches nothing") {
+  // No outputs (the fuzzer's coverage met one): the block shape rule has no columns to divide.
+  kiln::codegen::KernelSource k;
+  k.form = Form::ReduceColumns;
+  k.kept = 0;
+  k.row = 5;
+  CHECK(kiln::codegen::launch_for(k, kSms).grid_x == 0);
+  CHECK(kiln::codegen::describe_schedule(k).find("columns: ") == 0);
+}

@@ -29,6 +29,7 @@ ColumnBlock column_block(const KernelSource& k) {
   int by = 8;
   while (by > 1 && k.row < by * kMinRowsPerThread) by /= 2;
   const int64_t lanes = ceil_div(k.kept, k.vec), widest = kBlock / by;
+  if (lanes == 0) return {};  // no outputs: nothing is launched
   const int64_t tiles = ceil_div(lanes, widest);
   const int bx = static_cast<int>(ceil_div(lanes, tiles));  // as even as the tiles allow
   if (bx == widest) return {bx, by};

@@ -3,7 +3,9 @@
 #include <map>
 #include <sstream>
 
+#include "codegen/kernel_source.hpp"
 #include "fuzz/facts.hpp"
+#include "plan/planner.hpp"
 
 namespace kiln::fuzz {
 namespace {
@@ -206,6 +208,36 @@ void Patterns::count(Counts& c) const {
   if (any) c["programs with an issue-11 pattern"]++;
 }
 
+// The schedules codegen picks for the program's kernels (as a GPU would run them), so a run
+// says how often each form, the column blocks shaped to narrow or short columns, and the
+// column groups are exercised.
+void count_schedules(const Program& p, const std::vector<Array>& values, Counts& c) {
+  using codegen::Form;
+  static constexpr const char* names[] = {"elementwise",
+                                          "tiled transpose",
+                                          "full reduction",
+                                          "rows",
+                                          "short rows: a thread per row",
+                                          "columns",
+                                          "reductions and their broadcast over rows",
+                                          "reductions and their broadcast "
+                                          "down columns"};
+  std::vector<graph::NodeRef> outs;
+  for (int o : p.outputs) outs.push_back(values.at(static_cast<size_t>(o)).node());
+  for (const auto& step : plan::make_plan(outs).steps) {
+    const auto* k = std::get_if<plan::KernelStep>(&step);
+    if (!k) continue;
+    const codegen::KernelSource src = codegen::generate(k->group);
+    std::string what = names[static_cast<int>(src.form)];
+    if (src.form == Form::ReduceColumns) {
+      const codegen::ColumnBlock b = codegen::column_block(src);
+      if (b.x < 32) what += ", fewer outputs than a warp";
+      if (b.y < 8) what += ", a short reduced axis";
+    }
+    c["schedule " + what]++;
+  }
+}
+
 void count_program(const Program& p, Counts& c) {
   c["programs"]++;
   if (p.outputs.size() > 1) c["feature several outputs"]++;
@@ -243,6 +275,7 @@ void count_program(const Program& p, Counts& c) {
   built.ops.resize(values.size() - p.inputs.size());
   Patterns(built, values).count(c);
   if (rejected) return;
+  count_schedules(p, values, c);
   for (int n : reads)
     if (n >= 2) c["feature value read by several ops"]++;
 }
