@@ -1,4 +1,5 @@
-"""Shape sweep of the 2-d programs (softmax, layernorm, column and row sums) beside
+"""Shape sweep of the 2-d programs (softmax, layernorm, batch statistics down columns, column
+   and row sums) beside
    torch.compile and PyTorch eager, at shapes beyond run_gpu_bench.py's list: kiln through
    `gpu_bench layout`, the roof from a device-to-device copy. Prints one line per shape and
    writes OUT/rows.txt. Usage on the GPU machine: python3 bench/shape_sweep.py BUILD OUT"""
@@ -17,7 +18,15 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("softmax", 4096, 50257), ("layernorm", 4096, 50257), ("softmax", 2048, 12300),
           ("layernorm", 1024, 32000), ("softmax", 8192, 20000), ("softmax", 600, 57000),
           ("rowsum", 1000000, 64), ("rowsum", 500000, 100), ("rowsum", 250000, 200),
-          ("rowsum", 2000000, 40)]
+          ("rowsum", 2000000, 40),
+          # columns narrower than a warp and reduced axes too short to split (column_block)
+          ("colsum", 1000000, 3), ("colsum", 3, 1000000), ("colsum", 100000, 33),
+          ("colsum", 64, 1000000), ("colsum", 32, 1000000), ("colsum", 100000, 1000),
+          ("colsum", 2000000, 16), ("colsum", 16, 2000000),
+          # batch statistics down columns (ColumnFused up to 256 float32 rows, two kernels past)
+          ("colnorm", 256, 16384), ("colnorm", 128, 100000), ("colnorm", 64, 65536),
+          ("colnorm", 256, 4096), ("colnorm", 200, 1000), ("colnorm", 32, 1000000),
+          ("colnorm", 4096, 4096)]
 def ms(fn, iters=20, reps=7):
     fn(); torch.cuda.synchronize(); r = []
     for _ in range(reps):
@@ -27,6 +36,7 @@ def ms(fn, iters=20, reps=7):
     return sorted(r)[len(r) // 2]
 progs = {"softmax": lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x - x.amax(1, keepdim=True))),
          "layernorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5))(x - x.mean(1, keepdim=True)),
+         "colnorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(0, keepdim=True) + 1e-5))(x - x.mean(0, keepdim=True)),
          "colsum": lambda x: x.sum(0), "rowsum": lambda x: x.sum(1)}
 a = torch.empty(2**28, device="cuda"); b = torch.empty_like(a)
 copy = 2 * a.numel() * 4 / ms(lambda: b.copy_(a)) / 1e9; del a, b
