@@ -141,6 +141,7 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
                               : kiln::TakeMode::Raise;
     return one(kiln::take(in[0], in[1], axis(c), mode));
   }
+  if (f == "fancy") return one(in[0].index(std::vector<Array>(in.begin() + 1, in.end())));
   FAIL("no kiln function for " << f);
   return {};
 }
@@ -385,6 +386,19 @@ TEST_CASE("take gathers in the kernel that reads it; Raise checks the indices fi
       rows, kiln::asarray(std::vector<double>{8, 9, 10, 11, 0, 1, 2, 3}, Shape{2, 4})));
   CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<int64_t>{3}), 0), kiln::ShapeError);
   CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<double>{1}), 0), kiln::DTypeError);
+}
+
+TEST_CASE("integer arrays on several axes gather in one kernel, their indices checked first") {
+  Array x = kiln::arange(0.0, 24.0).reshape({2, 3, 4}).eval();
+  Array i = kiln::asarray(std::vector<int64_t>{1, 0}),
+        j = kiln::asarray(std::vector<int64_t>{-1, 1});
+  // x[i, j] * 2: rows (1, 2) and (0, 1) of the last axis, doubled, in one kernel.
+  Array y = x.index({i, j}) * 2;
+  CHECK(count(kiln::explain({y}), "kernel ") == 1);
+  CHECK(kernels_of(y, kiln::asarray(std::vector<double>{40, 42, 44, 46, 8, 10, 12, 14},
+                                    Shape{2, 4})) == 1);
+  CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<int64_t>{3, 0})}), kiln::ShapeError);
+  CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<double>{1, 0})}), kiln::DTypeError);
 }
 
 TEST_CASE("explain and to_dot show an index map as a gather") {

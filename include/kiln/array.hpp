@@ -71,6 +71,12 @@ class Array {
   }
   // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below).
   Array index(const Array& indices) const;
+  // NumPy's x[i0, i1, ...] with integer arrays on the leading axes: the arrays broadcast
+  // together, and the result is their broadcast shape followed by the axes not indexed, element
+  // (b..., rest...) being x[i0[b], i1[b], ..., rest...]. Negative indices count from the end; one
+  // out of range throws ShapeError (the indices are evaluated to see it, as take's Raise). One
+  // gather, fused like take's.
+  Array index(const std::vector<Array>& indices) const;
 
   // Functional update of a region, as JAX's x.at[...]: x.at(1, "2:").set(v) is a new array, x
   // with x[1, 2:] replaced by v; x is unchanged. Indices as index() takes them. See Array::At.

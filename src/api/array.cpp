@@ -244,6 +244,44 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
 
 Array Array::index(const Array& indices) const { return take(*this, indices, 0); }
 
+// The indexed leading axes become one (a reshape, a view where x's layout allows it), and each
+// index array's position along it is summed in: flat = (i0 * n1 + i1) * n2 + i2 ..., taken in
+// Clip mode, since every index was checked already.
+Array Array::index(const std::vector<Array>& indices) const {
+  const auto& n = node_of(*this);
+  const size_t m = indices.size();
+  if (m == 1) return index(indices[0]);
+  if (m == 0) return *this;
+  if (m > n.shape.size())
+    throw ShapeError("index: " + std::to_string(m) + " index arrays for an array of " +
+                     std::to_string(n.shape.size()) + " dimensions");
+  Shape common = indices[0].shape();
+  for (size_t k = 1; k < m; ++k) common = graph::broadcast_shapes(common, indices[k].shape());
+  Array flat;
+  for (size_t k = 0; k < m; ++k) {
+    const Array& i = indices[k];
+    if (!is_integer(i.dtype()))
+      throw DTypeError(std::string("index: index array ") + std::to_string(k) + " is " +
+                       dtype_name(i.dtype()) +
+                       "; give an integer array (astype(kiln::DType::Int64))");
+    const int64_t len = n.shape[k];
+    if (i.size() > 0 && shape_size(common) > 0) {
+      int64_t lo = min(i).item<int64_t>(), hi = max(i).item<int64_t>();
+      if (lo < -len || hi >= len)
+        throw ShapeError("index: index " + std::to_string(lo < -len ? lo : hi) +
+                         " is out of bounds for axis " + std::to_string(k) + " with size " +
+                         std::to_string(len));
+    }
+    Array i64 = i.astype(DType::Int64);
+    Array pos = where(i64 < 0, i64 + len, i64);
+    flat = k == 0 ? pos : flat * len + pos;
+  }
+  Shape folded = {-1};
+  folded.insert(folded.end(), n.shape.begin() + static_cast<std::ptrdiff_t>(m), n.shape.end());
+  if (shape_size(n.shape) == 0) folded[0] = shape_size(Shape(n.shape.begin(), n.shape.begin() + m));
+  return take(reshape(folded), flat.broadcast_to(common), 0, TakeMode::Clip);
+}
+
 // ---- functional updates (Array::at) ---------------------------------------------------------
 
 Array::At Array::at(std::vector<Index> idx) const {

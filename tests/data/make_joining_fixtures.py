@@ -312,6 +312,19 @@ def main():
     w.case("take_int32", "take", [data((4,), "int32"), np.array([3, 1], "int32")],
            lambda x, i: np.take(x, i), axis=None, mode="raise")
 
+    # integer arrays on several leading axes at once (NumPy's x[i0, i1, ...]): broadcasting,
+    # negative indices, the axes not indexed kept, bad indices and shapes that do not broadcast
+    fancy = [((3, 4), [[2, 0, -1], [1, 3, 0]]), ((3, 4), [[[0], [2]], [1, 3]]),
+             ((3, 4), [[1], [-4]]), ((2, 3, 5), [[1, 0], [2, -3]]),
+             ((2, 3, 5), [[1], [2], [4]]), ((2, 3, 5), [[[1], [0]], [0, 2], [4]]),
+             ((2, 3, 5), [[], []]), ((0, 3), [[], []]), ((3, 4), [[3], [0]]),
+             ((3, 4), [[0], [4]]), ((3, 4), [[0, 1], [0, 1, 2]]), ((3, 4), [[0], [0], [0]])]
+    for fi, (xs, idx) in enumerate(fancy):
+        ins = [data(xs)] + [np.array(i, "int64") for i in idx]
+        w.case(name("fancy", xs, fi), "fancy", ins, lambda x, *ii: x[tuple(ii)])
+    w.case("fancy_int32", "fancy", [data((3, 4), "int32"), np.array([2, 1], "int32"),
+                                     np.array([0, -1], "int32")], lambda x, *ii: x[tuple(ii)])
+
     with open(OUT, "w") as fh:
         fh.write("\n".join(w.lines) + "\n")
     print(f"wrote {len(w.names)} cases to {OUT}")
