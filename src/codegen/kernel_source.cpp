@@ -25,6 +25,7 @@ struct Context {
   KernelSource& k;
   std::vector<bool> staged{};      // Tiled: accesses read through a shared-memory tile
   std::vector<bool> row_staged{};  // RowFused: accesses whose rows are staged in shared memory
+                                   // (ColumnFused: whose tiles of 32 columns are)
   bool strided_vectors = false;    // ReduceColumns: strided loads were done as vectors v<a>
   // Strided accesses index as b<a> + pos * (the reduced axis's stride), from a base each
   // thread computes once (row and column reductions with one reduced axis), instead of
