@@ -75,6 +75,36 @@ struct limits<long long> {
   static __device__ long long highest() { return 9223372036854775807LL; }
 };
 template <>
+struct limits<signed char> {
+  static __device__ signed char lowest() { return -128; }
+  static __device__ signed char highest() { return 127; }
+};
+template <>
+struct limits<short> {
+  static __device__ short lowest() { return -32768; }
+  static __device__ short highest() { return 32767; }
+};
+template <>
+struct limits<unsigned char> {
+  static __device__ unsigned char lowest() { return 0; }
+  static __device__ unsigned char highest() { return 255; }
+};
+template <>
+struct limits<unsigned short> {
+  static __device__ unsigned short lowest() { return 0; }
+  static __device__ unsigned short highest() { return 65535; }
+};
+template <>
+struct limits<unsigned int> {
+  static __device__ unsigned int lowest() { return 0; }
+  static __device__ unsigned int highest() { return 4294967295u; }
+};
+template <>
+struct limits<unsigned long long> {
+  static __device__ unsigned long long lowest() { return 0; }
+  static __device__ unsigned long long highest() { return 18446744073709551615ull; }
+};
+template <>
 struct limits<float> {
   static __device__ float lowest() { return -__int_as_float(0x7f800000); }
   static __device__ float highest() { return __int_as_float(0x7f800000); }

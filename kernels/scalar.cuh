@@ -21,6 +21,22 @@ namespace kiln::scalar {
 typedef long long i64;
 typedef unsigned long long u64;
 
+// Whether an integer type is signed (no <type_traits> under NVRTC).
+template <class T>
+KILN_SCALAR_FN constexpr bool is_signed_int() {
+  return (T)-1 < (T)0;
+}
+// b == -1 for a signed type; an unsigned one has no -1 (its all-ones value is an ordinary
+// divisor).
+template <class T>
+KILN_SCALAR_FN bool is_minus_one(T b) {
+  return is_signed_int<T>() && b == (T)-1;
+}
+template <class T>
+KILN_SCALAR_FN bool is_negative(T a) {
+  return is_signed_int<T>() && a < (T)0;
+}
+
 // Integer arithmetic wraps, as NumPy's does (through unsigned types: defined behaviour).
 template <class T>
 KILN_SCALAR_FN T wrap_add(T a, T b) {
@@ -41,13 +57,13 @@ KILN_SCALAR_FN T wrap_neg(T a) {
 // abs(INT_MIN) stays INT_MIN, as in NumPy.
 template <class T>
 KILN_SCALAR_FN T int_abs(T a) {
-  return a < 0 ? wrap_neg(a) : a;
+  return is_negative(a) ? wrap_neg(a) : a;
 }
 // NumPy's integer power: wraps; a negative exponent gives 0 except for bases 1 and -1 (NumPy
 // refuses negative scalar exponents before this is reached; arrays of them come here).
 template <class T>
 KILN_SCALAR_FN T int_pow(T base, T exp) {
-  if (exp < 0) return base == 1 ? 1 : base == -1 ? ((exp & 1) ? -1 : 1) : 0;
+  if (is_negative(exp)) return base == 1 ? 1 : is_minus_one(base) ? ((exp & 1) ? -1 : 1) : 0;
   u64 result = 1, b = (u64)base;
   for (u64 e = (u64)exp; e; e >>= 1, b *= b)
     if (e & 1) result *= b;
@@ -60,19 +76,19 @@ KILN_SCALAR_FN T int_pow(T base, T exp) {
 template <class T>
 KILN_SCALAR_FN T int_floor_divide(T a, T b) {
   if (b == 0) return 0;
-  if (b == -1) return wrap_neg(a);
-  T q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? (T)(q - 1) : q;
+  if (is_minus_one(b)) return wrap_neg(a);
+  T q = (T)(a / b);
+  return ((T)(a % b) != 0 && is_negative(a) != is_negative(b)) ? (T)(q - 1) : q;
 }
 template <class T>
 KILN_SCALAR_FN T int_remainder(T a, T b) {
-  if (b == 0 || b == -1) return 0;
-  T r = a % b;
-  return (r != 0 && (r < 0) != (b < 0)) ? (T)(r + b) : r;
+  if (b == 0 || is_minus_one(b)) return 0;
+  T r = (T)(a % b);
+  return (r != 0 && is_negative(r) != is_negative(b)) ? (T)(r + b) : r;
 }
 template <class T>
 KILN_SCALAR_FN T int_fmod(T a, T b) {
-  return (b == 0 || b == -1) ? 0 : (T)(a % b);
+  return (b == 0 || is_minus_one(b)) ? (T)0 : (T)(a % b);
 }
 
 // NumPy's shifts: a shift by the width of the type or more (or by a negative amount) gives 0,
@@ -83,7 +99,7 @@ KILN_SCALAR_FN T shift_left(T a, T b) {
 }
 template <class T>
 KILN_SCALAR_FN T shift_right(T a, T b) {
-  return (u64)b < sizeof(T) * 8 ? (T)(a >> b) : (T)(a < 0 ? -1 : 0);
+  return (u64)b < sizeof(T) * 8 ? (T)(a >> b) : (T)(is_negative(a) ? -1 : 0);
 }
 
 // NumPy's floor division and remainder of real floats (npy_divmod): from fmod, the quotient
@@ -127,11 +143,25 @@ KILN_SCALAR_FN R float_remainder(R a, R b) {
   return mod;
 }
 
-// Float to integer as NumPy on x86: out of range and NaN give the minimum integer.
+// Float to integer as NumPy on x86, whose casts are C casts that GCC compiles to cvttsd2si:
+// int32 and int64 take the value truncated when it is in range and otherwise (NaN too) the
+// minimum integer; 8- and 16-bit integers keep the low bits of that int32 result (300.0 to
+// uint8 is 44, -1.0 is 255), uint32 the low bits of the int64 one; uint64 converts values
+// from 2^63 up as v - 2^63 with the top bit set again.
+// (NumPy's own uint32 result outside [-2^31, 2^32), and for NaN, depends on where the element
+// sits: its vectorised loop gives 0 or 2^31, its scalar one the low bits as here.)
+template <class S, class F>
+KILN_SCALAR_FN S float_to_signed(F v) {
+  const F lo = (F)(S)((u64)1 << (sizeof(S) * 8 - 1));
+  return (v >= lo && v < -lo) ? (S)v : (S)((u64)1 << (sizeof(S) * 8 - 1));
+}
 template <class T, class F>
 KILN_SCALAR_FN T float_to_int(F v) {
-  const F lo = (F)(T)((u64)1 << (sizeof(T) * 8 - 1));
-  return (v >= lo && v < -lo) ? (T)v : (T)((u64)1 << (sizeof(T) * 8 - 1));
+  if (sizeof(T) < 4 || (sizeof(T) == 4 && is_signed_int<T>())) return (T)float_to_signed<int>(v);
+  if (sizeof(T) == 4 || is_signed_int<T>()) return (T)float_to_signed<i64>(v);
+  const F two63 = (F)9223372036854775808.0;
+  if (v >= two63) return (T)((u64)float_to_signed<i64>(v - two63) ^ ((u64)1 << 63));
+  return (T)(u64)float_to_signed<i64>(v);
 }
 
 // NaN-propagating minimum and maximum of real values (NumPy's minimum/maximum): the first NaN

@@ -485,17 +485,22 @@ TEST_CASE("floats out of int32's range become INT32_MIN on every path, as NumPy'
 }
 
 namespace {
-// What NumPy on x86 gives for a float cast to a signed integer of `bits` bits: the value
-// truncated when it lies in [-2^(bits-1), 2^(bits-1)), else the minimum integer.
+// What NumPy on x86 gives for a float cast to a signed integer of `bits` bits: for 32 and 64
+// bits the value truncated when it lies in [-2^(bits-1), 2^(bits-1)), else the minimum
+// integer; 8 and 16 bits keep the low bits of the int32 result (300.0 to int8 is 44).
 int64_t numpy_float_to_int(double v, int bits) {
-  double lo = -std::ldexp(1.0, bits - 1);
-  return v >= lo && v < -lo ? static_cast<int64_t>(v) : static_cast<int64_t>(lo);
+  int wide = bits < 32 ? 32 : bits;
+  double lo = -std::ldexp(1.0, wide - 1);
+  int64_t r = v >= lo && v < -lo ? static_cast<int64_t>(v) : static_cast<int64_t>(lo);
+  if (bits == 8) return static_cast<int8_t>(r);
+  if (bits == 16) return static_cast<int16_t>(r);
+  return r;
 }
 }  // namespace
 
 TEST_CASE("Scalar::as converts floats to every integer width as the kernels and NumPy do") {
   // Scalar's conversion is kernels/scalar.cuh's float_to_int (one definition with the kernels
-  // and the host executor's casts); 8- and 16-bit integers (no kiln dtype) included.
+  // and the host executor's casts), for every width.
   for (double v : {0.0,
                    -0.9,
                    126.9,
@@ -527,6 +532,9 @@ TEST_CASE("Scalar::as converts floats to every integer width as the kernels and 
     CHECK(s.as<int64_t>() == numpy_float_to_int(v, 64));
     CHECK(s.as<int32_t>() == kiln::full({}, v).astype(DType::Int32).item<int32_t>());
     CHECK(s.as<int64_t>() == kiln::full({}, v).astype(DType::Int64).item<int64_t>());
+    CHECK(s.as<int8_t>() == kiln::full({}, v).astype(DType::Int8).item<int8_t>());
+    CHECK(s.as<uint16_t>() == kiln::full({}, v).astype(DType::UInt16).item<uint16_t>());
+    CHECK(s.as<uint64_t>() == kiln::full({}, v).astype(DType::UInt64).item<uint64_t>());
     // Unsigned types wrap the int64 result, as NumPy's astype(uint32) of an int64 does.
     CHECK(s.as<uint32_t>() == static_cast<uint32_t>(numpy_float_to_int(v, 64)));
   }

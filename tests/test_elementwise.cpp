@@ -56,6 +56,8 @@ template <class T>
 T parse_real(const std::string& tok) {
   if constexpr (std::is_same_v<T, bool>)
     return tok == "1";
+  else if constexpr (std::is_unsigned_v<T>)
+    return static_cast<T>(std::stoull(tok));
   else if constexpr (std::is_integral_v<T>)
     return static_cast<T>(std::stoll(tok));
   else if constexpr (std::is_same_v<T, float>)

@@ -75,6 +75,8 @@ template <class T>
 bool same_value(T got, const std::vector<std::string>& values, size_t i) {
   if constexpr (std::is_same_v<T, bool>) {
     return got == (values[i] == "1");
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return got == static_cast<T>(std::stoull(values[i]));
   } else if constexpr (std::is_integral_v<T>) {
     return got == static_cast<T>(std::stoll(values[i]));
   } else if constexpr (std::is_floating_point_v<T>) {

@@ -68,6 +68,8 @@ std::vector<char> filler_element(kiln::DType t) {
     T v{};
     if constexpr (std::is_same_v<T, bool>) {
       v = true;
+    } else if constexpr (std::is_unsigned_v<T>) {
+      v = std::numeric_limits<T>::max();
     } else if constexpr (std::is_integral_v<T>) {
       v = std::numeric_limits<T>::min();
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>) {

@@ -7,17 +7,35 @@
 
 namespace kiln {
 
-enum class DType : uint8_t { Bool, Int32, Int64, Float32, Float64, Complex64, Complex128 };
+// The dtypes added after the first seven come after them, so that the first seven keep their
+// numbers (and everything derived from them, such as kernel names' hashes).
+enum class DType : uint8_t {
+  Bool,
+  Int32,
+  Int64,
+  Float32,
+  Float64,
+  Complex64,
+  Complex128,
+  Int8,
+  Int16,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+};
 
-inline constexpr DType kAllDTypes[] = {DType::Bool,      DType::Int32,   DType::Int64,
-                                       DType::Float32,   DType::Float64, DType::Complex64,
-                                       DType::Complex128};
+inline constexpr DType kAllDTypes[] = {
+    DType::Bool,      DType::Int32,      DType::Int64, DType::Float32, DType::Float64,
+    DType::Complex64, DType::Complex128, DType::Int8,  DType::Int16,   DType::UInt8,
+    DType::UInt16,    DType::UInt32,     DType::UInt64};
 
 // Bytes per element.
 int itemsize(DType t);
-// NumPy's name: "bool", "int32", "int64", "float32", "float64", "complex64", "complex128".
+// NumPy's name: "bool", "int8", "uint8", ..., "float64", "complex64", "complex128".
 const char* dtype_name(DType t);
-bool is_integer(DType t);  // int32, int64 (not bool)
+bool is_integer(DType t);   // signed and unsigned integers (not bool)
+bool is_unsigned(DType t);  // uint8, uint16, uint32, uint64
 inline bool is_integer_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
 bool is_floating(DType t);  // float32, float64
 bool is_complex(DType t);
@@ -25,8 +43,9 @@ bool is_complex(DType t);
 DType real_dtype(DType t);
 // The complex dtype with the same precision (float32 -> complex64; ints -> complex128).
 DType complex_dtype(DType t);
-// The float dtype a transcendental function of t returns (int -> float64; bool -> float32,
-// since kiln has no float16).
+// The float dtype a transcendental function of t returns: the smallest that holds every value
+// of t, as NumPy (int16 -> float32, int32 and int64 -> float64); bool, int8 and uint8 give
+// float32 where NumPy gives float16, a dtype kiln does not have yet.
 DType float_dtype(DType t);
 // NumPy's promote_types for two array dtypes.
 DType promote_types(DType a, DType b);
@@ -45,6 +64,30 @@ struct dtype_of<int32_t> {
 template <>
 struct dtype_of<int64_t> {
   static constexpr DType value = DType::Int64;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<uint16_t> {
+  static constexpr DType value = DType::UInt16;
+};
+template <>
+struct dtype_of<uint32_t> {
+  static constexpr DType value = DType::UInt32;
+};
+template <>
+struct dtype_of<uint64_t> {
+  static constexpr DType value = DType::UInt64;
 };
 template <>
 struct dtype_of<float> {
@@ -81,6 +124,18 @@ decltype(auto) visit_dtype(DType t, F&& f) {
       return f(double{});
     case DType::Complex64:
       return f(std::complex<float>{});
+    case DType::Int8:
+      return f(int8_t{});
+    case DType::Int16:
+      return f(int16_t{});
+    case DType::UInt8:
+      return f(uint8_t{});
+    case DType::UInt16:
+      return f(uint16_t{});
+    case DType::UInt32:
+      return f(uint32_t{});
+    case DType::UInt64:
+      return f(uint64_t{});
     default:
       return f(std::complex<double>{});
   }

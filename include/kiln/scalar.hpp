@@ -49,20 +49,21 @@ class Scalar {
   size_t hash() const;
 
  private:
-  // A float (or complex real part) outside T's range, or NaN, gives T's minimum, as NumPy on
-  // x86 and kiln's kernels convert: truncating through int64 would wrap (3e9 to int32 would
-  // give -1294967296, not -2147483648). Integers wrap, as NumPy's astype.
-  // (as_int is as_integer<int64_t>; unsigned types convert through it.)
+  // A float (or complex real part) converts by the kernels' rule, which is NumPy's on x86
+  // (kernels/scalar.cuh's float_to_int: out of range or NaN gives int32 and int64 their
+  // minimum, smaller and unsigned types the low bits of a wider conversion); truncating through
+  // int64 would wrap (3e9 to int32 would give -1294967296, not -2147483648). Integers wrap, as
+  // NumPy's astype.
   template <class T>
   T as_integer() const {
     static_assert(sizeof(T) <= sizeof(int64_t), "integers up to 64 bits");
     if (kind_ == Kind::Bool || kind_ == Kind::Int) return static_cast<T>(i_);
-    return static_cast<T>(float_to_int(std::is_signed_v<T> ? sizeof(T) : sizeof(int64_t)));
+    return static_cast<T>(float_to_int(sizeof(T), std::is_signed_v<T>));
   }
-  // re_ as a signed integer of `bytes` bytes, by the kernels' own rule (kernels/scalar.cuh's
-  // float_to_int, which the kernels and the host executor use): defined out of line, in
-  // src/graph/scalar.cpp, because kernels/ are compiled into the library, not installed.
-  int64_t float_to_int(size_t bytes) const;
+  // re_ converted to the integer type of `bytes` bytes and that signedness, as its bits in an
+  // int64: defined out of line, in src/graph/scalar.cpp, because kernels/ are compiled into
+  // the library, not installed.
+  int64_t float_to_int(size_t bytes, bool is_signed) const;
 
   Kind kind_ = Kind::Int;
   bool single_ = false;

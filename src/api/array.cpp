@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "api/build.hpp"
+#include "graph/dtype_table.hpp"
 #include "graph/shape.hpp"
 #include "runtime/pipeline.hpp"
 
@@ -383,16 +384,11 @@ T Array::item() const {
   return to_vector<T>()[0];
 }
 
-#define KILN_INSTANTIATE(T)                            \
-  template std::vector<T> Array::to_vector<T>() const; \
-  template T Array::item<T>() const;
-KILN_INSTANTIATE(bool)
-KILN_INSTANTIATE(int32_t)
-KILN_INSTANTIATE(int64_t)
-KILN_INSTANTIATE(float)
-KILN_INSTANTIATE(double)
-KILN_INSTANTIATE(std::complex<float>)
-KILN_INSTANTIATE(std::complex<double>)
+// The C++ type of every dtype (src/graph/dtype_table.hpp's rows).
+#define KILN_INSTANTIATE(Enum, name, ctype, cuda, short_name, kind) \
+  template std::vector<ctype> Array::to_vector<ctype>() const;      \
+  template ctype Array::item<ctype>() const;
+KILN_DTYPES(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 
 }  // namespace kiln

@@ -70,7 +70,7 @@ Array signbit(const Array& a) {
 }
 
 Array square(const Array& a) {
-  Array x = a.dtype() == DType::Bool ? a.astype(DType::Int64) : a;  // NumPy: int8
+  Array x = a.dtype() == DType::Bool ? a.astype(DType::Int8) : a;  // as NumPy
   return x * x;
 }
 
@@ -90,6 +90,7 @@ Array sign(const Array& a) {
   DType t = a.dtype();
   if (t == DType::Bool)
     throw DTypeError("sign is not defined for bool arrays (as in NumPy); cast with astype first");
+  if (is_unsigned(t)) return where(a > 0, 1, 0).astype(t);  // no -1 to give
   if (!is_complex(t)) return where(a > 0, 1, where(a < 0, -1, where(a == 0, 0, a)));
   // NumPy 2's complex sign: z / |z|, NaN when |z| is, and for an infinite part the unit in
   // its direction (NaN when both parts are infinite).

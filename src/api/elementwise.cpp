@@ -91,8 +91,8 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
   if (graph::form_of(op) == graph::BinaryForm::Bitwise && !is_integer_or_bool(t))
     throw DTypeError(std::string("bitwise ") + graph::op_name(op) + " needs bool or integer " +
                      "operands, got " + dtype_name(t) + "; compare first (a > 0) or use astype");
-  // NumPy computes these of bools in int8, which kiln lacks: int64 holds the same values.
-  if ((op == BinaryOp::Pow || division || shift) && t == DType::Bool) return DType::Int64;
+  // NumPy computes these of bools in int8.
+  if ((op == BinaryOp::Pow || division || shift) && t == DType::Bool) return DType::Int8;
   if ((op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||
        op == BinaryOp::Minimum || op == BinaryOp::Maximum) &&
       is_complex(t))

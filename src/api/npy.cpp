@@ -27,8 +27,9 @@ constexpr size_t kMagicLen = 6;
 constexpr size_t kAlign = 64;
 constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr const char* kConvertHint =
-    "kiln reads bool, int32, int64, float32, float64, complex64 and complex128; convert in "
-    "NumPy first, e.g. numpy.save(path, a.astype('<f8'))";
+    "kiln reads bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
+    "float64, complex64 and complex128; convert in NumPy first, e.g. "
+    "numpy.save(path, a.astype('<f8'))";
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, const std::string& todo) {
   throw Error("load_npy: " + path + ": " + what + "; " + todo);
@@ -44,10 +45,12 @@ struct DescrName {
   const char* code;  // NumPy's kind and size, without the byte order
   DType dtype;
 };
-constexpr DescrName kDescrs[] = {{"b1", DType::Bool},       {"i4", DType::Int32},
-                                 {"i8", DType::Int64},      {"f4", DType::Float32},
-                                 {"f8", DType::Float64},    {"c8", DType::Complex64},
-                                 {"c16", DType::Complex128}};
+constexpr DescrName kDescrs[] = {
+    {"b1", DType::Bool},       {"i1", DType::Int8},    {"i2", DType::Int16},
+    {"i4", DType::Int32},      {"i8", DType::Int64},   {"u1", DType::UInt8},
+    {"u2", DType::UInt16},     {"u4", DType::UInt32},  {"u8", DType::UInt64},
+    {"f4", DType::Float32},    {"f8", DType::Float64}, {"c8", DType::Complex64},
+    {"c16", DType::Complex128}};
 
 // The dtype of a descr string such as '<f8' or '|b1'; each kind of refusal says how to fix it.
 DType dtype_of_descr(const std::string& descr, const std::string& path) {
@@ -258,7 +261,7 @@ void normalise_bools(graph::Buffer& b) {
 
 std::string descr_of(DType t) {
   for (const auto& d : kDescrs)
-    if (d.dtype == t) return (t == DType::Bool ? "|" : "<") + std::string(d.code);
+    if (d.dtype == t) return (itemsize(t) == 1 ? "|" : "<") + std::string(d.code);  // as NumPy
   throw DTypeError("save_npy: no .npy descr for dtype " + std::string(dtype_name(t)));
 }
 

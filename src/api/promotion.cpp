@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kiln/errors.hpp"
 
@@ -33,13 +34,25 @@ DType weak_result(DType array, const Scalar& s) {
   }
 }
 
+// NumPy 2 refuses a Python integer that the array's integer dtype cannot hold (OverflowError)
+// rather than wrapping it or widening the result.
 void check_fits(const Scalar& s, DType t, const char* what) {
-  if (s.kind() != Scalar::Kind::Int || t != DType::Int32) return;
+  if (s.kind() != Scalar::Kind::Int || !is_integer(t) || t == DType::Int64) return;
   int64_t v = s.as_int();
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+  bool fits = visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, uint64_t>)
+      return v >= 0;  // (kiln's scalars hold int64: a uint64_t above 2^63 arrives negative)
+    else if constexpr (std::is_integral_v<T>)
+      return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             v <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    else
+      return true;
+  });
+  if (!fits)
     throw DTypeError(std::string(what) + ": the integer " + std::to_string(v) +
-                     " is out of bounds for int32; cast the array to int64 first "
-                     "(a.astype(kiln::DType::Int64))");
+                     " is out of bounds for " + dtype_name(t) +
+                     "; cast the array to a wider type first (a.astype(kiln::DType::Int64))");
 }
 
 void check_real(const char* function, DType t) {

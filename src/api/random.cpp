@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "api/build.hpp"
@@ -53,6 +54,17 @@ void check_float_dtype(DType t, const char* what) {
                      " is not a float type; use float32 or float64 (randint gives integers)");
 }
 
+// The dtype the random kernels draw a randint of t in (they have int32 and int64 forms): the
+// values lie in [low, high), which t holds, so the cast to t that follows is exact, and the
+// numbers are those of int32/int64 for one seed.
+DType randint_draw_dtype(DType t) {
+  if (t == DType::Int32 || t == DType::Int64) return t;
+  return itemsize(t) < 4 ? DType::Int32 : DType::Int64;
+}
+
+// The array of a randint draw in the dtype asked for.
+Array as_randint(Array drawn, DType t) { return drawn.dtype() == t ? drawn : drawn.astype(t); }
+
 Call randint_call(int64_t low, int64_t high, Shape shape, DType t) {
   if (!is_integer(t))
     throw DTypeError(std::string("randint: dtype ") + dtype_name(t) +
@@ -60,16 +72,24 @@ Call randint_call(int64_t low, int64_t high, Shape shape, DType t) {
   if (high <= low)
     throw Error("randint: high (" + std::to_string(high) + ") must be greater than low (" +
                 std::to_string(low) + "), since values are drawn from [low, high)");
-  constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  if (t == DType::Int32 && (low < kMin || high - 1 > kMax))
+  bool fits = visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return (std::is_same_v<T, uint64_t>
+                  ? low >= 0
+                  : low >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                        high - 1 <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    else
+      return true;
+  });
+  if (!fits)
     throw DTypeError("randint: [" + std::to_string(low) + ", " + std::to_string(high) +
-                     ") does not fit int32; use int64 or narrower bounds");
+                     ") does not fit " + dtype_name(t) + "; use int64 or narrower bounds");
   uint64_t n = element_count(shape, "randint");
   // Words per element, as kiln/random.hpp defines: one for ranges up to 2^16, else two.
   uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   uint64_t k = range <= (uint64_t{1} << 16) ? 1 : 2;
-  return {RandomDist::Randint, t, std::move(shape), low, high, n * k};
+  return {RandomDist::Randint, randint_draw_dtype(t), std::move(shape), low, high, n * k};
 }
 
 // The bounds as the dtype sees them: low < high and a finite span, or kiln::Error.
@@ -170,7 +190,8 @@ Array draw_default(Call c, Device d) {
 Generator::Generator(uint64_t seed, Device d) : seed_(seed), device_(d) {}
 
 Array Generator::randint(int64_t low, int64_t high, Shape shape, DType t) {
-  return issue(randint_call(low, high, std::move(shape), t), device_, seed_, offset_);
+  return as_randint(issue(randint_call(low, high, std::move(shape), t), device_, seed_, offset_),
+                    t);
 }
 
 Array Generator::uniform(double low, double high, Shape shape, DType t) {
@@ -182,7 +203,7 @@ Array Generator::normal(double mean, double std, Shape shape, DType t) {
 }
 
 Array randint(int64_t low, int64_t high, Shape shape, DType t, Device d) {
-  return draw_default(randint_call(low, high, std::move(shape), t), d);
+  return as_randint(draw_default(randint_call(low, high, std::move(shape), t), d), t);
 }
 
 Array uniform(double low, double high, Shape shape, DType t, Device d) {

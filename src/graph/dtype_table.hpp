@@ -5,18 +5,25 @@
 #pragma once
 #include <complex>
 #include <cstdint>
+#include <type_traits>
 
 #include "kiln/dtype.hpp"
 
 // X(Enum, name, ctype, cuda, short_name, kind)
-#define KILN_DTYPES(X)                                                                 \
-  X(Bool, bool, bool, "bool", "b", Bool)                                               \
-  X(Int32, int32, int32_t, "int", "i32", Integer)                                      \
-  X(Int64, int64, int64_t, "long long", "i64", Integer)                                \
-  X(Float32, float32, float, "float", "f32", Floating)                                 \
-  X(Float64, float64, double, "double", "f64", Floating)                               \
-  X(Complex64, complex64, std::complex<float>, "kiln::complex<float>", "c64", Complex) \
-  X(Complex128, complex128, std::complex<double>, "kiln::complex<double>", "c128", Complex)
+#define KILN_DTYPES(X)                                                                      \
+  X(Bool, bool, bool, "bool", "b", Bool)                                                    \
+  X(Int32, int32, int32_t, "int", "i32", Integer)                                           \
+  X(Int64, int64, int64_t, "long long", "i64", Integer)                                     \
+  X(Float32, float32, float, "float", "f32", Floating)                                      \
+  X(Float64, float64, double, "double", "f64", Floating)                                    \
+  X(Complex64, complex64, std::complex<float>, "kiln::complex<float>", "c64", Complex)      \
+  X(Complex128, complex128, std::complex<double>, "kiln::complex<double>", "c128", Complex) \
+  X(Int8, int8, int8_t, "signed char", "i8", Integer)                                       \
+  X(Int16, int16, int16_t, "short", "i16", Integer)                                         \
+  X(UInt8, uint8, uint8_t, "unsigned char", "u8", Integer)                                  \
+  X(UInt16, uint16, uint16_t, "unsigned short", "u16", Integer)                             \
+  X(UInt32, uint32, uint32_t, "unsigned int", "u32", Integer)                               \
+  X(UInt64, uint64, uint64_t, "unsigned long long", "u64", Integer)
 
 namespace kiln::graph {
 
@@ -24,6 +31,7 @@ enum class DTypeKind : uint8_t { Bool, Integer, Floating, Complex };
 
 struct DTypeRow {
   DType dtype;
+  bool is_signed;  // of the C++ type: false for bool and the unsigned integers
   const char* name;
   int itemsize;
   const char* cuda;        // the type generated kernels use (kernels/complex.cuh for complex)
@@ -31,8 +39,9 @@ struct DTypeRow {
   DTypeKind kind;
 };
 
-#define KILN_DTYPE_ROW(Enum, name, ctype, cuda, short_name, kind) \
-  DTypeRow{DType::Enum, #name, sizeof(ctype), cuda, short_name, DTypeKind::kind},
+#define KILN_DTYPE_ROW(Enum, name, ctype, cuda, short_name, kind)            \
+  DTypeRow{DType::Enum, std::is_signed_v<ctype>, #name, sizeof(ctype), cuda, \
+           short_name,  DTypeKind::kind},
 inline constexpr DTypeRow kDTypes[] = {KILN_DTYPES(KILN_DTYPE_ROW)};
 #undef KILN_DTYPE_ROW
 

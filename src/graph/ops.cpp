@@ -68,7 +68,10 @@ const char* op_name(ReduceOp op) { return row(op).name; }
 DType accumulation_dtype(ReduceOp op, DType t) {
   switch (row(op).acc) {
     case Acc::Wide:
-      return t == DType::Bool || t == DType::Int32 ? DType::Int64 : t;
+      // NumPy sums and multiplies integers in the platform's long: int64, or uint64 for
+      // unsigned types.
+      if (t == DType::Bool || (is_integer(t) && !is_unsigned(t))) return DType::Int64;
+      return is_unsigned(t) ? DType::UInt64 : t;
     case Acc::Float:
       return is_integer_or_bool(t) ? DType::Float64 : t;
     case Acc::Bool:

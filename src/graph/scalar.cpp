@@ -11,16 +11,17 @@ namespace kiln {
 // NumPy on x86 turns NaN and out-of-range values into INT64_MIN; so does as_integer.
 int64_t Scalar::as_int() const { return as_integer<int64_t>(); }
 
-int64_t Scalar::float_to_int(size_t bytes) const {
+int64_t Scalar::float_to_int(size_t bytes, bool is_signed) const {
   switch (bytes) {
     case 1:
-      return scalar::float_to_int<int8_t>(re_);
+      return is_signed ? scalar::float_to_int<int8_t>(re_) : scalar::float_to_int<uint8_t>(re_);
     case 2:
-      return scalar::float_to_int<int16_t>(re_);
+      return is_signed ? scalar::float_to_int<int16_t>(re_) : scalar::float_to_int<uint16_t>(re_);
     case 4:
-      return scalar::float_to_int<int32_t>(re_);
+      return is_signed ? scalar::float_to_int<int32_t>(re_) : scalar::float_to_int<uint32_t>(re_);
     default:
-      return scalar::float_to_int<int64_t>(re_);
+      return is_signed ? scalar::float_to_int<int64_t>(re_)
+                       : static_cast<int64_t>(scalar::float_to_int<uint64_t>(re_));
   }
 }
 

@@ -35,23 +35,27 @@ match it), 0 otherwise (NumPy's minimum/maximum/clip of -0.0 and 0.0 depend on i
 
 Where kiln documents a different result dtype than NumPy 1.24, the case holds kiln's dtype and
 the values NumPy computes in it (each such place is marked KILN below):
-  * sqrt exp log sin cos tan tanh of bool: kiln has no float16, so float32 (NumPy: float16);
-    the values are NumPy's function of the input cast to float32.
+  * sqrt exp log sin cos tan tanh (and every float function) of bool, int8 and uint8: kiln has
+    no float16, so float32 (NumPy: float16); the values are NumPy's function of the input cast
+    to float32.
   * floor and ceil of integer and bool arrays keep the dtype (NumPy >= 2.3; 1.24 returns
     floating point): the values are the input, which 1.24's floor/ceil equal.
-  * power of two bool arrays: int64 (NumPy: int8, a dtype kiln lacks); same values.
   * conj of bool: bool (NumPy: int8); same values.
   * trunc of integer and bool arrays keeps the dtype, as floor and ceil (NumPy >= 2.3).
-  * floor_divide, remainder, fmod, left_shift, right_shift and square of bools: int64
-    (NumPy: int8); same values. reciprocal of bool raises (NumPy: int8, whose 1 // 0 is a
-    conversion artefact).
-  * rint, round, degrees, radians of bool: float32 (NumPy: float16), as the functions above.
+  * reciprocal of bool raises (NumPy: int8, whose 1 // 0 is a conversion artefact).
+  * rint, round, degrees, radians of bool, int8 and uint8: float32 (NumPy: float16), as the
+    functions above.
   * round of complex arrays raises (NumPy rounds each part).
   * arcsin ... arctanh, log2, log10, exp2, sinh, cosh, rint of complex raise, as log1p.
 Three NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
   * sign of complex numbers: NumPy 2's z / |z| (1.24: the sign of the first nonzero part).
   * where() with Python scalars: NumPy 2 promotes them as weak scalars (1.24 ignores that).
   * clip() with a scalar NaN bound: NumPy >= 1.25 propagates the NaN (1.24 ignores the bound).
+A Python integer that the array's integer dtype cannot hold (uint8 + 300, uint8 + -1) is
+NumPy 2's OverflowError (also under 1.24's "weak" promotion state): an "error" case, where kiln
+throws DTypeError.
+Float to unsigned 32-bit integer conversion of NaN and of values below -2^63 gives 0 or 2^31 in
+NumPy depending on the element's position (vectorised loop or not); such values are not cast.
 NumPy rejects negative integer powers of integer arrays (ValueError), by value; those cases
 are left out (kiln checks a negative scalar exponent; tests/test_elementwise.cpp tests it).
 """
@@ -65,11 +69,15 @@ np._set_promotion_state("weak")
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "elementwise")
 
-DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128"]
+DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128", "int8",
+          "int16", "uint8", "uint16", "uint32", "uint64"]
+SMALL_INTS = ["int8", "int16", "uint8", "uint16", "uint32", "uint64"]
 NP = {name: np.dtype(name) for name in DTYPES}
 nan, inf = np.nan, np.inf
 I32 = np.iinfo(np.int32)
 I64 = np.iinfo(np.int64)
+I8, I16 = np.iinfo(np.int8), np.iinfo(np.int16)
+U8, U16, U32, U64 = (np.iinfo(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 
 
 # ---- formatting -------------------------------------------------------------------------
@@ -84,7 +92,7 @@ def fmt_values(a):
     flat = a.reshape(-1)
     if a.dtype == np.bool_:
         return [str(int(v)) for v in flat]
-    if a.dtype.kind == "i":
+    if a.dtype.kind in "iu":
         return [str(int(v)) for v in flat]
     if a.dtype.kind == "f":
         return [fmt_real(v, a.dtype) for v in flat]
@@ -116,6 +124,34 @@ RAW = {
          3, 2**53 + 1, -8],
         [1, -1, 3, 2, -2, 0, 1, -1, I64.max, I64.max, 3037000500, 2**30, 7, 0, 0, 3],
     ),
+    # The smaller and unsigned integers: wraparound at both ends, MIN // -1, shifts by the
+    # width and beyond, zero divisors.
+    "int8": (
+        [0, 1, -1, 7, -7, 100, I8.max, I8.min, I8.max, I8.min, 12, 64, -99, 3, 0, -8],
+        [1, -1, 3, 2, -2, 0, 1, -1, I8.max, I8.max, 12, 9, 7, 0, 8, 3],
+    ),
+    "int16": (
+        [0, 1, -1, 7, -7, 100, I16.max, I16.min, I16.max, I16.min, 182, 1234, -9999, 3, 0, -8],
+        [1, -1, 3, 2, -2, 0, 1, -1, I16.max, I16.max, 182, -321, 7, 0, 16, 3],
+    ),
+    "uint8": (
+        [0, 1, 255, 7, 250, 100, U8.max, 0, U8.max, 128, 16, 200, 99, 3, 0, 8],
+        [1, 255, 3, 2, 7, 0, 1, 1, U8.max, U8.max, 16, 2, 7, 0, 8, 3],
+    ),
+    "uint16": (
+        [0, 1, 65535, 7, 65530, 100, U16.max, 0, U16.max, 32768, 256, 40000, 999, 3, 0, 8],
+        [1, 65535, 3, 2, 7, 0, 1, 1, U16.max, U16.max, 256, 2, 7, 0, 16, 3],
+    ),
+    "uint32": (
+        [0, 1, U32.max, 7, U32.max - 5, 100, U32.max, 0, U32.max, 2**31, 65536, 3000000000,
+         99999, 3, 0, 8],
+        [1, U32.max, 3, 2, 7, 0, 1, 1, U32.max, U32.max, 65536, 2, 7, 0, 32, 3],
+    ),
+    "uint64": (
+        [0, 1, U64.max, 7, U64.max - 5, 100, U64.max, 0, U64.max, 2**63, 2**32, 2**63 + 12345,
+         10**15, 3, 2**53 + 1, 8],
+        [1, U64.max, 3, 2, 7, 0, 1, 1, U64.max, U64.max, 2**32, 2, 7, 0, 64, 3],
+    ),
     "float32": (
         [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.75, 3e38, -1e-30, 1e-45, nan, inf, -inf, inf, nan,
          2.0, 1e10, -7.25, 0.1, 100.0],
@@ -143,6 +179,12 @@ RAW["complex128"] = COMPLEX
 FUNC_RAW = {
     "int32": [0, 1, 2, -1, -3, 4, 10, 100, 1000, 46341, I32.max, I32.min],
     "int64": [0, 1, 2, -1, -3, 4, 10, 100, 1000, 2**40, I64.max, I64.min],
+    "int8": [0, 1, 2, -1, -3, 4, 10, 100, 50, 11, I8.max, I8.min],
+    "int16": [0, 1, 2, -1, -3, 4, 10, 100, 1000, 181, I16.max, I16.min],
+    "uint8": [0, 1, 2, 3, 4, 10, 100, 50, 11, 128, 200, U8.max],
+    "uint16": [0, 1, 2, 3, 4, 10, 100, 1000, 256, 40000, 181, U16.max],
+    "uint32": [0, 1, 2, 3, 4, 10, 100, 1000, 2**20, 3000000000, 65535, U32.max],
+    "uint64": [0, 1, 2, 3, 4, 10, 100, 1000, 2**40, 2**63, 2**32 + 1, U64.max],
     "float32": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.14159265, 1.5707964, 50.0, 88.0, 89.0,
                 -100.0, -104.0, 1e-6, 1e-40, 1e4, 123.456],
     "float64": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.141592653589793, 1.5707963267948966, 50.0,
@@ -156,6 +198,18 @@ POW_RAW = {
               [0, 5, 7, 10, 19, 3, 11, 31, 9, 31, 3, 1, 2]),
     "int64": ([0, 1, -1, 2, 3, -3, 7, 2, 10, -2, 0, 5, 3037000500],
               [0, 5, 7, 10, 40, 3, 11, 63, 18, 63, 3, 1, 2]),
+    "int8": ([0, 1, -1, 2, 3, -3, 7, 2, 10, -2, 0, 5, 12],
+             [0, 5, 7, 6, 5, 3, 11, 7, 3, 7, 3, 1, 2]),
+    "int16": ([0, 1, -1, 2, 3, -3, 7, 2, 10, -2, 0, 5, 182],
+              [0, 5, 7, 10, 9, 3, 11, 15, 4, 15, 3, 1, 2]),
+    "uint8": ([0, 1, 255, 2, 3, 253, 7, 2, 10, 254, 0, 5, 16],
+              [0, 5, 7, 6, 5, 3, 11, 8, 3, 7, 3, 1, 2]),
+    "uint16": ([0, 1, 65535, 2, 3, 65533, 7, 2, 10, 65534, 0, 5, 256],
+               [0, 5, 7, 10, 9, 3, 11, 16, 4, 15, 3, 1, 2]),
+    "uint32": ([0, 1, U32.max, 2, 3, U32.max - 2, 7, 2, 10, U32.max - 1, 0, 5, 65536],
+               [0, 5, 7, 10, 19, 3, 11, 32, 9, 31, 3, 1, 2]),
+    "uint64": ([0, 1, U64.max, 2, 3, U64.max - 2, 7, 2, 10, U64.max - 1, 0, 5, 2**32],
+               [0, 5, 7, 10, 40, 3, 11, 64, 18, 63, 3, 1, 2]),
     "float": ([0.0, 0.0, -0.0, 2.0, -8.0, 4.0, nan, 1.0, inf, -inf, 2.0, 0.5, -2.0, 1.5, 10.0],
               [0.0, -1.0, -1.0, 0.5, 1.0 / 3.0, -0.5, 0.0, nan, -1.0, 3.0, 1e4, inf, 3.0, 2.5,
                -300.0]),
@@ -211,7 +265,7 @@ def arg_token(x):
 
 
 def val(x):
-    return x.value if isinstance(x, Ref) else x
+    return x.value if hasattr(x, "value") else x
 
 
 def math_rows(kind):
@@ -254,10 +308,7 @@ UNARY = {
 # Python scalars.
 WITH_SCALARS = {"round": np.round,
                 "nan_to_num": lambda a, n, p, m: np.nan_to_num(a, nan=n, posinf=p, neginf=m)}
-# KILN: int64 where NumPy computes bools in int8, a dtype kiln lacks (same values).
-BOOL_INT8 = {"power", "floor_divide", "remainder", "fmod", "left_shift", "right_shift",
-             "square", "divmod_quotient", "divmod_remainder"}
-# KILN: float32 where NumPy gives bool inputs float16.
+# KILN: float32 where NumPy gives bool, int8 and uint8 inputs float16.
 BOOL_FLOAT16 = {"degrees", "radians", "round"}
 UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH})
 TRANSCENDENTAL = {name for name, _ in UNARY_MATH}
@@ -295,7 +346,7 @@ def numpy_call(op, args):
                 return numpy_where(*args)
             if op == "clip":
                 return numpy_clip(*vals)
-    except TypeError:
+    except (TypeError, OverflowError):
         return None
     raise KeyError(op)
 
@@ -319,30 +370,38 @@ def kiln_result(op, args, r):
     """NumPy's result in the dtype kiln documents (see the module docstring)."""
     arrays = [val(x) for x in args if isinstance(x, Ref)]
     t = arrays[0].dtype if arrays else None
-    if op in TRANSCENDENTAL and t == np.bool_:  # KILN: float32, not float16
+    if op in TRANSCENDENTAL and r.dtype == np.float16:  # KILN: float32, not float16
         with np.errstate(all="ignore"):
             return UNARY[op](arrays[0].astype(np.float32))
     if op in FLOAT_BINARY and r.dtype == np.float16:  # KILN: float32, not float16
         with np.errstate(all="ignore"):
             return BINARY[op](*[np.asarray(val(x)).astype(np.float32) for x in args])
-    if op in ("floor", "ceil") and t.kind in "bi":  # KILN: NumPy >= 2.3 keeps the dtype
+    if op in ("floor", "ceil") and t.kind in "biu":  # KILN: NumPy >= 2.3 keeps the dtype
         a = arrays[0]
         small = np.abs(a.astype(np.float64)) < 2.0**53
         assert (r.astype(np.float64)[small] == a.astype(np.float64)[small]).all()
         return a.copy()
-    if op in BOOL_INT8 and r.dtype == np.int8:  # KILN: int64, not int8 (bool ** bool)
-        return r.astype(np.int64)
     if op in BOOL_FLOAT16 and r.dtype == np.float16:  # KILN: float32, not float16
         with np.errstate(all="ignore"):
             return numpy_call(op, [arrays[0].astype(np.float32)] + list(args[1:]))
-    if op == "trunc" and t.kind in "bi":  # KILN: NumPy >= 2.3 keeps the dtype
+    if op == "trunc" and t.kind in "biu":  # KILN: NumPy >= 2.3 keeps the dtype
         return arrays[0].copy()
     if op == "sign" and t.kind == "c":  # NumPy 2's complex sign (1.24 has another)
         return numpy2_complex_sign(arrays[0])
     if op == "conj" and t == np.bool_:  # KILN: bool stays bool (NumPy: int8)
         assert (r == arrays[0]).all()
         return arrays[0].copy()
+    if r.dtype == np.float16:  # KILN: float32, not float16 (angle of int8, ...)
+        with np.errstate(all="ignore"):
+            return numpy_call(op, [Cast32(x) if isinstance(x, Ref) else x for x in args])
     return r
+
+
+class Cast32:
+    """An input array cast to float32, as a case argument of numpy_call."""
+
+    def __init__(self, ref):
+        self.value = ref.value.astype(np.float32)
 
 
 def numpy2_complex_sign(z):
@@ -402,13 +461,12 @@ def write_elementwise():
         a, b = RAW[t]
         w.input(t + "_a", np.array(a, NP[t]))
         w.input(t + "_b", np.array(b, NP[t]))
-    for t in ["int32", "int64", "float32", "float64"]:
+    for t in ["int32", "int64", "float32", "float64"] + SMALL_INTS:
         w.input(t + "_f", np.array(FUNC_RAW[t], NP[t]))
     for t in ["complex64", "complex128"]:
         w.input(t + "_f", np.array(FUNC_RAW["complex"], NP[t]))
     for t in DTYPES[1:]:
-        kind = "int32" if t == "int32" else "int64" if t == "int64" else \
-            "complex" if t.startswith("complex") else "float"
+        kind = t if t in POW_RAW else "complex" if t.startswith("complex") else "float"
         base, ex = POW_RAW[kind]
         w.input(t + "_pa", np.array(base, NP[t]))
         w.input(t + "_pb", np.array(ex, NP[t]))
@@ -427,7 +485,12 @@ def write_elementwise():
     # Mixed dtypes: a few pairs, values after promotion.
     mixed = [("bool", "int32"), ("int32", "int64"), ("int32", "float32"), ("int64", "float64"),
              ("float32", "float64"), ("float32", "complex64"), ("int64", "complex64"),
-             ("float64", "complex64"), ("bool", "float32"), ("int32", "complex128")]
+             ("float64", "complex64"), ("bool", "float32"), ("int32", "complex128"),
+             # NumPy's signed/unsigned rules: a wider signed type, or float64 beside uint64.
+             ("uint8", "int8"), ("int8", "uint8"), ("uint16", "int16"), ("uint32", "int32"),
+             ("uint64", "int64"), ("uint64", "int8"), ("uint8", "int64"), ("uint32", "uint64"),
+             ("int8", "int16"), ("bool", "uint8"), ("int8", "float32"), ("uint16", "float32"),
+             ("int16", "complex64"), ("uint32", "float32"), ("uint8", "complex64")]
     for ta, tb in mixed:
         a = w.inputs[ta + "_a"][:4]
         b = w.inputs[tb + "_b"][:4]
@@ -447,11 +510,15 @@ def write_elementwise():
     # Array op weak scalar, and scalar op array.
     scalars = {"bool": [True], "int32": [1, -3, 2147483647], "int64": [1, -3, 2**62],
                "float32": [2.5, -0.0, inf, 1e30], "float64": [2.5, -0.0, nan, 1e308],
-               "complex64": [1.5 - 2j], "complex128": [1.5 - 2j, 0j]}
+               "complex64": [1.5 - 2j], "complex128": [1.5 - 2j, 0j],
+               # The dtype's ends, and just past them (NumPy 2: OverflowError).
+               "int8": [1, -3, 127, 128, -129], "int16": [-3, 32767, 40000],
+               "uint8": [1, 255, 256, -1], "uint16": [3, 65535, 70000],
+               "uint32": [3, 4294967295, -2], "uint64": [3, 2**62, -1]}
     sc_ops = ["add", "subtract", "multiply", "divide", "less", "equal", "maximum", "power"]
     for t in DTYPES:
         A = ref(t + "_a")
-        for s in scalars[t] + ([2.5, 1j] if t in ("int32", "bool") else []):
+        for s in scalars[t] + ([2.5, 1j] if t in ("int32", "bool", "int8", "uint64") else []):
             for op in sc_ops:
                 if op == "power" and t.startswith("int") and isinstance(s, int) and s < 0:
                     continue
@@ -488,7 +555,11 @@ def write_elementwise():
                                  I32.min], np.int32))
     w.input("int64_r", np.array([15, 25, -15, -25, 149, 150, 151, -150, 0, 5, 994, 2**53 + 5,
                                  I64.max, I64.min], np.int64))
-    for t in ["float32", "float64", "int32", "int64"]:
+    w.input("int8_r", np.array([15, 25, -15, -25, 125, -125, 0, 5, 94, I8.max, I8.min], np.int8))
+    w.input("uint8_r", np.array([15, 25, 149, 150, 151, 0, 5, 250, 245, U8.max], np.uint8))
+    w.input("uint64_r", np.array([15, 25, 149, 150, 0, 5, 994, 2**53 + 5, 2**63, U64.max],
+                                 np.uint64))
+    for t in ["float32", "float64", "int32", "int64", "int8", "uint8", "uint64"]:
         R = ref(t + "_r")
         for d in [0, 1, 2, 3, -1, -2, 10]:
             emit(w, "round/%s_decimals(%d)" % (t, d), "round", [R, d])
@@ -501,7 +572,7 @@ def write_elementwise():
     emit(w, "round/bool_decimals(1)", "round", [ref("bool_a"), 1])
     emit(w, "round/complex128_decimals(1)", "round", [ref("complex128_a"), 1])
     # nan_to_num with its replacements given.
-    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool"]:
+    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool", "uint8"]:
         emit(w, "nan_to_num/%s_values" % t, "nan_to_num", [ref(t + "_a"), -1.0, 1e10, -1e10])
 
     # where: array/array, array/scalar (weak), scalar/scalar, mixed dtypes.
@@ -566,6 +637,11 @@ def write_elementwise():
     w.input("i64_col40", rng.integers(-1000, 1000, (40, 1)))
     w.input("i64_row55", rng.integers(-1000, 1000, 55))
     w.input("f32_row4", np.array([0.25, -3.0, 8.5, 0.0], np.float32))
+    w.input("i8_col40", rng.integers(-128, 128, (40, 1)).astype(np.int8))
+    w.input("i8_row55", rng.integers(-128, 128, 55).astype(np.int8))
+    w.input("u8_col40", rng.integers(0, 256, (40, 1)).astype(np.uint8))
+    w.input("u16_row55", rng.integers(0, 65536, 55).astype(np.uint16))
+    w.input("u8_row55", rng.integers(0, 256, 55).astype(np.uint8))
     for kind, label, args in EXPRESSIONS:
         with np.errstate(all="ignore"):
             r = EXPRESSION_FUNCTIONS[kind](*[w.inputs[a] for a in args])
@@ -637,6 +713,12 @@ EXPRESSIONS = [
     ("expr_i32_f32", "i32_3x1_f32_4", ["i32_col3", "f32_row4"]),
     ("expr_intdiv", "i64_40x1_55", ["i64_col40", "i64_row55"]),
     ("expr_ufuncs", "f64_40x1_55", ["f64_col40", "f64_row55"]),
+    ("expr_int", "i8_40x1_55", ["i8_col40", "i8_row55"]),
+    ("expr_intdiv", "i8_40x1_55", ["i8_col40", "i8_row55"]),
+    ("expr_int", "u8_40x1_55", ["u8_col40", "u8_row55"]),
+    ("expr_intdiv", "u8_40x1_u16_55", ["u8_col40", "u16_row55"]),
+    ("expr_cmp", "u8_40x1_i8_55", ["u8_col40", "i8_row55"]),
+    ("expr_poly", "i8_40x1_u8_55", ["i8_col40", "u8_row55"]),
 ]
 
 

@@ -58,6 +58,16 @@ def readable_cases():
         ("v2_i64", np.arange(10, dtype=np.int64).reshape(2, 5), {"version": (2, 0)}),
         ("v3_f32", np.linspace(-1, 1, 7, dtype=np.float32), {"version": (3, 0)}),
         ("v2_fortran_f64", np.asfortranarray(rng.normal(size=(3, 2))), {"version": (2, 0)}),
+        # The smaller and unsigned integers: a user's 8-bit RGB image, and each type's ends.
+        ("uint8_image", rng.integers(0, 256, (4, 5, 3)).astype(np.uint8), {}),
+        ("int8_1d", np.array([-128, -1, 0, 1, 127], dtype=np.int8), {}),
+        ("int16_2d", np.array([[-32768, -1, 0], [1, 300, 32767]], dtype=np.int16), {}),
+        ("uint16_1d", np.array([0, 1, 255, 256, 65535], dtype=np.uint16), {}),
+        ("uint32_1d", np.array([0, 1, 2**31, 2**32 - 1], dtype=np.uint32), {}),
+        ("uint64_1d", np.array([0, 1, 2**53 + 1, 2**63, 2**64 - 1], dtype=np.uint64), {}),
+        ("fortran_u16", np.asfortranarray(np.arange(6, dtype=np.uint16).reshape(2, 3)), {}),
+        ("scalar_u8", np.array(200, dtype=np.uint8), {}),
+        ("empty_i8", np.zeros((0, 2), dtype=np.int8), {}),
     ]
 
 
@@ -83,8 +93,8 @@ def write_refused(lines):
     lines.append("object_array DTypeError object array")
     write("float16", np.arange(4, dtype=np.float16))
     lines.append("float16 DTypeError is not supported")
-    write("uint8", np.arange(4, dtype=np.uint8))
-    lines.append("uint8 DTypeError is not supported")
+    write("big_endian_u2", np.arange(4, dtype=">u2"))
+    lines.append("big_endian_u2 DTypeError big-endian")
     write("structured", np.zeros(2, dtype=[("x", "<i4"), ("y", "<f8")]))
     lines.append("structured DTypeError structured")
     write("rank9", np.zeros((1,) * 9))

@@ -57,6 +57,16 @@ def cases():
     yield "int32_wrap", np.arange(100, dtype=i32)
     yield "int32_dtype_newline", np.arange(24, dtype=i32) * 100
     yield "int32_3d", rng.integers(-1000, 1000, (3, 2, 5)).astype(i32)
+    # The smaller and unsigned integers (no rng: the cases after these keep their values).
+    for t in (np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64):
+        info = np.iinfo(t)
+        name = np.dtype(t).name
+        yield name + "_extremes", np.array([info.min, 0, 1, info.max], t)
+        yield name + "_0d", np.array(info.max, t)
+        yield name + "_2d", (np.arange(12).reshape(3, 4) * 37 % 128).astype(t)
+    # Summarised; below 100, so that a filler of 255 (tests/test_print.cpp) would show.
+    yield "uint8_image", (np.arange(2000 * 3) * 7 % 100).astype(np.uint8).reshape(40, 50, 3)
+    yield "uint64_big", np.array([2**63, 2**64 - 1, 5], np.uint64)
 
     # bool
     yield "bool_1d", np.array([True, False, True])

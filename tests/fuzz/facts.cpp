@@ -21,10 +21,16 @@ double max_finite(DType t) {
   switch (real_dtype(t)) {
     case DType::Bool:
       return 1;
+    case DType::Int8:
+    case DType::Int16:
     case DType::Int32:
-      return 0x1p31;
     case DType::Int64:
-      return 0x1p63;
+      return std::ldexp(1.0, itemsize(t) * 8 - 1);
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
+      return std::ldexp(1.0, itemsize(t) * 8);
     case DType::Float32:
       return std::numeric_limits<float>::max();
     default:

@@ -46,10 +46,13 @@ double real_value(DataKind k, Rng& rng) {
 
 int64_t int_value(DataKind k, DType t, Rng& rng) {
   if (k != DataKind::Wide) return integer(rng, -4, 4);
-  int64_t lo =
-      t == DType::Int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-  int64_t hi =
-      t == DType::Int32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+  int bits = itemsize(t) * 8;
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  if (is_unsigned(t) && bits < 64) {
+    lo = 0, hi = (int64_t{1} << bits) - 1;
+  } else if (bits < 64) {
+    lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
+  }                                   // (uint64's upper half: the int64 bits of negative values)
   int64_t pick = integer(rng, 0, 9);  // extremes and their neighbours are the interesting ones
   if (pick == 0) return lo;
   if (pick == 1) return hi;
@@ -85,7 +88,7 @@ std::vector<unsigned char> draw_bytes(const InputSpec& s) {
 Scalar full_value(const InputSpec& s) {
   Rng rng(s.seed);
   if (s.dtype == DType::Bool) return integer(rng, 0, 1) == 1;
-  if (is_integer(s.dtype)) return integer(rng, -4, 4);
+  if (is_integer(s.dtype)) return integer(rng, is_unsigned(s.dtype) ? 0 : -4, 4);  // fits
   double re = real_value(DataKind::Quarters, rng);
   if (is_complex(s.dtype)) return std::complex<double>(re, real_value(DataKind::Quarters, rng));
   return re;
@@ -98,10 +101,12 @@ Array generated_input(const InputSpec& s, Device d) {
   switch (s.kind) {
     case DataKind::Random: {
       random::Generator g(s.seed, d);
+      if (is_unsigned(s.dtype)) return g.randint(0, 100, s.shape, s.dtype);
       if (is_integer(s.dtype)) return g.randint(-50, 50, s.shape, s.dtype);
       return g.uniform(-2, 2, s.shape, s.dtype);
     }
     case DataKind::Arange:
+      if (is_unsigned(s.dtype)) return arange(0, n, 1, s.dtype, d).reshape(s.shape);
       if (is_integer(s.dtype)) return arange(-(n / 2), n - n / 2, 1, s.dtype, d).reshape(s.shape);
       return arange(-0.5 * static_cast<double>(n / 2), 0.5 * static_cast<double>(n - n / 2), 0.5,
                     s.dtype, d)

@@ -17,26 +17,47 @@ using LD = long double;
 
 bool nonzero(const C& z) { return z.real() != 0 || z.imag() != 0; }  // NaN is non-zero
 
-int bits(DType t) { return t == DType::Int32 ? 32 : 64; }
+int bits(DType t) { return itemsize(t) * 8; }
 
-// Integer wrap-around: the low `bits` bits, as a signed number.
-int64_t wrap(uint64_t x, DType t) {
-  return t == DType::Int32 ? static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(x)))
-                           : static_cast<int64_t>(x);
+// Integer wrap-around: the low `bits` bits, as a signed or unsigned number of dtype t.
+LD wrap(uint64_t x, DType t) {
+  int b = bits(t);
+  uint64_t low = b == 64 ? x : x & ((uint64_t{1} << b) - 1);
+  if (is_unsigned(t)) return static_cast<LD>(low);
+  if (b < 64 && (low >> (b - 1)) & 1) low |= ~uint64_t{0} << b;  // sign-extend
+  return static_cast<LD>(static_cast<int64_t>(low));
 }
 
-int64_t float_to_int(LD x, DType t) {
-  const LD lo = -std::ldexp(LD{1}, bits(t) - 1);
-  if (x >= lo && x < -lo) return static_cast<int64_t>(x);  // truncates toward 0
-  return static_cast<int64_t>(lo);                         // NaN and out of range
+// An integer value held as a long double (exact: 64-bit significand) as its two's complement
+// bits.
+uint64_t to_bits(LD x) {
+  return x < 0 ? static_cast<uint64_t>(static_cast<int64_t>(x)) : static_cast<uint64_t>(x);
+}
+
+// x86's truncating conversion to a signed integer of `b` bits: NaN and out of range give the
+// minimum.
+uint64_t truncate(LD x, int b) {
+  const LD lo = -std::ldexp(LD{1}, b - 1);
+  if (x >= lo && x < -lo) return static_cast<uint64_t>(static_cast<int64_t>(x));
+  return static_cast<uint64_t>(static_cast<int64_t>(lo));
+}
+
+// NumPy's float to integer casts on x86 (C casts as GCC compiles them): 8- and 16-bit types
+// through int32, uint32 through int64, uint64 from 2^63 up as x - 2^63 with the top bit set.
+LD float_to_int(LD x, DType t) {
+  int b = bits(t);
+  if (b < 32 || (b == 32 && !is_unsigned(t))) return wrap(truncate(x, 32), t);
+  if (b == 32 || !is_unsigned(t)) return wrap(truncate(x, 64), t);
+  const LD two63 = std::ldexp(LD{1}, 63);
+  if (x >= two63) return wrap(truncate(x - two63, 64) ^ (uint64_t{1} << 63), t);
+  return wrap(truncate(x, 64), t);
 }
 
 C convert(const C& z, DType from, DType to) {
   if (to == DType::Bool) return nonzero(z) ? 1 : 0;
   if (is_integer(to)) {
-    if (is_integer(from) || from == DType::Bool)
-      return static_cast<LD>(wrap(static_cast<uint64_t>(static_cast<int64_t>(z.real())), to));
-    return static_cast<LD>(float_to_int(z.real(), to));
+    if (is_integer(from) || from == DType::Bool) return wrap(to_bits(z.real()), to);
+    return float_to_int(z.real(), to);
   }
   bool single = real_dtype(to) == DType::Float32;
   auto round = [&](LD x) {
@@ -83,10 +104,10 @@ C extremum(const C& a, const C& b, bool max) {
   return (max ? less(a, b) : less(b, a)) ? b : a;
 }
 
-int64_t int_pow(int64_t base, int64_t e, DType t) {
-  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, b = static_cast<uint64_t>(base);
-  for (uint64_t k = static_cast<uint64_t>(e); k; k >>= 1, b *= b)
+LD int_pow(LD base, LD e, DType t) {
+  if (e < 0) return base == 1 ? 1 : base == -1 ? ((to_bits(e) & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = to_bits(base);
+  for (uint64_t k = to_bits(e); k; k >>= 1, b *= b)
     if (k & 1) r *= b;
   return wrap(r, t);
 }
@@ -131,17 +152,16 @@ C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
     return fn == BinaryFn::Mul ? x && y : x || y;
   }
   if (is_integer(t)) {
-    auto x = static_cast<int64_t>(a.real()), y = static_cast<int64_t>(b.real());
-    auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+    uint64_t ux = to_bits(a.real()), uy = to_bits(b.real());
     switch (fn) {
       case BinaryFn::Add:
-        return static_cast<LD>(wrap(ux + uy, t));
+        return wrap(ux + uy, t);
       case BinaryFn::Sub:
-        return static_cast<LD>(wrap(ux - uy, t));
+        return wrap(ux - uy, t);
       case BinaryFn::Mul:
-        return static_cast<LD>(wrap(ux * uy, t));
+        return wrap(ux * uy, t);
       default:
-        return static_cast<LD>(int_pow(x, y, t));
+        return int_pow(a.real(), b.real(), t);
     }
   }
   return visit_dtype(t, [&](auto z) -> C {
@@ -206,10 +226,9 @@ C binary(BinaryFn fn, const C& a, DType ta, const C& b, DType tb, DType t, DType
     case BinaryFn::And:
     case BinaryFn::Or:
     case BinaryFn::Xor: {
-      auto x = static_cast<uint64_t>(static_cast<int64_t>(convert(a, ta, t).real()));
-      auto y = static_cast<uint64_t>(static_cast<int64_t>(convert(b, tb, t).real()));
+      uint64_t x = to_bits(convert(a, ta, t).real()), y = to_bits(convert(b, tb, t).real());
       uint64_t r = fn == BinaryFn::And ? x & y : fn == BinaryFn::Or ? x | y : x ^ y;
-      return static_cast<LD>(wrap(r, t));
+      return wrap(r, t);
     }
 #define KILN_REF_Math(Enum, cfn, complex)                                            \
   case BinaryFn::Enum:                                                               \
@@ -257,16 +276,14 @@ C transcendental(UnaryFn fn, const C& x, DType t) {
 C unary(UnaryFn fn, const C& x, DType from, DType t) {
   switch (fn) {
     case UnaryFn::Neg:
-      if (is_integer(t))
-        return static_cast<LD>(wrap(0 - static_cast<uint64_t>(static_cast<int64_t>(x.real())), t));
+      if (is_integer(t)) return wrap(0 - to_bits(x.real()), t);
       return -x;
     case UnaryFn::Not:
       if (t == DType::Bool) return !nonzero(x);
-      return static_cast<LD>(wrap(~static_cast<uint64_t>(static_cast<int64_t>(x.real())), t));
+      return wrap(~to_bits(x.real()), t);
     case UnaryFn::Abs:
       if (is_complex(from)) return convert(std::abs(x), DType::Float64, t);
-      if (is_integer(t) && x.real() < 0)
-        return static_cast<LD>(wrap(0 - static_cast<uint64_t>(static_cast<int64_t>(x.real())), t));
+      if (is_integer(t) && x.real() < 0) return wrap(0 - to_bits(x.real()), t);
       return C(std::fabs(x.real()), 0);
     case UnaryFn::Floor:
       return C(std::floor(x.real()), 0);
@@ -435,7 +452,8 @@ void reduce(const Op& op, const RefValue& a, RefValue& r) {
   const int64_t out_n = shape_size(kept), in_n = shape_size(a.shape);
   const int64_t terms = out_n ? in_n / std::max<int64_t>(out_n, 1) : 0;
   bool sums = fn == ReduceFn::Sum || fn == ReduceFn::Mean || fn == ReduceFn::Prod;
-  // Sums and products in the result dtype (integers wrap in int64); long double for floats.
+  // Sums and products in the result dtype (integers wrap in int64 or uint64); long double for
+  // floats.
   DType work = fn == ReduceFn::Mean ? r.dtype : sums ? r.dtype : a.dtype;
   std::vector<C> acc(static_cast<size_t>(out_n),
                      fn == ReduceFn::Prod || fn == ReduceFn::All ? 1 : 0);
@@ -456,7 +474,7 @@ void reduce(const Op& op, const RefValue& a, RefValue& r) {
       case ReduceFn::Mean: {
         C y = convert(x, a.dtype, work);
         if (is_integer(work) || work == DType::Bool)
-          acc[u] = arithmetic(BinaryFn::Add, acc[u], y, DType::Int64);
+          acc[u] = arithmetic(BinaryFn::Add, acc[u], y, is_integer(work) ? work : DType::Int64);
         else
           acc[u] += y, mag[u] += std::fabs(y.real()) + std::fabs(y.imag());
         break;
@@ -464,7 +482,7 @@ void reduce(const Op& op, const RefValue& a, RefValue& r) {
       case ReduceFn::Prod: {
         C y = convert(x, a.dtype, work);
         if (is_integer(work) || work == DType::Bool)
-          acc[u] = arithmetic(BinaryFn::Mul, acc[u], y, DType::Int64);
+          acc[u] = arithmetic(BinaryFn::Mul, acc[u], y, is_integer(work) ? work : DType::Int64);
         else
           acc[u] = is_complex(work) ? acc[u] * y : C(acc[u].real() * y.real());
         break;

@@ -56,8 +56,10 @@ std::string list(const std::vector<T>& v) {
 }
 
 std::string dtype(DType t) {
-  static constexpr const char* names[] = {"Bool",    "Int32",     "Int64",     "Float32",
-                                          "Float64", "Complex64", "Complex128"};
+  static constexpr const char* names[] = {"Bool",      "Int32",      "Int64", "Float32", "Float64",
+                                          "Complex64", "Complex128", "Int8",  "Int16",   "UInt8",
+                                          "UInt16",    "UInt32",     "UInt64"};
+  static_assert(std::size(names) == std::size(kAllDTypes), "a name for every dtype");
   return std::string("kiln::DType::") + names[static_cast<int>(t)];
 }
 
@@ -170,6 +172,8 @@ std::string literal_values(const Array& a) {
     os << (i ? ", " : "");
     if constexpr (std::is_same_v<T, bool>)
       os << (v[i] ? 1 : 0);
+    else if constexpr (std::is_unsigned_v<T>)
+      os << std::to_string(v[i]) << "u";
     else if constexpr (std::is_integral_v<T>)
       os << integer(v[i]);
     else if constexpr (std::is_floating_point_v<T>)
@@ -190,6 +194,12 @@ std::string literal_input(const InputSpec& s) {
              ", dev).astype(kiln::DType::Bool)";
     std::string type = std::is_same_v<T, int32_t>               ? "int32_t"
                        : std::is_same_v<T, int64_t>             ? "int64_t"
+                       : std::is_same_v<T, int8_t>              ? "int8_t"
+                       : std::is_same_v<T, int16_t>             ? "int16_t"
+                       : std::is_same_v<T, uint8_t>             ? "uint8_t"
+                       : std::is_same_v<T, uint16_t>            ? "uint16_t"
+                       : std::is_same_v<T, uint32_t>            ? "uint32_t"
+                       : std::is_same_v<T, uint64_t>            ? "uint64_t"
                        : std::is_same_v<T, float>               ? "float"
                        : std::is_same_v<T, double>              ? "double"
                        : std::is_same_v<T, std::complex<float>> ? "std::complex<float>"

@@ -1,0 +1,295 @@
+// The smaller and unsigned integer dtypes (int8 int16 uint8 uint16 uint32 uint64) end to end:
+// casts between every pair of real dtypes and their reductions against NumPy
+// (tests/data/make_dtypes_fixtures.py writes tests/data/dtypes.txt), NumPy's promotion rules
+// that the brief names, integer wraparound, randint, FFT and bad input. The elementwise ops,
+// the promotion table, printing and .npy files of these dtypes are in test_elementwise,
+// test_promotion, test_print and test_npy (their NumPy fixtures cover every dtype).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <kiln/kiln.hpp>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "support/gpu.hpp"
+
+using kiln::Array;
+using kiln::DType;
+
+namespace {
+
+DType dtype_named(const std::string& s) {
+  for (DType t : kiln::kAllDTypes)
+    if (s == kiln::dtype_name(t)) return t;
+  throw std::runtime_error("dtypes.txt: unknown dtype " + s);
+}
+
+template <class T>
+T parse(const std::string& tok) {
+  if constexpr (std::is_same_v<T, bool>)
+    return tok == "1";
+  else if constexpr (std::is_unsigned_v<T>)
+    return static_cast<T>(std::stoull(tok));
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(std::stoll(tok));
+  else
+    return static_cast<T>(std::strtod(tok.c_str(), nullptr));
+}
+
+// n values of dtype t read from `in`, as an array of shape s on device d.
+Array read_array(std::istream& in, DType t, int64_t n, const kiln::Shape& s, kiln::Device d) {
+  return kiln::visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    std::unique_ptr<T[]> buf(new T[n ? n : 1]);
+    for (int64_t i = 0; i < n; ++i) {
+      std::string tok;
+      in >> tok;
+      buf[i] = parse<T>(tok);
+    }
+    return kiln::asarray(buf.get(), t, s, d);
+  });
+}
+
+// Element by element, bit for bit (any NaN equals any NaN); the first few differences fail.
+int count_differences(const Array& got, const Array& want, const std::string& what) {
+  REQUIRE(got.dtype() == want.dtype());
+  REQUIRE(got.shape() == want.shape());
+  return kiln::visit_dtype(want.dtype(), [&](auto z) {
+    using T = decltype(z);
+    auto g = got.get().template to_vector<T>(), w = want.get().template to_vector<T>();
+    int bad = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      bool same;
+      if constexpr (std::is_floating_point_v<T>)
+        same = (std::isnan(g[i]) && std::isnan(w[i])) || std::memcmp(&g[i], &w[i], sizeof(T)) == 0;
+      else
+        same = g[i] == w[i];
+      if (!same && ++bad <= 3) {
+        std::ostringstream os;
+        if constexpr (std::is_integral_v<T>)
+          os << +g[i] << " != NumPy's " << +w[i];
+        else
+          os << g[i] << " != NumPy's " << w[i];
+        FAIL_CHECK(what << ": element " << i << ": kiln " << os.str());
+      }
+    }
+    return bad;
+  });
+}
+
+std::ifstream open_fixture() {
+  std::ifstream in(std::string(KILN_TEST_DATA) + "/dtypes.txt");
+  REQUIRE_MESSAGE(in.good(), "run /usr/bin/python3 tests/data/make_dtypes_fixtures.py");
+  std::string numpy;
+  std::getline(in, numpy);
+  REQUIRE(numpy.rfind("numpy ", 0) == 0);
+  return in;
+}
+
+// Every cast record: astype on device d against NumPy. Returns the number of casts checked.
+int check_casts(kiln::Device d) {
+  std::ifstream in = open_fixture();
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream is(line);
+    std::string kind, from, to;
+    int64_t n = 0;
+    is >> kind;
+    if (kind != "cast") continue;
+    is >> from >> to >> n;
+    Array a = read_array(is, dtype_named(from), n, {n}, d);
+    Array want = read_array(is, dtype_named(to), n, {n}, kiln::host());
+    CHECK(count_differences(a.astype(dtype_named(to)), want, from + " -> " + to) == 0);
+    ++checked;
+  }
+  return checked;
+}
+
+// Every reduce record on device d against NumPy. Returns the number checked.
+int check_reductions(kiln::Device d) {
+  std::ifstream in = open_fixture();
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream is(line);
+    std::string kind, op, dtype, axis, result_dtype;
+    int64_t rows = 0, cols = 0, n = 0;
+    is >> kind;
+    if (kind != "reduce") continue;
+    is >> op >> dtype >> axis >> rows >> cols;
+    Array a = read_array(is, dtype_named(dtype), rows * cols, {rows, cols}, d);
+    is >> result_dtype >> n;
+    kiln::Shape shape = axis == "none" ? kiln::Shape{} : kiln::Shape{axis == "0" ? cols : rows};
+    Array want = read_array(is, dtype_named(result_dtype), n, shape, kiln::host());
+    kiln::AxesArg axes;
+    if (axis != "none") axes = kiln::Axes{std::stoi(axis)};
+    Array got;
+    if (op == "sum") got = kiln::sum(a, axes);
+    if (op == "prod") got = kiln::prod(a, axes);
+    if (op == "max") got = kiln::max(a, axes);
+    if (op == "min") got = kiln::min(a, axes);
+    if (op == "mean") got = kiln::mean(a, axes);
+    if (op == "argmax") got = axis == "none" ? kiln::argmax(a) : kiln::argmax(a, std::stoi(axis));
+    if (op == "argmin") got = axis == "none" ? kiln::argmin(a) : kiln::argmin(a, std::stoi(axis));
+    CHECK(count_differences(got, want, line.substr(0, line.find(' ', 20))) == 0);
+    ++checked;
+  }
+  return checked;
+}
+
+template <class T>
+Array vec(std::vector<T> v, kiln::Device d = kiln::host()) {
+  return kiln::asarray(v.data(), kiln::dtype_v<T>, {static_cast<int64_t>(v.size())}, d);
+}
+
+}  // namespace
+
+TEST_CASE("astype between every pair of real dtypes as NumPy (wrapping, float to int on x86)") {
+  CHECK(check_casts(kiln::host()) == 11 * 11);
+}
+
+TEST_CASE("reductions of the smaller and unsigned integers as NumPy (uint64 sums wrap)") {
+  CHECK(check_reductions(kiln::host()) == 6 * 2 * 7 * 3);
+}
+
+TEST_CASE("NumPy's promotion rules the brief names") {
+  using kiln::promote_types;
+  CHECK(promote_types(DType::UInt64, DType::Int64) == DType::Float64);
+  CHECK(promote_types(DType::UInt8, DType::Int8) == DType::Int16);
+  CHECK(promote_types(DType::UInt16, DType::Int16) == DType::Int32);
+  CHECK(promote_types(DType::UInt32, DType::Int8) == DType::Int64);
+  CHECK(promote_types(DType::UInt8, DType::Int64) == DType::Int64);
+  CHECK(promote_types(DType::UInt8, DType::UInt64) == DType::UInt64);
+  CHECK(promote_types(DType::Int16, DType::Float32) == DType::Float32);
+  CHECK(promote_types(DType::UInt32, DType::Float32) == DType::Float64);
+  CHECK(promote_types(DType::Int16, DType::Complex64) == DType::Complex64);
+  // The values follow: uint8 255 + int8 -1 is 254 in int16, not a wrapped uint8.
+  Array s = vec<uint8_t>({255, 0}) + vec<int8_t>({-1, -128});
+  CHECK(s.dtype() == DType::Int16);
+  CHECK(s.to_vector<int16_t>() == std::vector<int16_t>{254, -128});
+}
+
+TEST_CASE("integer overflow wraps as NumPy; weak Python-style scalars must fit the dtype") {
+  CHECK((vec<int8_t>({127, -128}) + 1).to_vector<int8_t>() == std::vector<int8_t>{-128, -127});
+  CHECK((vec<uint8_t>({255, 0}) + 1).to_vector<uint8_t>() == std::vector<uint8_t>{0, 1});
+  CHECK((-vec<uint16_t>({1, 0})).to_vector<uint16_t>() == std::vector<uint16_t>{65535, 0});
+  CHECK((vec<int16_t>({-32768}) / -1).dtype() == DType::Float64);
+  CHECK((vec<int16_t>({-32768}).astype(DType::Int16) * int16_t{-1}).item<int16_t>() == -32768);
+  CHECK(kiln::floor_divide(vec<int8_t>({-128, 7}), vec<int8_t>({-1, -2})).to_vector<int8_t>() ==
+        std::vector<int8_t>{-128, -4});
+  // uint64's all-ones value is a divisor like any other (not -1).
+  uint64_t big = std::numeric_limits<uint64_t>::max();
+  CHECK(kiln::floor_divide(vec<uint64_t>({big, 5}), vec<uint64_t>({big, big}))
+            .to_vector<uint64_t>() == std::vector<uint64_t>{1, 0});
+  CHECK(kiln::remainder(vec<uint32_t>({7}), vec<uint32_t>({4294967295u})).item<uint32_t>() == 7);
+  CHECK((vec<uint8_t>({1}) << vec<uint8_t>({8})).item<uint8_t>() == 0);
+  CHECK((vec<int8_t>({-64}) >> vec<int8_t>({9})).item<int8_t>() == -1);
+  CHECK(kiln::abs(vec<int8_t>({-128})).item<int8_t>() == -128);
+  CHECK(kiln::sign(vec<uint8_t>({0, 7})).to_vector<uint8_t>() == std::vector<uint8_t>{0, 1});
+  // NumPy 2: "Python integer 256 out of bounds for uint8" (OverflowError).
+  CHECK_THROWS_AS(vec<uint8_t>({1}) + 256, kiln::DTypeError);
+  CHECK_THROWS_AS(vec<uint8_t>({1}) - (-1), kiln::DTypeError);
+  CHECK_THROWS_AS(vec<int8_t>({1}) * 128, kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::full({2}, -1, DType::UInt32), kiln::DTypeError);
+  CHECK((vec<uint8_t>({1}) + 255).item<uint8_t>() == 0);
+  CHECK((vec<int8_t>({-128}) - 127).item<int8_t>() == 1);
+}
+
+TEST_CASE("sum and prod of small integers accumulate in int64 / uint64, as NumPy") {
+  Array u = kiln::full({300}, 255, DType::UInt8);
+  CHECK(kiln::sum(u).dtype() == DType::UInt64);
+  CHECK(kiln::sum(u).item<uint64_t>() == 300 * 255);
+  Array i = kiln::full({300}, -128, DType::Int8);
+  CHECK(kiln::sum(i).dtype() == DType::Int64);
+  CHECK(kiln::sum(i).item<int64_t>() == -300 * 128);
+  CHECK(kiln::mean(u).item<double>() == 255.0);
+  CHECK(kiln::max(vec<uint32_t>({3, 4294967295u, 0})).item<uint32_t>() == 4294967295u);
+  CHECK(kiln::min(vec<uint64_t>({3, 1ull << 63, 2})).item<uint64_t>() == 2);
+  CHECK(kiln::argmax(vec<uint64_t>({3, 1ull << 63, 2})).item<int64_t>() == 1);
+  // 0-d and empty arrays.
+  CHECK(kiln::sum(kiln::zeros({0}, DType::UInt16)).item<uint64_t>() == 0);
+  CHECK(kiln::prod(kiln::zeros({0}, DType::Int8)).item<int64_t>() == 1);
+  CHECK(kiln::full({}, 200, DType::UInt8).item<uint8_t>() == 200);
+  CHECK_THROWS_AS(kiln::max(kiln::zeros({0}, DType::UInt8)), kiln::ShapeError);
+}
+
+TEST_CASE("randint of every integer dtype: values in range, the int32/int64 stream's numbers") {
+  for (DType t : kiln::kAllDTypes) {
+    if (!kiln::is_integer(t)) continue;
+    INFO(kiln::dtype_name(t));
+    int64_t lo = kiln::is_unsigned(t) ? 0 : -100, hi = 100;
+    Array r = kiln::random::Generator(7).randint(lo, hi, {1000}, t);
+    CHECK(r.dtype() == t);
+    Array wide = r.astype(DType::Int64);
+    CHECK(kiln::min(wide).item<int64_t>() >= lo);
+    CHECK(kiln::max(wide).item<int64_t>() < hi);
+    // The same seed draws the same numbers whatever the integer dtype.
+    Array ref = kiln::random::Generator(7).randint(lo, hi, {1000}, DType::Int64);
+    CHECK(kiln::array_equal(wide, ref));
+  }
+  CHECK(kiln::random::randint(0, 256, {4}, DType::UInt8).dtype() == DType::UInt8);
+  CHECK_THROWS_AS(kiln::random::randint(0, 257, {4}, DType::UInt8), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::random::randint(-1, 5, {4}, DType::UInt64), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::random::randint(-129, 0, {4}, DType::Int8), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::random::uniform(0, 1, {4}, DType::UInt8), kiln::DTypeError);
+}
+
+TEST_CASE("FFT of the smaller and unsigned integers is that of their float64 values") {
+  Array x = vec<uint8_t>({0, 255, 3, 128, 7, 1, 99, 200});
+  for (DType t :
+       {DType::UInt8, DType::Int8, DType::Int16, DType::UInt16, DType::UInt32, DType::UInt64}) {
+    INFO(kiln::dtype_name(t));
+    Array a = x.astype(t);
+    Array want = kiln::fft::fft(a.astype(DType::Float64));
+    Array got = kiln::fft::fft(a);
+    CHECK(got.dtype() == DType::Complex128);
+    CHECK(kiln::allclose(got, want, 0, 0));
+    CHECK(kiln::allclose(kiln::fft::rfft(a), kiln::fft::rfft(a.astype(DType::Float64)), 0, 0));
+  }
+}
+
+TEST_CASE("operations NumPy refuses on integers are DTypeErrors that say what to do") {
+  Array u = vec<uint8_t>({1, 2});
+  CHECK_THROWS_AS(u & vec<float>({1, 2}), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::random::normal(0, 1, {2}, DType::Int16), kiln::DTypeError);
+  try {
+    (void)(u + 300);
+    FAIL("no exception");
+  } catch (const kiln::DTypeError& e) {
+    CHECK(std::string(e.what()).find("out of bounds for uint8") != std::string::npos);
+    CHECK(std::string(e.what()).find("astype") != std::string::npos);
+  }
+}
+
+GPU_TEST_CASE("GPU: astype between every pair of real dtypes as NumPy") {
+  CHECK(check_casts(kiln::cuda()) == 11 * 11);
+}
+
+GPU_TEST_CASE("GPU: reductions of the smaller and unsigned integers as NumPy") {
+  CHECK(check_reductions(kiln::cuda()) == 6 * 2 * 7 * 3);
+}
+
+GPU_TEST_CASE("GPU: randint of the new integer dtypes gives the host's numbers") {
+  for (DType t :
+       {DType::Int8, DType::Int16, DType::UInt8, DType::UInt16, DType::UInt32, DType::UInt64}) {
+    INFO(kiln::dtype_name(t));
+    Array h = kiln::random::Generator(11).randint(0, 100, {4097}, t);
+    Array g = kiln::random::Generator(11, kiln::cuda()).randint(0, 100, {4097}, t);
+    CHECK(kiln::array_equal(h, g.get()));
+  }
+}
+
+GPU_TEST_CASE("GPU: FFT of uint8 and int16 input equals the host's") {
+  Array x = vec<uint8_t>({0, 255, 3, 128, 7, 1, 99, 200, 4, 5});
+  for (DType t : {DType::UInt8, DType::Int16, DType::UInt64}) {
+    Array a = x.astype(t);
+    CHECK(kiln::allclose(kiln::fft::fft(kiln::asarray(a, kiln::cuda())).get(), kiln::fft::fft(a)));
+    CHECK(
+        kiln::allclose(kiln::fft::rfft(kiln::asarray(a, kiln::cuda())).get(), kiln::fft::rfft(a)));
+  }
+}
