@@ -102,7 +102,11 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
 
 // Takes its operands by value (as the public functions do): a temporary is consumed.
 Array binary_op(BinaryOp op, Operand a, Operand b) {
-  DType t = promote_types(operand_dtype(a, b), operand_dtype(b, a));
+  DType ta = operand_dtype(a, b), tb = operand_dtype(b, a);
+  // A Math op runs NumPy's first loop both operands cast to safely: each operand's float, then
+  // the wider (arctan2 of int16 and uint16 is float32, not the float64 of their int32).
+  if (graph::form_of(op) == graph::BinaryForm::Math) ta = float_dtype(ta), tb = float_dtype(tb);
+  DType t = promote_types(ta, tb);
   DType compute = binary_compute_dtype(op, t);
   if (op == BinaryOp::Pow && (is_integer(compute)))
     if (auto* s = std::get_if<Scalar>(&b); s && s->kind() == Scalar::Kind::Int && s->as_int() < 0)

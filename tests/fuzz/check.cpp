@@ -279,7 +279,10 @@ std::vector<SumBound> sum_bounds(const Program& p, const std::vector<Facts>& fac
     for (size_t i = 0; i < r.v.size(); ++i) {
       double e = sum_err(f, r, i, mean);
       double own = unit_roundoff(f.dtype) * static_cast<double>(std::abs(r.v[i]));
-      out[k].push_back(against_model ? e + own : 2 * e);
+      double bound = against_model ? e + own : 2 * e;
+      // A complex term with a NaN part makes the bound NaN, which bounds nothing: the other
+      // component is then unbounded too, rather than held to a tolerance no result meets.
+      out[k].push_back(std::isnan(bound) ? std::numeric_limits<double>::infinity() : bound);
     }
   }
   return out;

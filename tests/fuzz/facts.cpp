@@ -85,6 +85,12 @@ Facts exact_bool() {
   return f;
 }
 
+// An unsigned value wraps where the arithmetic that made it went below zero or past the top
+// (4 - 5 in uint16 is 65535), so the one bound that holds for it is its dtype's largest value.
+void unsigned_range(Facts& f) {
+  if (is_unsigned(f.dtype)) f.bound = max_finite(f.dtype), f.grid = 0;
+}
+
 std::optional<Facts> convert(const Facts& f, DType to) {
   if (f.dtype == to) return f;
   Facts g = f;
@@ -667,6 +673,7 @@ Facts input_facts(const InputSpec& s) {
       f.bound = 8, f.grid = 2;
   }
   if (s.dtype == DType::Bool) f.bound = 1;
+  unsigned_range(f);  // Small, Random and the others draw negatives, which wrap
   fit_grid(f);
   return f;
 }
@@ -735,6 +742,7 @@ static bool knows_least(const Op& op) {
 
 std::optional<Facts> infer(const Op& op, const std::vector<Facts>& v) {
   std::optional<Facts> r = infer_values(op, v);
+  if (r) unsigned_range(*r);
   if (r && (!knows_least(op) || !is_floating(r->dtype) || r->special)) r->least = -kInf;
   return r;
 }
