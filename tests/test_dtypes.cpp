@@ -17,18 +17,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
 using kiln::Array;
 using kiln::DType;
 
 namespace {
-
-DType dtype_named(const std::string& s) {
-  for (DType t : kiln::kAllDTypes)
-    if (s == kiln::dtype_name(t)) return t;
-  throw std::runtime_error("dtypes.txt: unknown dtype " + s);
-}
 
 template <class T>
 T parse(const std::string& tok) {
@@ -103,9 +98,9 @@ int check_casts(kiln::Device d) {
     is >> kind;
     if (kind != "cast") continue;
     is >> from >> to >> n;
-    Array a = read_array(is, dtype_named(from), n, {n}, d);
-    Array want = read_array(is, dtype_named(to), n, {n}, kiln::host());
-    CHECK(count_differences(a.astype(dtype_named(to)), want, from + " -> " + to) == 0);
+    Array a = read_array(is, fixtures::parse_dtype(from), n, {n}, d);
+    Array want = read_array(is, fixtures::parse_dtype(to), n, {n}, kiln::host());
+    CHECK(count_differences(a.astype(fixtures::parse_dtype(to)), want, from + " -> " + to) == 0);
     ++checked;
   }
   return checked;
@@ -122,10 +117,10 @@ int check_reductions(kiln::Device d) {
     is >> kind;
     if (kind != "reduce") continue;
     is >> op >> dtype >> axis >> rows >> cols;
-    Array a = read_array(is, dtype_named(dtype), rows * cols, {rows, cols}, d);
+    Array a = read_array(is, fixtures::parse_dtype(dtype), rows * cols, {rows, cols}, d);
     is >> result_dtype >> n;
     kiln::Shape shape = axis == "none" ? kiln::Shape{} : kiln::Shape{axis == "0" ? cols : rows};
-    Array want = read_array(is, dtype_named(result_dtype), n, shape, kiln::host());
+    Array want = read_array(is, fixtures::parse_dtype(result_dtype), n, shape, kiln::host());
     kiln::AxesArg axes;
     if (axis != "none") axes = kiln::Axes{std::stoi(axis)};
     Array got;

@@ -17,6 +17,7 @@
 
 #include <kiln/kiln.hpp>
 
+#include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
 namespace fs = std::filesystem;
@@ -34,13 +35,6 @@ struct Case {
   std::vector<std::string> values;  // C order; complex numbers as two entries
 };
 
-kiln::DType dtype_from_name(const std::string& name) {
-  for (kiln::DType t : kiln::kAllDTypes)
-    if (name == kiln::dtype_name(t)) return t;
-  FAIL("unknown dtype in cases.txt: " << name);
-  return kiln::DType::Float64;
-}
-
 std::vector<Case> read_cases() {
   std::ifstream in(kDir + "cases.txt");
   REQUIRE_MESSAGE(in.good(), "missing " << kDir << "cases.txt; run make_npy_fixtures.py");
@@ -52,7 +46,7 @@ std::vector<Case> read_cases() {
     std::string dtype;
     int fortran = 0, ndim = 0;
     fields >> c.name >> dtype >> fortran >> c.version >> ndim;
-    c.dtype = dtype_from_name(dtype);
+    c.dtype = fixtures::parse_dtype(dtype);
     c.fortran = fortran != 0;
     c.shape.resize(ndim);
     for (auto& d : c.shape) fields >> d;

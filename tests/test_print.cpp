@@ -15,6 +15,8 @@
 
 #include <kiln/kiln.hpp>
 
+#include "support/fixture_cases.hpp"
+
 namespace {
 
 const std::string kFixtureDir = std::string(KILN_TEST_DATA) + "/print/";
@@ -26,13 +28,6 @@ struct Fixture {
   bool edges_only;  // the .bin holds only the printed elements; see make_print_fixtures.py
   kiln::Shape shape;
 };
-
-kiln::DType dtype_from_name(const std::string& name) {
-  for (kiln::DType t : kiln::kAllDTypes)
-    if (name == kiln::dtype_name(t)) return t;
-  FAIL("unknown dtype in cases.txt: " << name);
-  return kiln::DType::Float64;
-}
 
 std::vector<Fixture> read_fixtures() {
   std::ifstream in(kFixtureDir + "cases.txt");
@@ -48,7 +43,7 @@ std::vector<Fixture> read_fixtures() {
     kiln::Shape shape(ndim);
     for (auto& d : shape) fields >> d;
     REQUIRE_MESSAGE(!fields.fail(), "bad line in cases.txt: " << line);
-    out.push_back({name, dtype_from_name(dtype), storage == "edges", shape});
+    out.push_back({name, fixtures::parse_dtype(dtype), storage == "edges", shape});
   }
   return out;
 }

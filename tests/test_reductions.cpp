@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/fixture_cases.hpp"
+
 namespace {
 
 using kiln::Array;
@@ -231,13 +233,6 @@ bool close(W got, W want, double rtol) {
   }
 }
 
-DType dtype_from_name(const std::string& name) {
-  for (DType t : kiln::kAllDTypes)
-    if (name == kiln::dtype_name(t)) return t;
-  FAIL("unknown dtype " << name);
-  return DType::Float64;
-}
-
 std::ifstream open_fixture(const std::string& name) {
   std::ifstream in(std::string(KILN_TEST_DATA) + "/" + name);
   REQUIRE_MESSAGE(in.good(), "missing tests/data/" << name << "; run make_reductions_fixtures.py");
@@ -249,7 +244,7 @@ std::map<std::pair<std::string, DType>, DType> read_dtype_table() {
   auto in = open_fixture("reductions_dtypes.txt");
   std::map<std::pair<std::string, DType>, DType> out;
   std::string op, from, to;
-  while (in >> op >> from >> to) out[{op, dtype_from_name(from)}] = dtype_from_name(to);
+  while (in >> op >> from >> to) out[{op, fixtures::parse_dtype(from)}] = fixtures::parse_dtype(to);
   return out;
 }
 
