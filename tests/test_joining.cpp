@@ -399,6 +399,7 @@ TEST_CASE("integer arrays on several axes gather in one kernel, their indices ch
                                     Shape{2, 4})) == 1);
   CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<int64_t>{3, 0})}), kiln::ShapeError);
   CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<double>{1, 0})}), kiln::DTypeError);
+  CHECK(kiln::array_equal(x.index({}), x));  // no index at all: x, as x.index(std::vector<Index>{})
 }
 
 TEST_CASE("explain and to_dot show an index map as a gather") {

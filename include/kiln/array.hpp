@@ -77,6 +77,10 @@ class Array {
   // out of range throws ShapeError (the indices are evaluated to see it, as take's Raise). One
   // gather, fused like take's.
   Array index(const std::vector<Array>& indices) const;
+  // x.index({i0, i1}); also keeps x.index({}) (no index: x itself) unambiguous.
+  Array index(std::initializer_list<Array> indices) const {
+    return index(std::vector<Array>(indices));
+  }
 
   // Functional update of a region, as JAX's x.at[...]: x.at(1, "2:").set(v) is a new array, x
   // with x[1, 2:] replaced by v; x is unchanged. Indices as index() takes them. See Array::At.
