@@ -197,25 +197,34 @@ PerOp loop_steady_once(const kiln::Array& x, int iters) {
   return {ns_since(t0) / (200.0 * iters), (cpu_ns() - c0) / (200.0 * iters)};
 }
 
-void bench_loop_steady(int repeats) {
-  kiln::Array x = kiln::asarray(std::vector<float>{1.0f}, kiln::host()).eval();
-  const int iters = 20;
-  loop_steady_once(x, iters);  // warm-up: the plan is made and cached
+// Times once(per_timing) `repeats` times after a warm-up that makes and caches the plan, and
+// prints the minimum and median wall and CPU time under `unit`, with the plan-cache hits per
+// call (1 when every timed evaluation hit the cache).
+template <class Once>
+void time_cached(const char* name, const char* unit, int repeats, int per_timing, Once once) {
+  once(per_timing);
   kiln::runtime::reset_plan_cache_counters();
   std::vector<double> wall, cpu;
   for (int r = 0; r < repeats; ++r) {
-    PerOp t = loop_steady_once(x, iters);
+    PerOp t = once(per_timing);
     wall.push_back(t.wall_ns), cpu.push_back(t.cpu_ns);
   }
   auto c = kiln::runtime::plan_cache_counters();
   auto w = min_median(wall);
   auto u = min_median(cpu);
-  print("loop_steady", {{"iters", iters},
-                        {"ns_per_step_min", w.min},
-                        {"ns_per_step_median", w.median},
-                        {"cpu_ns_per_step_min", u.min},
-                        {"cpu_ns_per_step_median", u.median},
-                        {"plan_hits", double(c.hits) / (double(repeats) * iters)}});
+  const std::string per(unit);
+  print(name, {{"iters", per_timing},
+               {per + "_min", w.min},
+               {per + "_median", w.median},
+               {"cpu_" + per + "_min", u.min},
+               {"cpu_" + per + "_median", u.median},
+               {"plan_hits", double(c.hits) / (double(repeats) * per_timing)}});
+}
+
+void bench_loop_steady(int repeats) {
+  kiln::Array x = kiln::asarray(std::vector<float>{1.0f}, kiln::host()).eval();
+  time_cached("loop_steady", "ns_per_step", repeats, 20,
+              [&](int iters) { return loop_steady_once(x, iters); });
 }
 
 // us per (s + 1).eval(), n of them per timing.
@@ -228,23 +237,8 @@ PerOp eval_tiny_once(const kiln::Array& s, int n) {
 
 void bench_eval_tiny(int repeats) {
   kiln::Array s = kiln::asarray(std::vector<float>{1.0f}, kiln::host()).eval();
-  const int n = 2000;
-  eval_tiny_once(s, n);  // warm-up: the plan is made and cached
-  kiln::runtime::reset_plan_cache_counters();
-  std::vector<double> wall, cpu;
-  for (int r = 0; r < repeats; ++r) {
-    PerOp t = eval_tiny_once(s, n);
-    wall.push_back(t.wall_ns), cpu.push_back(t.cpu_ns);
-  }
-  auto c = kiln::runtime::plan_cache_counters();
-  auto w = min_median(wall);
-  auto u = min_median(cpu);
-  print("eval_tiny", {{"n", n},
-                      {"us_per_eval_min", w.min},
-                      {"us_per_eval_median", w.median},
-                      {"cpu_us_per_eval_min", u.min},
-                      {"cpu_us_per_eval_median", u.median},
-                      {"plan_hits", double(c.hits) / (double(repeats) * n)}});
+  time_cached("eval_tiny", "us_per_eval", repeats, 2000,
+              [&](int n) { return eval_tiny_once(s, n); });
 }
 
 }  // namespace
