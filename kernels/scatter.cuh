@@ -152,10 +152,11 @@ __device__ __forceinline__ void claim_last(long long* claims, const long long* p
                                            long long count) {
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x)
-    atomicMax(&claims[positions[k]], k);
+    if (positions[k] >= 0) atomicMax(&claims[positions[k]], k);
 }
 
-// out[positions[k]] = op(out[positions[k]], values[k]) for every k < count. out already holds x.
+// out[positions[k]] = op(out[positions[k]], values[k]) for every k < count whose position is not
+// negative. out already holds x.
 // For Set, `claims` is claim_last's table; otherwise null.
 template <int OP, class T>
 __device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
@@ -163,6 +164,7 @@ __device__ __forceinline__ void scatter(T* out, const long long* positions, cons
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x) {
     const long long p = positions[k];
+    if (p < 0) continue;  // an update left out (compress: a value the mask drops)
     if constexpr (OP == Set) {
       if (claims[p] == k) out[p] = values[k];
     } else if constexpr (OP == Add) {

@@ -144,6 +144,12 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
                               : kiln::TakeMode::Raise;
     return one(kiln::take(in[0], in[1], axis(c), mode));
   }
+  if (f == "cumsum") return one(kiln::cumsum(in[0], axis(c)));
+  if (f == "cumprod") return one(kiln::cumprod(in[0], axis(c)));
+  if (f == "nonzero") return kiln::nonzero(in[0]);
+  if (f == "flatnonzero") return one(kiln::flatnonzero(in[0]));
+  if (f == "masked") return one(in[0].index(in[1]));
+  if (f == "compress") return one(kiln::compress(in[0], in[1], axis(c)));
   if (f == "fancy") return one(in[0].index(std::vector<Array>(in.begin() + 1, in.end())));
   FAIL("no kiln function for " << f);
   return {};
@@ -429,6 +435,27 @@ TEST_CASE("at() with index arrays scatters: repeated indices accumulate, the las
   CHECK(kiln::array_equal(x.at(kiln::asarray(std::vector<int64_t>{})).add(1.0), x));
 }
 
+TEST_CASE("selections evaluate their count and refuse what NumPy 2 refuses") {
+  Array x = kiln::asarray(std::vector<double>{0, 2, 0, 5, 7});
+  auto nz = kiln::nonzero(x);
+  REQUIRE(nz.size() == 1);
+  CHECK(kiln::array_equal(nz[0], kiln::asarray(std::vector<int64_t>{1, 3, 4})));
+  CHECK_THROWS_AS(kiln::nonzero(kiln::full({}, 1.0)), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::masked(x, kiln::asarray(std::vector<int64_t>{1})), kiln::DTypeError);
+  CHECK_THROWS_AS(
+      kiln::compress(kiln::asarray(std::vector<bool>{false, false, false, false, false, true}), x),
+      kiln::ShapeError);
+  // A cumulative sum is a scan step in the plan; complex sums on their parts.
+  std::string e = kiln::explain({kiln::cumsum(x * 2)});
+  INFO(e);
+  CHECK(e.find("scan (cumsum)") != std::string::npos);
+  Array c = kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {3, -1}, {0, 1}});
+  CHECK(kiln::array_equal(
+      kiln::cumsum(c), kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {4, 1}, {4, 2}})));
+  CHECK(kiln::array_equal(
+      kiln::cumprod(c), kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {5, 5}, {-5, 5}})));
+}
+
 TEST_CASE("the scatter kernels compile with NVRTC") {
   auto names = kiln::gpu::compile_scatter_helpers("sm_90");
   // Every dtype and operation, less min and max of the two complex dtypes and complex128's
@@ -437,6 +464,8 @@ TEST_CASE("the scatter kernels compile with NVRTC") {
   for (const char* n : {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u8",
                         "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
+  auto scans = kiln::gpu::compile_scan_helpers("sm_90");
+  CHECK(scans.size() == 8 * (std::size(kiln::kAllDTypes) - 1));  // 4 kernels x 2 ops, no bool
 }
 
 TEST_CASE("scatter refuses what it cannot do, saying why") {

@@ -69,7 +69,8 @@ class Array {
   Array operator()(I... i) const {
     return index(std::vector<Index>{Index(i)...});
   }
-  // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below).
+  // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below); with a bool
+  // array, x[mask]: kiln::masked (kiln/selection.hpp), which evaluates the mask's count.
   Array index(const Array& indices) const;
   // NumPy's x[i0, i1, ...] with integer arrays on the leading axes: the arrays broadcast
   // together, and the result is their broadcast shape followed by the axes not indexed, element

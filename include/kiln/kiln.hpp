@@ -13,6 +13,7 @@
 #include "kiln/npy.hpp"
 #include "kiln/random.hpp"
 #include "kiln/scalar.hpp"
+#include "kiln/selection.hpp"
 #include "kiln/shape.hpp"
 #include "kiln/statistics.hpp"
 #include "kiln/stats.hpp"

@@ -6,6 +6,7 @@
 #include "api/build.hpp"
 #include "graph/dtype_table.hpp"
 #include "graph/shape.hpp"
+#include "kiln/selection.hpp"
 #include "runtime/pipeline.hpp"
 
 namespace kiln {
@@ -243,7 +244,9 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
       .reshape(out);
 }
 
-Array Array::index(const Array& indices) const { return take(*this, indices, 0); }
+Array Array::index(const Array& indices) const {
+  return indices.dtype() == DType::Bool ? masked(*this, indices) : take(*this, indices, 0);
+}
 
 // The indexed leading axes become one (a reshape, a view where x's layout allows it), and each
 // index array's position along it is summed in: flat = (i0 * n1 + i1) * n2 + i2 ..., taken in
@@ -368,18 +371,7 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
                      : full({}, std::get<Scalar>(v), n.dtype, n.device);
   values = values.broadcast_to(positions.shape());
   if (positions.size() == 0) return x_;
-  positions = positions.reshape({-1});
-  values = values.reshape({-1});
-  const graph::Node* nodes[] = {&n, &node_of(positions), &node_of(values)};
-  Device d = api::common_device(nodes, "at");
-  NodeSpec spec{OpKind::Scatter,
-                op,
-                n.dtype,
-                n.shape,
-                d,
-                {api::copy_to(api::ref_of(x_), d), api::copy_to(api::ref_of(positions), d),
-                 api::copy_to(api::ref_of(values), d)}};
-  return api::finish(graph::make_node(std::move(spec)));
+  return api::finish(api::scatter(x_, positions.reshape({-1}), values.reshape({-1}), sop));
 }
 
 Array Array::At::set(const Operand& v) const {

@@ -156,6 +156,30 @@ TransferPolicy get_transfer_policy() { return api::g_transfer_policy; }
 
 namespace kiln::api {
 
+NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op) {
+  const auto& n = node_of(x);
+  const graph::Node* nodes[] = {&n, &node_of(positions), &node_of(values)};
+  Device d = common_device(nodes, "scatter");
+  return graph::make_node(
+      NodeSpec{OpKind::Scatter,
+               static_cast<uint8_t>(op),
+               n.dtype,
+               n.shape,
+               d,
+               {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)}});
+}
+
+NodeRef scan(const Array& in, int axis, graph::ScanOp op) {
+  const auto& n = node_of(in);
+  return graph::make_node(NodeSpec{OpKind::Scan,
+                                   static_cast<uint8_t>(op),
+                                   n.dtype,
+                                   n.shape,
+                                   n.device,
+                                   {ref_of(in)},
+                                   graph::ScanAttrs{axis}});
+}
+
 Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&

@@ -38,6 +38,12 @@ Device common_device(std::span<const graph::Node* const> nodes, const char* what
 // n on device d: n itself, or a planned copy.
 NodeRef copy_to(const NodeRef& n, Device d);
 
+// x with `values` placed at flat `positions` (int64, in range or negative to skip; both 1-d of
+// one length, values of x's dtype) by `op`: one Scatter node, its operands on a common device.
+NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op);
+// The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
+NodeRef scan(const Array& in, int axis, graph::ScanOp op);
+
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.
 Array finish(NodeRef n);

@@ -67,6 +67,11 @@ struct Describe {
     os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
        << shape_size(p.buffers[s.positions].shape) << " positions, moves " << mb(bytes) << "\n";
   }
+  void operator()(const plan::ScanStep& s) const {
+    os << "scan (" << graph::op_name(s.op) << ") of " << buffer(p, s.in) << " along " << s.n
+       << " values, " << s.outer * s.inner << " times, moves "
+       << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+  }
   void operator()(const plan::FreeStep&) const {}
 };
 

@@ -107,6 +107,7 @@ class Dot {
     os_ << "  b" << s.positions << " -> " << id(0) << " [label=\"positions\"];\n"
         << "  b" << s.values << " -> " << id(0) << " [label=\"values\"];\n";
   }
+  void draw_step(const plan::ScanStep& s) { library(graph::op_name(s.op), s.in, s.out); }
   void draw_step(const plan::FreeStep&) {}
 
   const plan::Plan& p_;

@@ -20,9 +20,14 @@ void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const v
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
                  const int64_t* positions, const void* values, int64_t count, void* out,
                  int device);
-// Compiles every scatter kernel for `arch` without a GPU (how tests check kernels/scatter.cuh
-// through NVRTC on machines that have none). Returns the kernel names.
+// out = the inclusive scan of in (cpu::run_scan's contract): long rows by tiles, whose float
+// sums associate differently from the host's (the same way every run).
+void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
+              void* out, int device);
+// Compiles every scatter and scan kernel for `arch` without a GPU (how tests check
+// kernels/scatter.cuh through NVRTC on machines that have none). Returns the kernel names.
 std::vector<std::string> compile_scatter_helpers(const std::string& arch);
+std::vector<std::string> compile_scan_helpers(const std::string& arch);
 
 // Fills `out` with the same numbers the host's cpu::run_random gives for this step.
 void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,

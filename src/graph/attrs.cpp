@@ -30,6 +30,7 @@ struct Mixer {
     return hash_mix(hash_mix(v, r.a.hash()), r.b.hash());
   }
   size_t operator()(const UserAttrs& u) const { return hash_mix(h, u.code); }
+  size_t operator()(const ScanAttrs& s) const { return hash_mix(h, s.axis); }
   size_t operator()(const RemapAttrs& m) const {
     size_t r = hash_mix(h, m.axes.size());
     for (const auto& ax : m.axes)

@@ -98,8 +98,14 @@ struct RemapAttrs {
 const char* mode_name(IndexMode m);  // "offset", "clamp", ...
 
 // Kinds with no attributes (leaves, elementwise, reshape, broadcast, copy) hold monostate.
+// Scan: the axis it runs along (non-negative).
+struct ScanAttrs {
+  int axis;
+  bool operator==(const ScanAttrs&) const = default;
+};
+
 using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
-                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs>;
+                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

@@ -57,6 +57,7 @@ struct NodeSpec {
   FftKind fft_kind() const { return op_as<FftKind>(OpKind::Fft); }
   RandomDist random_dist() const { return op_as<RandomDist>(OpKind::Random); }
   ScatterOp scatter_op() const { return op_as<ScatterOp>(OpKind::Scatter); }
+  ScanOp scan_op() const { return op_as<ScanOp>(OpKind::Scan); }
 
  private:
   template <class E>

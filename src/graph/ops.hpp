@@ -35,6 +35,9 @@ enum class OpKind : uint8_t {
   // x with values placed at flat positions (x.at(integer arrays)): inputs x, the int64
   // positions, the values (of x's dtype, one per position); `op` is a ScatterOp.
   Scatter,
+  // Inclusive scan along ScanAttrs' axis of an input of the result's dtype and shape (cumsum,
+  // cumprod); `op` is a ScanOp.
+  Scan,
 };
 
 // The elementwise operations and their traits come from graph/op_table.hpp, one row each.
@@ -59,6 +62,9 @@ enum class RandomDist : uint8_t { Randint, Uniform, Normal };
 // of kiln::scatter::Op in kernels/scatter.cuh.
 enum class ScatterOp : uint8_t { Set, Add, Multiply, Min, Max };
 const char* op_name(ScatterOp op);  // "set", "add", ...
+// A scan's operation: Sum and Prod are ScatterOp's Add and Multiply in kernels/scan.cuh.
+enum class ScanOp : uint8_t { Sum, Prod };
+const char* op_name(ScanOp op);  // "cumsum", "cumprod"
 
 const char* op_name(UnaryOp op);   // "neg", "sin", ...
 const char* op_name(BinaryOp op);  // "add", "lt", ...

@@ -6,6 +6,7 @@
 #include "host/fft.hpp"
 #include "host/fused.hpp"
 #include "host/random.hpp"
+#include "host/scan.hpp"
 #include "host/scatter.hpp"
 
 namespace kiln::cpu {
@@ -36,6 +37,11 @@ void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer
                            const void* x, const int64_t* positions, const void* values,
                            int64_t count, void* out) {
   cpu::run_scatter(step, out_desc, x, positions, values, count, out);
+}
+
+void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc,
+                        const void* in, void* out) {
+  cpu::run_scan(step, out_desc, in, out);
 }
 
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool) {

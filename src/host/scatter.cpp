@@ -18,6 +18,7 @@ struct is_complex<std::complex<R>> : std::true_type {};
 template <int OP, class T>
 void apply_all(T* out, const int64_t* positions, const T* values, int64_t count) {
   for (int64_t k = 0; k < count; ++k) {
+    if (positions[k] < 0) continue;  // an update left out (compress: a value the mask drops)
     T& o = out[positions[k]];
     if constexpr (is_complex<T>::value) {
       using R = typename T::value_type;

@@ -55,6 +55,10 @@ struct Describe {
        << buffer_str(p, s.positions) << " of " << buffer_str(p, s.values) << " -> "
        << buffer_str(p, s.out) << "\n";
   }
+  void operator()(const ScanStep& s) const {
+    os << "  scan " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
+       << buffer_str(p, s.out) << "\n";
+  }
   void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
 };
 

@@ -185,6 +185,12 @@ struct RandomStep {
 struct CopyStep {
   int src, dst;
 };
+// out = the inclusive scan of `in` along `axis`, seen as (outer, n, inner) around it.
+struct ScanStep {
+  int in, out;
+  graph::ScanOp op;
+  int64_t outer, n, inner;
+};
 // out = x with values[k] placed at flat position positions[k] by `op`, for every k in order.
 struct ScatterStep {
   int x, positions, values, out;
@@ -193,7 +199,8 @@ struct ScatterStep {
 struct FreeStep {
   int buffer;
 };
-using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, FreeStep>;
+using Step =
+    std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;

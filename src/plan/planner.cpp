@@ -17,7 +17,8 @@ using graph::Node;
 using graph::OpKind;
 
 bool is_library(OpKind k) {
-  return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter;
+  return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter ||
+         k == OpKind::Scan;
 }
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
@@ -141,7 +142,8 @@ class Planner {
       if (n->is_leaf()) continue;
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
       if (n->kind == OpKind::Fft) library_inputs_.insert(fft_source(*n));
-      if (n->kind == OpKind::Copy) library_inputs_.insert(n->inputs[0].get());
+      if (n->kind == OpKind::Copy || n->kind == OpKind::Scan)
+        library_inputs_.insert(n->inputs[0].get());
       if (n->kind == OpKind::Scatter)  // x, positions and values, each written by its kernel
         for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
@@ -401,6 +403,8 @@ class Planner {
         plan_.steps.push_back(fft_step(*r));
       } else if (r->kind == OpKind::Copy) {
         plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
+      } else if (r->kind == OpKind::Scan) {
+        plan_.steps.push_back(scan_step(*r));
       } else if (r->kind == OpKind::Scatter) {
         const auto& in = r->inputs;
         plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
@@ -419,6 +423,15 @@ class Planner {
       const Node* o = outputs_[i].get();
       plan_.outputs.push_back(i < required_ || materialized(o) ? buf(o) : -1);
     }
+  }
+
+  ScanStep scan_step(const Node& n) {
+    const int axis = n.attr<graph::ScanAttrs>().axis;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= n.shape[d];
+    for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
+    return ScanStep{
+        buffer_of(n.inputs[0].get()), buffer_of(&n), n.scan_op(), outer, n.shape[axis], inner};
   }
 
   FftStep fft_step(const Node& n) {
@@ -457,6 +470,7 @@ class Planner {
     if (auto* f = std::get_if<FftStep>(&s)) return {f->in};
     if (auto* c = std::get_if<CopyStep>(&s)) return {c->src};
     if (auto* t = std::get_if<ScatterStep>(&s)) return {t->x, t->positions, t->values};
+    if (auto* u = std::get_if<ScanStep>(&s)) return {u->in};
     return {};
   }
 

@@ -231,4 +231,17 @@ void PlanRun::run_step(const plan::ScatterStep& s) {
            device_of(s.out), bytes, t0);
 }
 
+void PlanRun::run_step(const plan::ScanStep& s) {
+  Range range("scan");
+  ++counters().library;
+  int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  counters().bytes += bytes;
+  auto t0 = debug_clock();
+  plan::Backend& b = backend_of(s.out);
+  b.run_scan(s, p_.buffers[s.out], data(s.in), data(s.out));
+  if (debug_level() >= 1)
+    report(std::string("scan (") + graph::op_name(s.op) + ")", plan::KernelOrigin::None, b,
+           device_of(s.out), bytes, t0);
+}
+
 }  // namespace kiln::runtime

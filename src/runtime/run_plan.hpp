@@ -38,6 +38,7 @@ class PlanRun {
   void run_step(const plan::FftStep& s);
   void run_step(const plan::RandomStep& cached);
   void run_step(const plan::ScatterStep& s);
+  void run_step(const plan::ScanStep& s);
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
   struct Tables {

@@ -341,6 +341,45 @@ def main():
            [data((5,)), data((3,)), np.array([4, -5, 4], "int32")],
            lambda x, v, i: scatter_ref(x, v, (i,), "add"), op="add")
 
+    # scans: cumsum / cumprod along every axis and raveled, NumPy's result dtypes; rows longer
+    # than a GPU tile (2048) too, whose sums of halves stay exact in float64
+    for xs in [(7,), (3, 4), (2, 3, 4), (), (0, 3), (3, 5000), (2, 2100, 3)]:
+        for dt in ("float64", "int64", "int32", "int8", "uint8", "bool"):
+            if len(xs) > 1 and xs[0] * xs[1] > 1000 and dt in ("int32", "uint8", "bool"):
+                continue
+            x = data(xs, dt)
+            for ax in [None] + list(range(-len(xs), len(xs))):
+                for f in ("cumsum", "cumprod"):
+                    if f == "cumprod" and dt == "float64" and len(xs) > 1 and xs[1] > 100:
+                        continue  # products of long rows overflow to inf
+                    w.case(name(f, xs, dt, ax), f, [x],
+                           lambda x, f=f, ax=ax: getattr(np, f)(x, axis=ax), axis=ax)
+    w.case("cumsum_axis_0d", "cumsum", [data(())], lambda x: np.cumsum(x, axis=0), axis=0)
+    w.case("cumsum_axis_bad", "cumsum", [data((3,))], lambda x: np.cumsum(x, axis=1), axis=1)
+
+    # selection: nonzero, flatnonzero, x[mask], compress (counts that depend on the data)
+    for xs in [(7,), (3, 4), (2, 3, 4), (0, 3), (4000,)]:
+        x = data(xs) if xs != (4000,) else (np.arange(4000) % 7 - 3).astype("float64")
+        w.case(name("nonzero", xs), "nonzero", [x], lambda x: np.nonzero(x))
+        w.case(name("flatnonzero", xs), "flatnonzero", [x], lambda x: np.flatnonzero(x))
+        for k in range(len(xs) + 1):
+            mask = (data(xs[:k], "int64") % 3 != 1) if k else np.array(True)
+            if k == 0:
+                continue  # a 0-d mask is NumPy's x[True], not a mask over axes
+            w.case(name("masked", xs, k), "masked", [x, mask], lambda x, m: x[m])
+    # (nonzero of a 0-d array: NumPy 1.24 deprecates it, NumPy 2 raises as kiln; test_joining)
+    w.case("masked_badshape", "masked", [data((3, 4)), np.ones((4,), bool)], lambda x, m: x[m])
+    w.case("masked_int8", "masked", [data((5,), "int8"), data((5,), "int64") % 2 == 0],
+           lambda x, m: x[m])
+    for xs in [(3, 4), (5,)]:
+        x = data(xs)
+        for ci, cond in enumerate([[True, False, True], [False, True], [True] * 5 + [False],
+                                   [False] * 6 + [True]]):
+            for ax in [None, 0, -1]:
+                c = np.array(cond, bool)
+                w.case(name("compress", xs, ci, ax), "compress", [c, x],
+                       lambda c, x, ax=ax: np.compress(c, x, axis=ax), axis=ax)
+
     # take (integer-array indexing along one axis): NumPy's modes, negative and bad indices
     for xs in [(7,), (3, 4), (2, 3, 5), (0, 3)]:
         x = data(xs)

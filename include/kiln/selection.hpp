@@ -1,0 +1,42 @@
+// Scans and selection with NumPy's names and semantics: cumulative sums and products along an
+// axis, the positions of nonzero elements, and boolean-mask reads.
+//
+// Each is a library step of the plan, as an FFT is (explain() shows it; its input is written by
+// the kernel that computes it). Selections have a size that depends on the data: they evaluate
+// their mask's count when called (a synchronisation on a GPU), then build lazily: the positions
+// (a scan of the mask) and the selected values are computed and placed by a scatter step.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "kiln/array.hpp"
+
+namespace kiln {
+
+// NumPy's cumsum / cumprod: the inclusive scan along `axis` (none: of the raveled array, as
+// NumPy's axis=None). The dtype is `dtype`, or NumPy's: bool and integers narrower than 64 bits
+// in int64 (unsigned in uint64), others their own. Integer overflow wraps. On a GPU, long
+// contiguous rows scan in tiles, so float results may differ from the host's (sequential, as
+// NumPy's) in the last bits.
+Array cumsum(const Array& a, std::optional<int> axis = std::nullopt,
+             std::optional<DType> dtype = std::nullopt);
+Array cumprod(const Array& a, std::optional<int> axis = std::nullopt,
+              std::optional<DType> dtype = std::nullopt);
+
+// NumPy's nonzero: one int64 array per axis of a, the coordinates of its nonzero elements in
+// C order. Evaluates a's count of nonzeros when called. A 0-d array raises ShapeError, as
+// NumPy 2 does.
+std::vector<Array> nonzero(const Array& a);
+// where(cond) with one argument: nonzero(cond).
+std::vector<Array> where(const Array& cond);
+// The flat (raveled) positions of a's nonzero elements, int64.
+Array flatnonzero(const Array& a);
+// NumPy's x[mask] with a boolean mask over x's leading axes (mask.shape == x.shape[:mask.ndim]):
+// the selected elements in C order, shape (count, x.shape[mask.ndim:]...). Array::index(mask)
+// calls this for a bool index array. Evaluates the mask's count when called.
+Array masked(const Array& x, const Array& mask);
+// NumPy's compress: the slices of a along axis (none: of the raveled a) where condition (1-d,
+// bool, at most that axis's length; missing entries count as false) is true.
+Array compress(const Array& condition, const Array& a, std::optional<int> axis = std::nullopt);
+
+}  // namespace kiln

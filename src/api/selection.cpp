@@ -1,0 +1,113 @@
+#include "kiln/selection.hpp"
+
+#include <string>
+
+#include "api/build.hpp"
+#include "graph/ops.hpp"
+#include "graph/shape.hpp"
+#include "kiln/joining.hpp"
+#include "kiln/statistics.hpp"
+
+namespace kiln {
+namespace {
+
+Array scanned(const Array& a, std::optional<int> axis, std::optional<DType> dtype, graph::ScanOp op,
+              graph::ReduceOp like) {
+  // A 0-d array scans as one of one element, axis 0 or -1 included (as NumPy's axis check).
+  Array src = axis && a.ndim() > 0 ? a : a.reshape({-1});
+  const int ax = axis ? graph::normalize_axis(*axis, src.ndim(), graph::op_name(op)) : 0;
+  const DType t = dtype ? *dtype : graph::accumulation_dtype(like, a.dtype());
+  Array in = src.astype(t);
+  if (in.size() == 0) return in;
+  return api::finish(api::scan(in, ax, op));
+}
+
+// Rows of `rows` (L x R, C order) where mask (L, bool) is true, as one 1-d array of count * R
+// values: position k * R + r for the r-th value of the k-th selected row, a negative position
+// for the values the mask drops.
+Array select_rows(const Array& rows, const Array& mask) {
+  const int64_t r = rows.shape()[1];
+  const int64_t count = count_nonzero(mask).item<int64_t>();
+  Array before = cumsum(mask, 0) - 1;  // the selected row's place among the selected
+  Array row_pos = where(mask, before, int64_t{-1}).reshape({-1, 1});
+  Array lane = arange(0, r, 1, DType::Int64, rows.device()).reshape({1, r});
+  Array pos = where(row_pos >= 0, row_pos * r + lane, int64_t{-1});
+  Array out = zeros({count * r}, rows.dtype(), rows.device());
+  return api::finish(
+      api::scatter(out, pos.reshape({-1}), rows.reshape({-1}), graph::ScatterOp::Set));
+}
+
+}  // namespace
+
+Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
+  return scanned(a, axis, dtype, graph::ScanOp::Sum, graph::ReduceOp::Sum);
+}
+Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
+  return scanned(a, axis, dtype, graph::ScanOp::Prod, graph::ReduceOp::Prod);
+}
+
+Array masked(const Array& x, const Array& mask) {
+  if (mask.dtype() != DType::Bool)
+    throw DTypeError(std::string("masked: the mask is ") + dtype_name(mask.dtype()) +
+                     "; give a bool array (x != 0, say)");
+  const Shape& s = x.shape();
+  const Shape& m = mask.shape();
+  if (m.size() > s.size() || !std::equal(m.begin(), m.end(), s.begin()))
+    throw ShapeError("masked: a mask of shape " + shape_str(m) +
+                     " does not match the leading axes of an array of shape " + shape_str(s));
+  Shape rest(s.begin() + static_cast<std::ptrdiff_t>(m.size()), s.end());
+  const int64_t rows = shape_size(m), width = shape_size(rest);
+  Shape out{-1};
+  out.insert(out.end(), rest.begin(), rest.end());
+  if (rows == 0 || width == 0) {
+    out[0] = rows == 0 ? 0 : count_nonzero(mask).item<int64_t>();
+    return zeros(out, x.dtype(), x.device());
+  }
+  Array selected = select_rows(x.reshape({rows, width}), mask.reshape({-1}));
+  out[0] = selected.size() / width;
+  return selected.reshape(out);
+}
+
+Array flatnonzero(const Array& a) {
+  Array mask = a.dtype() == DType::Bool ? a.reshape({-1}) : (a != 0).reshape({-1});
+  Array flat = arange(0, a.size(), 1, DType::Int64, a.device());
+  return masked(flat, mask);
+}
+
+std::vector<Array> nonzero(const Array& a) {
+  if (a.ndim() == 0)
+    throw ShapeError(
+        "nonzero of a 0-d array, which NumPy 2 refuses too; use atleast_1d "
+        "(reshape({1})) first");
+  Array flat = flatnonzero(a);
+  std::vector<Array> coords;
+  int64_t stride = a.size() == 0 ? 1 : a.size();
+  for (int64_t len : a.shape()) {
+    stride = len == 0 ? 1 : stride / len;
+    coords.push_back(len == 0 ? flat : floor_divide(flat, stride) % len);
+  }
+  return coords;
+}
+
+std::vector<Array> where(const Array& cond) { return nonzero(cond); }
+
+Array compress(const Array& condition, const Array& a, std::optional<int> axis) {
+  if (condition.ndim() != 1)
+    throw ShapeError("compress: the condition must be 1-d, not of shape " +
+                     shape_str(condition.shape()));
+  Array src = axis ? moveaxis(a, *axis, 0) : a.reshape({-1});
+  const int64_t len = src.ndim() ? src.shape()[0] : 0, given = condition.size();
+  Array cond = condition.astype(DType::Bool);
+  if (given > len) {  // entries past the axis must be false, as NumPy requires
+    if (any(cond(Slice(len, given))).item<bool>())
+      throw ShapeError("compress: the condition selects index " + std::to_string(len) +
+                       " or later, past the axis's length " + std::to_string(len));
+    cond = cond(Slice(0, len));
+  } else if (given < len) {
+    cond = concatenate({cond, zeros({len - given}, DType::Bool, cond.device())});
+  }
+  Array picked = masked(src, cond);
+  return axis ? moveaxis(picked, 0, *axis) : picked;
+}
+
+}  // namespace kiln
