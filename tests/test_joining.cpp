@@ -149,6 +149,7 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
   if (f == "nonzero") return kiln::nonzero(in[0]);
   if (f == "flatnonzero") return one(kiln::flatnonzero(in[0]));
   if (f == "masked") return one(in[0].index(in[1]));
+  if (f == "take_along_axis") return one(kiln::take_along_axis(in[0], in[1], axis(c)));
   if (f == "compress") return one(kiln::compress(in[0], in[1], axis(c)));
   if (f == "fancy") return one(in[0].index(std::vector<Array>(in.begin() + 1, in.end())));
   FAIL("no kiln function for " << f);

@@ -91,6 +91,48 @@ std::vector<Array> nonzero(const Array& a) {
 
 std::vector<Array> where(const Array& cond) { return nonzero(cond); }
 
+// The flat position in a of each output element: its coordinates (the index array's along
+// axis, an iota along the others, 0 where a's extent is 1 and broadcast), folded in C order; then
+// take of the raveled a in Clip mode, every index checked already.
+Array take_along_axis(const Array& a, const Array& indices, std::optional<int> axis) {
+  if (!axis) {
+    if (indices.ndim() != 1)
+      throw ShapeError("take_along_axis: without an axis the indices must be 1-d, not of shape " +
+                       shape_str(indices.shape()));
+    return take_along_axis(a.reshape({-1}), indices, 0);
+  }
+  if (!is_integer(indices.dtype()))
+    throw DTypeError(std::string("take_along_axis: indices are ") + dtype_name(indices.dtype()) +
+                     "; give an integer array (astype(kiln::DType::Int64))");
+  if (indices.ndim() != a.ndim())
+    throw ShapeError("take_along_axis: indices of rank " + std::to_string(indices.ndim()) +
+                     " for an array of rank " + std::to_string(a.ndim()) + "; they must match");
+  const int ax = graph::normalize_axis(*axis, a.ndim(), "take_along_axis");
+  const Shape& s = a.shape();
+  Shape out = indices.shape();
+  for (int d = 0; d < a.ndim(); ++d)
+    if (d != ax) out[d] = graph::broadcast_shapes({s[d]}, {out[d]})[0];
+  const int64_t n = s[ax];
+  if (indices.size() > 0 && shape_size(out) > 0) {
+    int64_t lo = min(indices).item<int64_t>(), hi = max(indices).item<int64_t>();
+    if (lo < -n || hi >= n)
+      throw ShapeError("take_along_axis: index " + std::to_string(lo < -n ? lo : hi) +
+                       " is out of bounds for axis " + std::to_string(ax) + " with size " +
+                       std::to_string(n));
+  }
+  Array i = indices.astype(DType::Int64);
+  Array flat = full({}, int64_t{0}, DType::Int64, a.device());
+  for (int d = 0; d < a.ndim(); ++d) {
+    Shape along(a.ndim(), 1);
+    along[d] = out[d];
+    Array coord = d == ax     ? where(i < 0, i + n, i)
+                  : s[d] == 1 ? full({}, int64_t{0}, DType::Int64, a.device())
+                              : arange(0, out[d], 1, DType::Int64, a.device()).reshape(along);
+    flat = flat * s[d] + coord;
+  }
+  return take(a.reshape({-1}), flat.broadcast_to(out), 0, TakeMode::Clip);
+}
+
 Array compress(const Array& condition, const Array& a, std::optional<int> axis) {
   if (condition.ndim() != 1)
     throw ShapeError("compress: the condition must be 1-d, not of shape " +

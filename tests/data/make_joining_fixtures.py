@@ -380,6 +380,16 @@ def main():
                 w.case(name("compress", xs, ci, ax), "compress", [c, x],
                        lambda c, x, ax=ax: np.compress(c, x, axis=ax), axis=ax)
 
+    # take_along_axis: broadcasting of the other axes, negative and bad indices, axis=None
+    along = [((3, 4), [[0, 3], [1, 1], [-1, 2]], 1), ((3, 4), [[2, 0, 1, 0]], 0),
+             ((3, 4), [[0], [2]], 0), ((2, 3, 4), [[[3], [0], [1]], [[2], [2], [-4]]], 2),
+             ((2, 3, 4), [[[1, 0, 2, 1]]], 1), ((5,), [4, 0, -5], None), ((3, 4), [[4]], 1),
+             ((3, 4), [[0, 1]], -1), ((0, 3), [[0]], 1), ((3, 4), [[0, 1]], None)]
+    for li, (xs, idx, ax) in enumerate(along):
+        w.case(name("take_along_axis", xs, li), "take_along_axis",
+               [data(xs), np.array(idx, "int64")],
+               lambda x, i, ax=ax: np.take_along_axis(x, i, axis=ax), axis=ax)
+
     # take (integer-array indexing along one axis): NumPy's modes, negative and bad indices
     for xs in [(7,), (3, 4), (2, 3, 5), (0, 3)]:
         x = data(xs)

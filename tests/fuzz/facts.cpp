@@ -706,6 +706,12 @@ static std::optional<Facts> infer_values(const Op& op, const std::vector<Facts>&
       return reduce(op, v, t, s);
     case OpKind::Fft:
       return fft(op, v, t, s);
+    case OpKind::Scan: {  // every prefix is bounded as the whole axis's sum or product
+      Op whole = op;
+      whole.kind = OpKind::Reduce;
+      whole.fn = static_cast<uint8_t>(op.fn == 0 ? ReduceFn::Sum : ReduceFn::Prod);
+      return reduce(whole, v, t, s);
+    }
     default: {  // views and Eval: the same values, rearranged
       Facts f = arg(op.args.at(0), v);
       f.shape = s;

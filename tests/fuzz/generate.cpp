@@ -61,6 +61,7 @@ class Generator {
   Op broadcast_op();
   Op reduce_op();
   Op fft_op();
+  Op scan_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
   Shape random_shape_of_size(int64_t n);
 
@@ -423,8 +424,19 @@ Op Generator::fft_op() {
   return op;
 }
 
+Op Generator::scan_op() {
+  Op op;
+  op.kind = OpKind::Scan;
+  op.fn = static_cast<uint8_t>(uniform(0, 1));
+  int a = pick_value();
+  op.args = {{a, {}}};
+  int nd = ndim_of(a);
+  if (nd > 0 && chance(0.75)) op.axes = random_axes(nd, 1, 1);
+  return op;
+}
+
 Op Generator::propose() {
-  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 2};
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -448,6 +460,8 @@ Op Generator::propose() {
       return reduce_op();
     case 10:
       return fft_op();
+    case 11:
+      return scan_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

@@ -383,6 +383,12 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       t = lookup(std::string("fft ") + kFftNames[op.fn] + " " + name(first(op, v).dtype));
       s = fft_shape(op, first(op, v).shape);
       break;
+    case OpKind::Scan: {  // NumPy's cumsum / cumprod dtypes are its sum's / prod's
+      const Typed& a = first(op, v);
+      t = lookup(std::string("reduce ") + (op.fn == 0 ? "sum " : "prod ") + name(a.dtype));
+      s = op.axes.empty() ? Shape{shape_size(a.shape)} : a.shape;
+      break;
+    }
     case OpKind::Transpose:
       t = first(op, v).dtype, s = transpose_shape(op, first(op, v).shape);
       break;
@@ -406,9 +412,9 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
 // ---- describing ---------------------------------------------------------------------------------
 
 const char* kind_word(OpKind k) {
-  static constexpr const char* names[] = {"unary",        "binary",    "where", "clip",
-                                          "astype",       "transpose", "index", "reshape",
-                                          "broadcast_to", "reduce",    "fft",   "eval"};
+  static constexpr const char* names[] = {
+      "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
+      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "eval"};
   return names[static_cast<int>(k)];
 }
 
@@ -465,7 +471,8 @@ std::string describe(const Op& op, const std::vector<Typed>& values) {
     os << "v" << o.value << ": " << dtype_name(t.dtype) << " " << shape_str(t.shape);
   }
   os << ")";
-  if (op.kind == OpKind::Reduce || op.kind == OpKind::Fft || op.kind == OpKind::Transpose) {
+  if (op.kind == OpKind::Reduce || op.kind == OpKind::Fft || op.kind == OpKind::Transpose ||
+      op.kind == OpKind::Scan) {
     os << " axes (";
     for (int a : op.axes) os << a << ",";
     os << ")" << (op.keepdims ? " keepdims" : "");

@@ -328,6 +328,11 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       return reduce(op, first_array(op, v));
     case OpKind::Fft:
       return fft_op(op, first_array(op, v));
+    case OpKind::Scan: {
+      std::optional<int> axis;
+      if (!op.axes.empty()) axis = op.axes[0];
+      return op.fn == 0 ? cumsum(first_array(op, v), axis) : cumprod(first_array(op, v), axis);
+    }
     case OpKind::Eval:
       return first_array(op, v).eval();
   }

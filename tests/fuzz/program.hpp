@@ -47,6 +47,7 @@ enum class OpKind : uint8_t {
   BroadcastTo,
   Reduce,
   Fft,
+  Scan,  // cumsum (fn 0) or cumprod (fn 1) along axes[0], or of the raveled value (no axes)
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // The elementwise functions are the graph's own (graph::UnaryOp / BinaryOp are exactly the
@@ -86,7 +87,7 @@ struct Operand {
 
 struct Op {
   OpKind kind = OpKind::Unary;
-  uint8_t fn = 0;  // UnaryFn, BinaryFn, ReduceFn or FftFn, by kind
+  uint8_t fn = 0;  // UnaryFn, BinaryFn, ReduceFn, FftFn or the scan (0 cumsum, 1 cumprod)
   std::vector<Operand> args;
   DType dtype = DType::Float64;  // AsType
   // Reshape and BroadcastTo: the target shape. Fft: the lengths n / s (when has_lengths).

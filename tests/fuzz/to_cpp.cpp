@@ -262,6 +262,9 @@ std::string op_to_cpp(const Op& op) {
       return reduce(op);
     case OpKind::Fft:
       return fft(op);
+    case OpKind::Scan:
+      return std::string(op.fn == 0 ? "kiln::cumsum(" : "kiln::cumprod(") + a +
+             (op.axes.empty() ? "" : ", " + std::to_string(op.axes[0])) + ")";
     case OpKind::Eval:
       return a + ".eval()";
   }
