@@ -2,6 +2,7 @@
 // numbers from a one-pass Philox kernel that reproduces cuRAND's stream, both on the device's
 // kiln stream, so stream-ordered memory reuse stays safe.
 #pragma once
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,11 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
               void* out, int device);
 // Compiles every scatter and scan kernel for `arch` without a GPU (how tests check
 // kernels/scatter.cuh through NVRTC on machines that have none). Returns the kernel names.
-std::vector<std::string> compile_scatter_helpers(const std::string& arch);
-std::vector<std::string> compile_scan_helpers(const std::string& arch);
+// Compiles every scatter and scan kernel of these dtypes for `arch` (all by default).
+std::vector<std::string> compile_scatter_helpers(const std::string& arch,
+                                                 std::span<const DType> dtypes = kAllDTypes);
+std::vector<std::string> compile_scan_helpers(const std::string& arch,
+                                              std::span<const DType> dtypes = kAllDTypes);
 
 // Fills `out` with the same numbers the host's cpu::run_random gives for this step.
 void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,

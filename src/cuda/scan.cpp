@@ -85,9 +85,10 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   helpers::launch(tiles_helper(t, step.op), device, blocks(outer * tiles, device), a3);
 }
 
-std::vector<std::string> compile_scan_helpers(const std::string& arch) {
+std::vector<std::string> compile_scan_helpers(const std::string& arch,
+                                              std::span<const DType> dtypes) {
   std::vector<std::string> names;
-  for (DType t : kAllDTypes) {
+  for (DType t : dtypes) {
     if (t == DType::Bool) continue;  // the API scans bool as int64
     for (auto op : {graph::ScanOp::Sum, graph::ScanOp::Prod})
       for (const Helper& h :

@@ -77,9 +77,10 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   helpers::launch(scatter_helper(t, step.op), device, count, args);
 }
 
-std::vector<std::string> compile_scatter_helpers(const std::string& arch) {
+std::vector<std::string> compile_scatter_helpers(const std::string& arch,
+                                                 std::span<const DType> dtypes) {
   std::vector<std::string> names{helpers::compile(claim_helper(), arch).kernel->name};
-  for (DType t : kAllDTypes)
+  for (DType t : dtypes)
     for (int op = 0; op <= static_cast<int>(graph::ScatterOp::Max); ++op) {
       auto o = static_cast<graph::ScatterOp>(op);
       bool complex = is_complex(t);
