@@ -3,7 +3,7 @@
 // never reaches here: the API scans integers). Two forms:
 // - lanes: a thread per (o, i) walks j in order, consecutive threads on consecutive i (coalesced
 //   when inner > 1). The host's order exactly, so the same bits.
-// - tiles (inner == 1, long rows): tiles of kTile values; tile_totals folds each tile,
+// - tiles (long axes with few lanes): tiles of kTile values; tile_totals folds each tile,
 //   scan_totals turns a row's totals into exclusive prefixes, scan_tiles scans each tile from
 //   its prefix. Floats then associate differently from the host's left-to-right sum (the same
 //   way every run: no atomics).
@@ -65,12 +65,18 @@ __device__ __forceinline__ T block_scan(T v, T* total) {
   return before;
 }
 
-// Tile t of a row staged in shared memory (coalesced loads); returns its length.
+// A row of the tiled form is a lane (o, i): n values from in + o * n * inner + i, inner apart.
+__device__ __forceinline__ long long row_base(long long r, long long n, long long inner) {
+  return (r / inner) * n * inner + r % inner;
+}
+
+// Tile t of a row staged in shared memory (coalesced loads when inner is 1); returns its length.
 template <class T>
-__device__ __forceinline__ int stage_tile(const T* row, long long n, long long t, T* staged) {
+__device__ __forceinline__ int stage_tile(const T* row, long long n, long long inner, long long t,
+                                          T* staged) {
   const long long first = t * kTile;
   const int count = (int)(n - first < kTile ? n - first : kTile);
-  for (int k = threadIdx.x; k < count; k += kThreads) staged[k] = row[first + k];
+  for (int k = threadIdx.x; k < count; k += kThreads) staged[k] = row[(first + k) * inner];
   __syncthreads();
   return count;
 }
@@ -84,12 +90,13 @@ __device__ __forceinline__ T fold_items(const T* staged, int count) {
   return acc;
 }
 
-// totals[o * tiles + t]: the fold of tile t of row o.
+// totals[r * tiles + t]: the fold of tile t of row r (rows = outer * inner).
 template <int OP, class T>
-__device__ void tile_totals(const T* in, T* totals, long long outer, long long n, long long tiles) {
+__device__ void tile_totals(const T* in, T* totals, long long outer, long long n, long long inner,
+                            long long tiles) {
   __shared__ T staged[kTile];
-  for (long long b = blockIdx.x; b < outer * tiles; b += gridDim.x) {
-    const int count = stage_tile(in + (b / tiles) * n, n, b % tiles, staged);
+  for (long long b = blockIdx.x; b < outer * inner * tiles; b += gridDim.x) {
+    const int count = stage_tile(in + row_base(b / tiles, n, inner), n, inner, b % tiles, staged);
     T total;
     block_scan<OP>(fold_items<OP>(staged, count), &total);
     if (threadIdx.x == 0) totals[b] = total;
@@ -98,9 +105,9 @@ __device__ void tile_totals(const T* in, T* totals, long long outer, long long n
 
 // A row's tile totals become exclusive prefixes: tile k's is the fold of tiles 0 .. k - 1.
 template <int OP, class T>
-__device__ void scan_totals(T* totals, long long outer, long long tiles) {
-  for (long long o = blockIdx.x; o < outer; o += gridDim.x) {
-    T* row = totals + o * tiles;
+__device__ void scan_totals(T* totals, long long rows, long long tiles) {
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    T* row = totals + r * tiles;
     T carry = identity<OP, T>();
     for (long long first = 0; first < tiles; first += kThreads) {
       const long long k = first + threadIdx.x;
@@ -114,11 +121,11 @@ __device__ void scan_totals(T* totals, long long outer, long long tiles) {
 // out: each tile scanned from its prefix (scan_totals' result).
 template <int OP, class T>
 __device__ void scan_tiles(const T* in, T* out, const T* prefixes, long long outer, long long n,
-                           long long tiles) {
+                           long long inner, long long tiles) {
   __shared__ T staged[kTile];
-  for (long long b = blockIdx.x; b < outer * tiles; b += gridDim.x) {
-    const long long o = b / tiles, t = b % tiles;
-    const int count = stage_tile(in + o * n, n, t, staged);
+  for (long long b = blockIdx.x; b < outer * inner * tiles; b += gridDim.x) {
+    const long long base = row_base(b / tiles, n, inner), t = b % tiles;
+    const int count = stage_tile(in + base, n, inner, t, staged);
     T total, running = block_scan<OP>(fold_items<OP>(staged, count), &total);
     running = combine<OP>(prefixes[b], running);
     for (int k = threadIdx.x * kItems; k < (int)(threadIdx.x + 1) * kItems && k < count; ++k) {
@@ -126,8 +133,8 @@ __device__ void scan_tiles(const T* in, T* out, const T* prefixes, long long out
       staged[k] = running;
     }
     __syncthreads();
-    T* row = out + o * n + t * kTile;
-    for (int k = threadIdx.x; k < count; k += kThreads) row[k] = staged[k];
+    T* row = out + base + t * kTile * inner;
+    for (int k = threadIdx.x; k < count; k += kThreads) row[k * inner] = staged[k];
     __syncthreads();
   }
 }

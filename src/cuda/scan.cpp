@@ -1,6 +1,6 @@
 // Scan steps on a GPU (kernels/scan.cuh): a thread per lane walking the scanned axis in order
-// where there are lanes to fill the device or the rows are short; otherwise tiles of a row
-// folded, their totals scanned per row, and each tile scanned from its prefix (three launches).
+// where there are lanes to fill the device or the axis is short; otherwise tiles of each lane
+// folded, their totals scanned per lane, and each tile scanned from its prefix (three launches).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -41,19 +41,20 @@ Helper lanes_helper(DType t, graph::ScanOp op) {
                      "in, out, outer, n, inner", t, op);
 }
 Helper totals_helper(DType t, graph::ScanOp op) {
-  return scan_helper("tile_totals",
-                     "const T* in, T* totals, long long outer, long long n, long long tiles",
-                     "in, totals, outer, n, tiles", t, op);
+  return scan_helper(
+      "tile_totals",
+      "const T* in, T* totals, long long outer, long long n, long long inner, long long tiles",
+      "in, totals, outer, n, inner, tiles", t, op);
 }
 Helper prefixes_helper(DType t, graph::ScanOp op) {
-  return scan_helper("scan_totals", "T* totals, long long outer, long long tiles",
-                     "totals, outer, tiles", t, op);
+  return scan_helper("scan_totals", "T* totals, long long rows, long long tiles",
+                     "totals, rows, tiles", t, op);
 }
 Helper tiles_helper(DType t, graph::ScanOp op) {
-  return scan_helper(
-      "scan_tiles",
-      "const T* in, T* out, const T* prefixes, long long outer, long long n, long long tiles",
-      "in, out, prefixes, outer, n, tiles", t, op);
+  return scan_helper("scan_tiles",
+                     "const T* in, T* out, const T* prefixes, long long outer, long long n, "
+                     "long long inner, long long tiles",
+                     "in, out, prefixes, outer, n, inner, tiles", t, op);
 }
 
 dim3 blocks(int64_t work, int device) {
@@ -68,21 +69,26 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   long long outer = step.outer, n = step.n, inner = step.inner;
   if (outer * n * inner == 0) return;
   ScopedDevice on(device);
-  // Lanes when they alone fill the device (every lane reads along its own column) or rows are
-  // short; tiles for long contiguous rows, whose lanes would be few and strided.
-  if (inner > 1 || n <= kTile || outer >= helpers::max_blocks(device) * helpers::kBlock) {
+  // Tiles for a long axis that is contiguous (coalesced loads, where a thread per lane would
+  // read one value per row) or has too few lanes to fill the device; otherwise a thread per lane,
+  // in order: consecutive lanes read consecutive values when inner > 1.
+  const long long lanes = outer * inner;
+  const bool tiled =
+      n > kTile && (inner == 1 || lanes < helpers::max_blocks(device) * helpers::kBlock / 4);
+  if (!tiled) {
     void* args[] = {&in, &out, &outer, &n, &inner};
-    return helpers::launch(lanes_helper(t, step.op), device, outer * inner, args);
+    return helpers::launch(lanes_helper(t, step.op), device, lanes, args);
   }
   long long tiles = (n + kTile - 1) / kTile;
-  auto totals = allocate(device, static_cast<size_t>(outer * tiles * itemsize(t)));
+  auto totals = allocate(device, static_cast<size_t>(lanes * tiles * itemsize(t)));
   void* totals_data = totals->data();
-  void* a1[] = {&in, &totals_data, &outer, &n, &tiles};
-  helpers::launch(totals_helper(t, step.op), device, blocks(outer * tiles, device), a1);
-  void* a2[] = {&totals_data, &outer, &tiles};
-  helpers::launch(prefixes_helper(t, step.op), device, blocks(outer, device), a2);
-  void* a3[] = {&in, &out, &totals_data, &outer, &n, &tiles};
-  helpers::launch(tiles_helper(t, step.op), device, blocks(outer * tiles, device), a3);
+  void* a1[] = {&in, &totals_data, &outer, &n, &inner, &tiles};
+  helpers::launch(totals_helper(t, step.op), device, blocks(lanes * tiles, device), a1);
+  long long rows = lanes;
+  void* a2[] = {&totals_data, &rows, &tiles};
+  helpers::launch(prefixes_helper(t, step.op), device, blocks(rows, device), a2);
+  void* a3[] = {&in, &out, &totals_data, &outer, &n, &inner, &tiles};
+  helpers::launch(tiles_helper(t, step.op), device, blocks(lanes * tiles, device), a3);
 }
 
 std::vector<std::string> compile_scan_helpers(const std::string& arch,
