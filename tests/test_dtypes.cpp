@@ -67,8 +67,8 @@ int count_differences(const Array& got, const Array& want, const std::string& wh
     for (size_t i = 0; i < g.size(); ++i) {
       bool same;
       if constexpr (is_half_v<T>)
-        same = g[i].bits == w[i].bits || (std::isnan(static_cast<float>(g[i])) &&
-                                          std::isnan(static_cast<float>(w[i])));
+        same = g[i].bits == w[i].bits ||
+               (std::isnan(static_cast<float>(g[i])) && std::isnan(static_cast<float>(w[i])));
       else if constexpr (std::is_floating_point_v<T>)
         same = (std::isnan(g[i]) && std::isnan(w[i])) || std::memcmp(&g[i], &w[i], sizeof(T)) == 0;
       else
