@@ -70,7 +70,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "elementwise")
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128", "int8",
-          "int16", "uint8", "uint16", "uint32", "uint64"]
+          "int16", "uint8", "uint16", "uint32", "uint64", "float16"]
 SMALL_INTS = ["int8", "int16", "uint8", "uint16", "uint32", "uint64"]
 NP = {name: np.dtype(name) for name in DTYPES}
 nan, inf = np.nan, np.inf
@@ -166,6 +166,14 @@ RAW = {
         [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 1e300, 1e-10, 2.0, 1.0, inf, inf, 0.0, nan,
          -3.0, 1e-10, 7.25, 0.3, -inf],
     ),
+    # float16: its largest finite value, a subnormal, the smallest normal; 0.1 and 0.3 are
+    # not float16 values (they round on input, as in NumPy).
+    "float16": (
+        [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.75, 65504.0, -6.1e-5, 6e-8, nan, inf, -inf, inf, nan,
+         2.0, 1e4, -7.25, 0.1, 100.0],
+        [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 65504.0, 1e-3, 2.0, 1.0, inf, inf, 0.0, nan,
+         -3.0, 1e-3, 7.25, 0.3, -inf],
+    ),
 }
 COMPLEX = (
     [0j, complex(-0.0, 0.0), 1 + 2j, -3.5 + 0.5j, 2 - 3j, 1e15 + 1e-15j, complex(nan, 1),
@@ -191,6 +199,8 @@ FUNC_RAW = {
                 -100.0, -104.0, 1e-6, 1e-40, 1e4, 123.456],
     "float64": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.141592653589793, 1.5707963267948966, 50.0,
                 709.0, 710.0, -720.0, -746.0, 1e-12, 1e-310, 1e6, 123.456],
+    "float16": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.14159, 1.5708, 5.0, 11.0, 12.0, -100.0,
+                -17.0, 1e-3, 1e-6, 1e4, 123.4],
     "complex": [0.25 + 0.5j, -1.5 + 2j, 3 - 4j, -2 - 0.5j, 0.001 + 1e-4j, 10 + 1j, 1 + 10j, -5j,
                 -4 + 0j, complex(-4, -0.0), 0.7 + 0.7j],
 }
@@ -440,7 +450,7 @@ def write_elementwise():
         a, b = RAW[t]
         w.input(t + "_a", np.array(a, NP[t]))
         w.input(t + "_b", np.array(b, NP[t]))
-    for t in ["int32", "int64", "float32", "float64"] + SMALL_INTS:
+    for t in ["int32", "int64", "float32", "float64", "float16"] + SMALL_INTS:
         w.input(t + "_f", np.array(FUNC_RAW[t], NP[t]))
     for t in ["complex64", "complex128"]:
         w.input(t + "_f", np.array(FUNC_RAW["complex"], NP[t]))
@@ -469,7 +479,11 @@ def write_elementwise():
              ("uint8", "int8"), ("int8", "uint8"), ("uint16", "int16"), ("uint32", "int32"),
              ("uint64", "int64"), ("uint64", "int8"), ("uint8", "int64"), ("uint32", "uint64"),
              ("int8", "int16"), ("bool", "uint8"), ("int8", "float32"), ("uint16", "float32"),
-             ("int16", "complex64"), ("uint32", "float32"), ("uint8", "complex64")]
+             ("int16", "complex64"), ("uint32", "float32"), ("uint8", "complex64"),
+             # float16 with NumPy's table: 8-bit integers stay float16, wider ones do not.
+             ("float16", "float32"), ("int8", "float16"), ("float16", "uint8"),
+             ("float16", "int16"), ("float16", "int64"), ("float16", "complex64"),
+             ("bool", "float16")]
     for ta, tb in mixed:
         a = w.inputs[ta + "_a"][:4]
         b = w.inputs[tb + "_b"][:4]
@@ -493,7 +507,9 @@ def write_elementwise():
                # The dtype's ends, and just past them (NumPy 2: OverflowError).
                "int8": [1, -3, 127, 128, -129], "int16": [-3, 32767, 40000],
                "uint8": [1, 255, 256, -1], "uint16": [3, 65535, 70000],
-               "uint32": [3, 4294967295, -2], "uint64": [3, 2**62, -1]}
+               "uint32": [3, 4294967295, -2], "uint64": [3, 2**62, -1],
+               # A weak float beyond float16's range becomes inf, as NumPy casts it.
+               "float16": [2.5, -0.0, inf, 0.1, 1e5]}
     sc_ops = ["add", "subtract", "multiply", "divide", "less", "equal", "maximum", "power"]
     for t in DTYPES:
         A = ref(t + "_a")
@@ -551,7 +567,8 @@ def write_elementwise():
     emit(w, "round/bool_decimals(1)", "round", [ref("bool_a"), 1])
     emit(w, "round/complex128_decimals(1)", "round", [ref("complex128_a"), 1])
     # nan_to_num with its replacements given.
-    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool", "uint8"]:
+    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool", "uint8",
+              "float16"]:
         emit(w, "nan_to_num/%s_values" % t, "nan_to_num", [ref(t + "_a"), -1.0, 1e10, -1e10])
 
     # where: array/array, array/scalar (weak), scalar/scalar, mixed dtypes.
