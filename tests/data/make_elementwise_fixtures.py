@@ -762,6 +762,23 @@ def bf16_promote(a, b):
     raise AssertionError((a, b))
 
 
+def typed_dtype(fn, arrays, *args):
+    """The dtype of fn(args), each arg a dtype name (an array of it, from `arrays`) or a Python
+    scalar. bfloat16, which NumPy lacks: the operation runs on the promoted type, where
+    bfloat16 behaves as float16 does in NumPy (a 16-bit float), so NumPy's dtype for float16
+    there, renamed."""
+    names = [x if isinstance(x, str) else None for x in args]
+    if "bfloat16" not in names:
+        return dtype_of(fn, *[arrays[x] if isinstance(x, str) else x for x in args])
+    if all(n is not None for n in names):
+        p = names[0] if len(names) == 1 else bf16_promote(*names)
+        stand_in = [arrays["float16" if p == "bfloat16" else p]] * len(names)
+    else:  # an array and a Python scalar
+        stand_in = [arrays["float16"] if n == "bfloat16" else x for n, x in zip(names, args)]
+    r = dtype_of(fn, *stand_in)
+    return "bfloat16" if r == "float16" else r
+
+
 def write_promotion():
     lines = ["# Written by tests/data/make_elementwise_fixtures.py with NumPy %s; do not edit."
              % np.__version__]
@@ -775,22 +792,9 @@ def write_promotion():
         if a != "bfloat16":
             lines.append("pair %s bfloat16 %s" % (a, bf16_promote(a, "bfloat16")))
     arrays["float16"] = np.ones(2, np.float16)
-    # bfloat16's rows: an operation runs on the promoted type, where bfloat16 behaves as
-    # float16 does in NumPy (a 16-bit float): NumPy's dtype for float16 there, renamed.
-    def bf16(fn, *args):
-        names = [x if isinstance(x, str) else None for x in args]
-        if all(n is not None for n in names):
-            p = names[0] if len(names) == 1 else bf16_promote(*names)
-            stand_in = [arrays["float16" if p == "bfloat16" else p]] * len(names)
-        else:  # an array and a Python scalar
-            stand_in = [arrays["float16"] if n == "bfloat16" else x for n, x in zip(names, args)]
-        r = dtype_of(fn, *stand_in)
-        return "bfloat16" if r == "float16" and "bfloat16" in names else r
 
     def typed(fn, *args):
-        if "bfloat16" in args:
-            return bf16(fn, *args)
-        return dtype_of(fn, *[arrays[x] if isinstance(x, str) else x for x in args])
+        return typed_dtype(fn, arrays, *args)
     names = promo + ["bfloat16"]
     for op, fn in PROMO_BINOPS.items():
         for a in names:
