@@ -326,9 +326,13 @@ __device__ __forceinline__ void row_loop(I r, int vec, int lane, Body body) {
   per = (per + V - 1) / V * V;
   I lo = (I)blockIdx.y * per, hi = lo + per < r ? lo + per : r, done = lo;
   if (V > 1 && vec && lo < hi) {
+    // Counted in whole vectors: a loop bound the compiler can divide lets it unroll into
+    // back-to-back 16-byte loads (rowsum 16384x4096 on the H200: 0.0611 ms, against 0.0652 ms
+    // for `j + V <= hi` in elements, same loads, same order; gpuwork microbenchmark).
+    const I vectors = (hi - lo) / V;
 #pragma unroll 4
-    for (I j = lo + lane * V; j + V <= hi; j += TPR * V) body(lanes<V>{}, j);
-    done = lo + (hi - lo) / V * V;
+    for (I q = lane; q < vectors; q += TPR) body(lanes<V>{}, lo + q * V);
+    done = lo + vectors * V;
   }
 #pragma unroll 4
   for (I j = done + lane; j < hi; j += TPR) body(lanes<1>{}, j);

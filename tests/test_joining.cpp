@@ -6,6 +6,7 @@
 // (The fixture reader follows tests/test_statistics.cpp's, whose format the file shares.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <kiln/kiln.hpp>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/library.hpp"
 #include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
@@ -85,8 +87,7 @@ std::vector<kiln::Index> index_of(const std::string& text) {
   return idx;
 }
 
-Array at(const Case& c, const Array& x, const Array& v) {
-  auto u = x.at(index_of(*kw(c, "index")));
+Array update(const Case& c, const Array::At& u, const Array& v) {
   const std::string op = *kw(c, "op");
   if (op == "set") return u.set(v);
   if (op == "add") return u.add(v);
@@ -133,7 +134,9 @@ std::vector<Array> call(const Case& c, const std::vector<Array>& in, kiln::Devic
   if (f == "stack") return one(kiln::stack(in, axis(c).value()));
   if (f == "hstack") return one(kiln::hstack(in));
   if (f == "vstack") return one(kiln::vstack(in));
-  if (f == "at") return one(at(c, in[0], in[1]));
+  if (f == "at") return one(update(c, in[0].at(index_of(*kw(c, "index"))), in[1]));
+  if (f == "scatter")  // inputs: x, the values, the index arrays
+    return one(update(c, in[0].at(std::vector<Array>(in.begin() + 2, in.end())), in[1]));
   if (f == "take") {
     const std::string m = *kw(c, "mode");
     auto mode = m == "wrap"   ? kiln::TakeMode::Wrap
@@ -400,6 +403,56 @@ TEST_CASE("integer arrays on several axes gather in one kernel, their indices ch
   CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<int64_t>{3, 0})}), kiln::ShapeError);
   CHECK_THROWS_AS(x.index({i, kiln::asarray(std::vector<double>{1, 0})}), kiln::DTypeError);
   CHECK(kiln::array_equal(x.index({}), x));  // no index at all: x, as x.index(std::vector<Index>{})
+}
+
+TEST_CASE("at() with index arrays scatters: repeated indices accumulate, the last set wins") {
+  Array x = kiln::arange(0.0, 6.0).reshape({3, 2}).eval();
+  Array i = kiln::asarray(std::vector<int64_t>{0, 2, 0, -3});
+  // Rows 0 (three times, -3 is row 0) and 2: numpy.add.at by hand.
+  CHECK(kiln::array_equal(x.at(i).add(1.0),
+                          kiln::asarray(std::vector<double>{3, 4, 2, 3, 5, 6}, Shape{3, 2})));
+  Array v = kiln::asarray(std::vector<double>{1, 2, 3, 4}).reshape({4, 1});
+  CHECK(kiln::array_equal(x.at(i).set(v),
+                          kiln::asarray(std::vector<double>{4, 4, 2, 3, 2, 2}, Shape{3, 2})));
+  CHECK(kiln::array_equal(x.at({i, kiln::asarray(std::vector<int64_t>{1, 0, 1, 1})}).multiply(3),
+                          kiln::asarray(std::vector<double>{0, 27, 2, 3, 12, 5}, Shape{3, 2})));
+  // The positions and values are written by a kernel, then the scatter step runs, and what reads
+  // its result is a kernel of its own.
+  Array y = x.at(i).add(v) * 2;
+  std::string e = kiln::explain({y});
+  INFO(e);
+  CHECK(e.find("scatter (add)") != std::string::npos);
+  CHECK(kiln::to_dot({y}).find("scatter add") != std::string::npos);
+  CHECK(
+      kiln::array_equal(y, kiln::asarray(std::vector<double>{16, 18, 4, 6, 12, 14}, Shape{3, 2})));
+  // No index selected: x itself.
+  CHECK(kiln::array_equal(x.at(kiln::asarray(std::vector<int64_t>{})).add(1.0), x));
+}
+
+TEST_CASE("the scatter kernels compile with NVRTC") {
+  auto names = kiln::gpu::compile_scatter_helpers("sm_90");
+  // Every dtype and operation, less min and max of the two complex dtypes and complex128's
+  // multiply, and the set's claim kernel.
+  CHECK(names.size() == 5 * std::size(kiln::kAllDTypes) - 5 + 1);
+  for (const char* n : {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u8",
+                        "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b"})
+    CHECK(std::find(names.begin(), names.end(), n) != names.end());
+}
+
+TEST_CASE("scatter refuses what it cannot do, saying why") {
+  Array x = kiln::zeros({4}, DType::Int32);
+  Array i = kiln::asarray(std::vector<int64_t>{1, 1});
+  CHECK_THROWS_AS(x.at(i).add(0.5), kiln::DTypeError);  // float into int: same_kind
+  CHECK_THROWS_AS(x.at(i).add(kiln::asarray(std::vector<double>{1, 2})), kiln::DTypeError);
+  CHECK_THROWS_AS(x.at(kiln::asarray(std::vector<int64_t>{4})).add(1), kiln::ShapeError);
+  CHECK_THROWS_AS(x.at(kiln::asarray(std::vector<double>{1})).add(1), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::zeros({4}, DType::UInt8).at(i).add(300), kiln::DTypeError);
+  Array c = kiln::zeros({4}, DType::Complex64);
+  CHECK_THROWS_AS(c.at(i).min(1.0), kiln::DTypeError);
+  CHECK(kiln::array_equal(
+      c.at(i).add(std::complex<float>(1, 2)),
+      kiln::asarray(std::vector<std::complex<float>>{{0, 0}, {2, 4}, {0, 0}, {0, 0}})));
+  CHECK(kiln::array_equal(x, kiln::zeros({4}, DType::Int32)));  // x is untouched throughout
 }
 
 TEST_CASE("explain and to_dot show an index map as a gather") {

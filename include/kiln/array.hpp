@@ -88,6 +88,11 @@ class Array {
   At at(std::vector<Index> idx) const;
   template <class... I>
   At at(I... i) const;
+  // Updates at integer arrays, NumPy's x[i] and x[i0, i1, ...] as index(...) reads them: a
+  // scatter, where a repeated index applies each of its updates (see Array::At).
+  At at(const Array& indices) const;
+  At at(const std::vector<Array>& indices) const;
+  At at(std::initializer_list<Array> indices) const;
 
   // Computes the value now (and caches it in the node). Returns *this.
   const Array& eval() const;
@@ -238,11 +243,20 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis = std::
 // dtype as NumPy's x[i] = v does (unsafe: 1.5 into an integer array is 1); add, multiply, min
 // and max compute op(x[i], v) with NumPy's promotion and store it only under NumPy's same_kind
 // rule, as its in-place x[i] += v (a float result into an integer array raises DTypeError).
-// Integer and slice indices only: a boolean mask update is kiln::where(mask, v, x), which fuses
-// the same way. Indices are distinct (no scatter), so no repeated index accumulates.
+// A boolean mask update is kiln::where(mask, v, x), which fuses the same way.
+//
+// With integer arrays, x.at(i) or x.at({i0, i1}), the update is a scatter, as NumPy's
+// x[i] = v and numpy.add.at / multiply.at / minimum.at / maximum.at: an index that repeats
+// applies every one of its updates (add.at accumulates), and a set keeps the last value given
+// for it, as NumPy does. The positions and values are computed (fused, like any expression)
+// and written, then a library step copies x and applies the updates: on the host in order, on
+// a GPU atomically in any order, so float sums and products at repeated indices may round
+// differently from the host's. The values are cast to x's dtype first (the casting checks are
+// the ones above). Not for complex arrays: min and max; on a GPU, multiply of complex128.
 class Array::At {
  public:
   At(Array x, std::vector<Index> idx) : x_(std::move(x)), idx_(std::move(idx)) {}
+  At(Array x, std::vector<Array> arrays) : x_(std::move(x)), arrays_(std::move(arrays)) {}
   Array set(const Operand& v) const;       // x[i] = v
   Array add(const Operand& v) const;       // x[i] += v
   Array multiply(const Operand& v) const;  // x[i] *= v
@@ -250,13 +264,18 @@ class Array::At {
   Array max(const Operand& v) const;       // x[i] = maximum(x[i], v)
 
  private:
-  Array region() const { return x_.index(idx_); }
+  Array region() const { return arrays_.empty() ? x_.index(idx_) : x_.index(arrays_); }
   Array place(const Array& value) const;
   Array combined(const Array& value, const char* what) const;
+  Array scatter(const Operand& v, uint8_t op, DType result, const char* what) const;
   Array x_;
   std::vector<Index> idx_;
+  std::vector<Array> arrays_;  // integer index arrays: a scatter
 };
 
+inline Array::At Array::at(std::initializer_list<Array> indices) const {
+  return at(std::vector<Array>(indices));
+}
 template <class... I>
 Array::At Array::at(I... i) const {
   return at(std::vector<Index>{Index(i)...});

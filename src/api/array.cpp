@@ -290,6 +290,14 @@ Array::At Array::at(std::vector<Index> idx) const {
   return At(*this, std::move(idx));
 }
 
+Array::At Array::at(const Array& indices) const { return at(std::vector<Array>{indices}); }
+
+Array::At Array::at(const std::vector<Array>& indices) const {
+  node_of(*this);
+  if (indices.empty()) return At(*this, std::vector<Index>{});  // as index({}): all of x
+  return At(*this, indices);
+}
+
 namespace {
 
 // NumPy's same_kind casting, which its in-place operators (x[i] += v) follow: to a dtype of
@@ -315,29 +323,99 @@ Array Array::At::place(const Array& value) const {
                                 api::copy_to(api::ref_of(x_), d)));
 }
 
-Array Array::At::combined(const Array& value, const char* what) const {
-  DType to = x_.dtype();
-  if (kind_rank(value.dtype()) > kind_rank(to))
-    throw DTypeError(std::string("at(...).") + what + ": the result is " +
-                     dtype_name(value.dtype()) + " and cannot be stored in the " + dtype_name(to) +
+namespace {
+
+void check_same_kind(DType result, DType to, const char* what) {
+  if (kind_rank(result) > kind_rank(to))
+    throw DTypeError(std::string("at(...).") + what + ": the result is " + dtype_name(result) +
+                     " and cannot be stored in the " + dtype_name(to) +
                      " array under NumPy's same_kind rule (as x[i] " +
                      "op= v raises); cast x (astype) or the value first");
+}
+
+// The dtype of f(x[i], v) by NumPy's promotion (a C++ scalar v weak), from 0-d stand-ins: the
+// check needs no region, and its errors (a scalar the dtype cannot hold) are f's own.
+template <class F>
+DType result_dtype(const Array& x, const Operand& v, F f) {
+  Array x0 = full({}, 0, x.dtype(), x.device());
+  if (auto* a = std::get_if<Array>(&v)) return f(x0, full({}, 0, a->dtype(), x.device())).dtype();
+  return f(x0, std::get<Scalar>(v)).dtype();
+}
+
+}  // namespace
+
+Array Array::At::combined(const Array& value, const char* what) const {
+  check_same_kind(value.dtype(), x_.dtype(), what);
   return place(value);
 }
 
+// x with the values placed at the flat positions the index arrays select: positions from an
+// iota over x read through the same indexing (index(arrays) checks the indices), the values
+// cast to x's dtype and broadcast to the positions' shape, both written and read by a Scatter
+// step.
+Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char* what) const {
+  const auto& n = node_of(x_);
+  check_same_kind(result, n.dtype, what);
+  const auto sop = static_cast<graph::ScatterOp>(op);
+  if (is_complex(n.dtype) && (sop == graph::ScatterOp::Min || sop == graph::ScatterOp::Max))
+    throw DTypeError(std::string("at(...).") + what + " with index arrays: a " +
+                     dtype_name(n.dtype) +
+                     " array has no scatter minimum or maximum in kiln; compare real parts, "
+                     "or update through kiln::where");
+  Array positions = arange(0, x_.size(), 1, DType::Int64, n.device).reshape(n.shape).index(arrays_);
+  Array values = std::holds_alternative<Array>(v)
+                     ? std::get<Array>(v).astype(n.dtype)
+                     : full({}, std::get<Scalar>(v), n.dtype, n.device);
+  values = values.broadcast_to(positions.shape());
+  if (positions.size() == 0) return x_;
+  positions = positions.reshape({-1});
+  values = values.reshape({-1});
+  const graph::Node* nodes[] = {&n, &node_of(positions), &node_of(values)};
+  Device d = api::common_device(nodes, "at");
+  NodeSpec spec{OpKind::Scatter,
+                op,
+                n.dtype,
+                n.shape,
+                d,
+                {api::copy_to(api::ref_of(x_), d), api::copy_to(api::ref_of(positions), d),
+                 api::copy_to(api::ref_of(values), d)}};
+  return api::finish(graph::make_node(std::move(spec)));
+}
+
 Array Array::At::set(const Operand& v) const {
+  if (!arrays_.empty())
+    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Set), x_.dtype(), "set");
   if (auto* a = std::get_if<Array>(&v)) return place(*a);
   // A scalar takes x's dtype, as NumPy's x[i] = 1.5 on an integer array (which truncates).
   return place(full({}, std::get<Scalar>(v), x_.dtype(), x_.device()));
 }
 Array Array::At::add(const Operand& v) const {
+  if (!arrays_.empty())
+    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Add),
+                   result_dtype(x_, v, [](const Array& a, const auto& b) { return a + b; }), "add");
   return combined(std::visit([&](const auto& b) { return region() + b; }, v), "add");
 }
 Array Array::At::multiply(const Operand& v) const {
+  if (!arrays_.empty())
+    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Multiply),
+                   result_dtype(x_, v, [](const Array& a, const auto& b) { return a * b; }),
+                   "multiply");
   return combined(std::visit([&](const auto& b) { return region() * b; }, v), "multiply");
 }
-Array Array::At::min(const Operand& v) const { return combined(minimum(region(), v), "min"); }
-Array Array::At::max(const Operand& v) const { return combined(maximum(region(), v), "max"); }
+Array Array::At::min(const Operand& v) const {
+  if (!arrays_.empty())
+    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Min),
+                   result_dtype(x_, v, [](const Array& a, const auto& b) { return minimum(a, b); }),
+                   "min");
+  return combined(minimum(region(), v), "min");
+}
+Array Array::At::max(const Operand& v) const {
+  if (!arrays_.empty())
+    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Max),
+                   result_dtype(x_, v, [](const Array& a, const auto& b) { return maximum(a, b); }),
+                   "max");
+  return combined(maximum(region(), v), "max");
+}
 
 const Array& Array::eval() const {
   runtime::realize({api::ref_of(*this)});

@@ -61,6 +61,12 @@ struct Describe {
                           : "device -> device")
        << " " << buffer(p, s.src) << ", " << mb(bytes_of(p.buffers[s.src])) << "\n";
   }
+  void operator()(const plan::ScatterStep& s) const {
+    int64_t bytes = 2 * bytes_of(p.buffers[s.out]) + bytes_of(p.buffers[s.positions]) +
+                    bytes_of(p.buffers[s.values]);
+    os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
+       << shape_size(p.buffers[s.positions].shape) << " positions, moves " << mb(bytes) << "\n";
+  }
   void operator()(const plan::FreeStep&) const {}
 };
 

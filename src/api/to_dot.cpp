@@ -102,6 +102,11 @@ class Dot {
     os_ << "  b" << s.src << " -> b" << s.dst << " [style=dashed, color=red, label=\"copy "
         << p_.buffers[s.src].device.str() << " -> " << p_.buffers[s.dst].device.str() << "\"];\n";
   }
+  void draw_step(const plan::ScatterStep& s) {
+    library(std::string("scatter ") + graph::op_name(s.op), s.x, s.out);
+    os_ << "  b" << s.positions << " -> " << id(0) << " [label=\"positions\"];\n"
+        << "  b" << s.values << " -> " << id(0) << " [label=\"values\"];\n";
+  }
   void draw_step(const plan::FreeStep&) {}
 
   const plan::Plan& p_;

@@ -37,6 +37,12 @@ void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& 
   gpu::run_random(step, out_desc, out, device_);
 }
 
+void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc,
+                           const void* x, const int64_t* positions, const void* values,
+                           int64_t count, void* out) {
+  gpu::run_scatter(step, out_desc, x, positions, values, count, out, device_);
+}
+
 // A pinned source is read by DMA after this returns; a pageable one has been staged.
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) {
   copy_to_device(device_, dst, src, nbytes, src_pinned);

@@ -1,10 +1,9 @@
 #include "cuda/fft_kernels.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "codegen/expressions.hpp"
+#include "cuda/helper_kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
 #include "kiln/errors.hpp"
@@ -13,7 +12,6 @@
 namespace kiln::gpu::fft {
 namespace {
 
-constexpr int kBlock = 256;  // matches __launch_bounds__ in the generated wrappers
 constexpr int kMaxRank = 8;
 
 // Mirrors kiln::fft::PadLayout in kernels/fft.cuh (all 64-bit, so both sides lay it out alike).
@@ -31,9 +29,11 @@ struct HermitianLayout {
   int64_t rows = 1, n = 0, half = 0, src_extent = 0, inner = 1, write_half = 0;
 };
 
-struct Helper {
-  std::string name, source, summary, dtypes;
-};
+using helpers::compile;
+using helpers::Helper;
+using helpers::kBlock;
+using helpers::launch;
+using helpers::max_blocks;
 
 std::string real_type(Precision p) { return p == Precision::Single ? "float" : "double"; }
 std::string type_of(Elements e) {
@@ -47,11 +47,7 @@ std::string tag_of(Elements e) {
 // One extern "C" kernel calling a template of kernels/fft.cuh.
 Helper wrap(const std::string& name, const std::string& params, const std::string& call,
             const std::string& summary, const std::string& dtypes) {
-  return {name,
-          "#include \"kiln/fft.cuh\"\n"
-          "extern \"C\" __global__ void __launch_bounds__(" +
-              std::to_string(kBlock) + ") " + name + "(" + params + ") {\n  " + call + ";\n}\n",
-          summary, dtypes};
+  return helpers::wrap("fft.cuh", name, params, call, summary, dtypes);
 }
 
 Helper pad_helper(Elements s, Elements d) {
@@ -115,51 +111,9 @@ Helper scale_helper(Precision p) {
               tag_of({false, p}) + " -> " + tag_of({false, p}));
 }
 
-jit::Result compile(const Helper& h, const std::string& arch,
-                    std::vector<std::string> options = {}) {
-  return jit::get({h.name, h.source, h.summary, arch, std::move(options), h.dtypes});
-}
-
 // LTO-IR, relocatable: what cuFFT links into its kernels when it makes a callback plan.
 jit::Result compile_lto(const Helper& h, const std::string& arch) {
   return compile(h, arch, {"-dlto", "--relocatable-device-code=true"});
-}
-
-// Libraries stay loaded for the process's life: a kernel handle must outlive every launch
-// that may still be queued.
-cudaKernel_t kernel_for(const Helper& h, int device) {
-  static std::mutex mu;
-  static auto* loaded = new std::map<std::pair<std::string, int>, cudaKernel_t>;
-  auto key = std::make_pair(h.name, device);
-  {
-    std::lock_guard lock(mu);
-    if (auto it = loaded->find(key); it != loaded->end()) return it->second;
-  }
-  const jit::Kernel& k = *compile(h, gpu::device(device).arch).kernel;
-  std::lock_guard lock(mu);
-  if (auto it = loaded->find(key); it != loaded->end()) return it->second;
-  set_device(device);
-  cudaLibrary_t lib;
-  KILN_CUDA_CHECK(
-      cudaLibraryLoadData(&lib, k.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t kernel;
-  KILN_CUDA_CHECK(cudaLibraryGetKernel(&kernel, lib, k.name.c_str()));
-  loaded->emplace(key, kernel);
-  return kernel;
-}
-
-// Grid-stride kernels: enough blocks to fill the device, no more.
-int64_t max_blocks(int device) { return int64_t{gpu::device(device).sm_count} * 16; }
-
-void launch(const Helper& h, int device, dim3 grid, void** args) {
-  cudaKernel_t k = kernel_for(h, device);
-  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kBlock), args, 0,
-                                   gpu::device(device).stream));
-}
-
-void launch(const Helper& h, int device, int64_t n, void** args) {
-  int64_t blocks = std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, max_blocks(device));
-  launch(h, device, dim3(static_cast<unsigned>(blocks)), args);
 }
 
 // Merges a dimension into the one inside it whenever that inner part is whole on both sides

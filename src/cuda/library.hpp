@@ -2,6 +2,9 @@
 // numbers from a one-pass Philox kernel that reproduces cuRAND's stream, both on the device's
 // kiln stream, so stream-ordered memory reuse stays safe.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 
 namespace kiln::gpu {
@@ -11,6 +14,15 @@ namespace kiln::gpu {
 // step.scale. Same contract as the host's cpu::run_fft.
 void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
              const plan::PlanBuffer& out_desc, void* out, int device);
+
+// out = x with the values placed at their positions (cpu::run_scatter's contract; float sums
+// and products at repeated positions may round differently, as they run in any order).
+void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
+                 const int64_t* positions, const void* values, int64_t count, void* out,
+                 int device);
+// Compiles every scatter kernel for `arch` without a GPU (how tests check kernels/scatter.cuh
+// through NVRTC on machines that have none). Returns the kernel names.
+std::vector<std::string> compile_scatter_helpers(const std::string& arch);
 
 // Fills `out` with the same numbers the host's cpu::run_random gives for this step.
 void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,

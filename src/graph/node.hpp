@@ -34,7 +34,7 @@ struct NodeSpec {
         attrs(std::move(a)) {}
 
   OpKind kind = OpKind::Scalar;
-  uint8_t op = 0;  // UnaryOp / BinaryOp / ReduceOp / FftKind / RandomDist per kind
+  uint8_t op = 0;  // UnaryOp / BinaryOp / ReduceOp / FftKind / RandomDist / ScatterOp per kind
   DType dtype = DType::Float64;
   Shape shape;
   Device device;
@@ -56,6 +56,7 @@ struct NodeSpec {
   ReduceOp reduce_op() const { return op_as<ReduceOp>(OpKind::Reduce); }
   FftKind fft_kind() const { return op_as<FftKind>(OpKind::Fft); }
   RandomDist random_dist() const { return op_as<RandomDist>(OpKind::Random); }
+  ScatterOp scatter_op() const { return op_as<ScatterOp>(OpKind::Scatter); }
 
  private:
   template <class E>

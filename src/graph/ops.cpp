@@ -1,4 +1,5 @@
 #include "graph/ops.hpp"
+#include <iterator>
 
 namespace kiln::graph {
 
@@ -64,6 +65,12 @@ const ReduceRow& row(ReduceOp op) { return kReduce[static_cast<int>(op)]; }
 }  // namespace
 
 const char* op_name(ReduceOp op) { return row(op).name; }
+
+const char* op_name(ScatterOp op) {
+  constexpr const char* kNames[] = {"set", "add", "multiply", "min", "max"};
+  static_assert(std::size(kNames) == static_cast<size_t>(ScatterOp::Max) + 1);
+  return kNames[static_cast<int>(op)];
+}
 
 DType accumulation_dtype(ReduceOp op, DType t) {
   // float16 and bfloat16 accumulate in float32 (their result rounds once, at the end:

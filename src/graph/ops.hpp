@@ -32,6 +32,9 @@ enum class OpKind : uint8_t {
   Fft,
   Random,
   Copy,
+  // x with values placed at flat positions (x.at(integer arrays)): inputs x, the int64
+  // positions, the values (of x's dtype, one per position); `op` is a ScatterOp.
+  Scatter,
 };
 
 // The elementwise operations and their traits come from graph/op_table.hpp, one row each.
@@ -51,6 +54,11 @@ enum class ReduceOp : uint8_t { KILN_REDUCE_OPS(KILN_ENUM_ROW) };
 // choose, and fill the rest from Hermitian symmetry, X[k] = conj(X[-k mod n]) over every axis.
 enum class FftKind : uint8_t { C2C, R2C, C2R, R2CFull };
 enum class RandomDist : uint8_t { Randint, Uniform, Normal };
+// What a scatter does at each position: NumPy's x[i] = v (the last of repeated positions wins)
+// and add / multiply / minimum / maximum.at (repeated positions apply every update). The order
+// of kiln::scatter::Op in kernels/scatter.cuh.
+enum class ScatterOp : uint8_t { Set, Add, Multiply, Min, Max };
+const char* op_name(ScatterOp op);  // "set", "add", ...
 
 const char* op_name(UnaryOp op);   // "neg", "sin", ...
 const char* op_name(BinaryOp op);  // "add", "lt", ...

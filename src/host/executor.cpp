@@ -6,6 +6,7 @@
 #include "host/fft.hpp"
 #include "host/fused.hpp"
 #include "host/random.hpp"
+#include "host/scatter.hpp"
 
 namespace kiln::cpu {
 
@@ -29,6 +30,12 @@ void Executor::run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_des
 void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
                           void* out) {
   cpu::run_random(step, out_desc, out);
+}
+
+void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc,
+                           const void* x, const int64_t* positions, const void* values,
+                           int64_t count, void* out) {
+  cpu::run_scatter(step, out_desc, x, positions, values, count, out);
 }
 
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool) {

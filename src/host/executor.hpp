@@ -17,6 +17,8 @@ class Executor : public plan::Backend {
                const plan::PlanBuffer& out_desc, void* out) override;
   void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
                   void* out) override;
+  void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
+                   const int64_t* positions, const void* values, int64_t count, void* out) override;
   bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;
   void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) override;
   void synchronize() override {}

@@ -47,6 +47,12 @@ class Backend {
   virtual void run_fft(const FftStep& step, const PlanBuffer& in_desc, const void* in,
                        const PlanBuffer& out_desc, void* out) = 0;
   virtual void run_random(const RandomStep& step, const PlanBuffer& out_desc, void* out) = 0;
+  // out (out_desc: x's dtype and shape) = x with the `count` values placed at their flat
+  // positions (int64, in range) by step.op. A set keeps the last of repeated positions; the
+  // other operations apply every update (float sums may round differently between backends).
+  virtual void run_scatter(const ScatterStep& step, const PlanBuffer& out_desc, const void* x,
+                           const int64_t* positions, const void* values, int64_t count,
+                           void* out) = 0;
 
   // Copies between host memory and this backend's memory (a host backend: a memcpy).
   // copy_from_host returns true when the copy may still be reading `src` on return (a pinned

@@ -50,6 +50,11 @@ struct Describe {
   void operator()(const CopyStep& s) const {
     os << "  copy " << buffer_str(p, s.src) << " -> " << buffer_str(p, s.dst) << "\n";
   }
+  void operator()(const ScatterStep& s) const {
+    os << "  scatter " << graph::op_name(s.op) << " " << buffer_str(p, s.x) << " at "
+       << buffer_str(p, s.positions) << " of " << buffer_str(p, s.values) << " -> "
+       << buffer_str(p, s.out) << "\n";
+  }
   void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
 };
 

@@ -190,10 +190,15 @@ struct RandomStep {
 struct CopyStep {
   int src, dst;
 };
+// out = x with values[k] placed at flat position positions[k] by `op`, for every k in order.
+struct ScatterStep {
+  int x, positions, values, out;
+  graph::ScatterOp op;
+};
 struct FreeStep {
   int buffer;
 };
-using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, FreeStep>;
+using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;

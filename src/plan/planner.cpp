@@ -16,7 +16,9 @@ namespace {
 using graph::Node;
 using graph::OpKind;
 
-bool is_library(OpKind k) { return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy; }
+bool is_library(OpKind k) {
+  return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter;
+}
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
          k == OpKind::Broadcast;
@@ -140,6 +142,8 @@ class Planner {
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
       if (n->kind == OpKind::Fft) library_inputs_.insert(fft_source(*n));
       if (n->kind == OpKind::Copy) library_inputs_.insert(n->inputs[0].get());
+      if (n->kind == OpKind::Scatter)  // x, positions and values, each written by its kernel
+        for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
     write_remaps_read_twice();
@@ -397,6 +401,10 @@ class Planner {
         plan_.steps.push_back(fft_step(*r));
       } else if (r->kind == OpKind::Copy) {
         plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
+      } else if (r->kind == OpKind::Scatter) {
+        const auto& in = r->inputs;
+        plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
+                                          buf(r), r->scatter_op()});
       } else {
         std::vector<const Node*> params;
         FusedGroup g = lower_group(spec, buf, mat, params);
@@ -448,6 +456,7 @@ class Planner {
     }
     if (auto* f = std::get_if<FftStep>(&s)) return {f->in};
     if (auto* c = std::get_if<CopyStep>(&s)) return {c->src};
+    if (auto* t = std::get_if<ScatterStep>(&s)) return {t->x, t->positions, t->values};
     return {};
   }
 

@@ -37,6 +37,7 @@ class PlanRun {
   void run_step(const plan::CopyStep& s);
   void run_step(const plan::FftStep& s);
   void run_step(const plan::RandomStep& cached);
+  void run_step(const plan::ScatterStep& s);
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
   struct Tables {

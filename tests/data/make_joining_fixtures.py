@@ -300,6 +300,47 @@ def main():
             w.case(name("at_add", xt, vt), "at", [x, v], lambda x, v: at_ref(x, v, "::2", "add"),
                    op="add", index="::2")
 
+    # x.at(integer arrays).op(v): a scatter, NumPy's y[idx] = v (the last of repeated indices
+    # wins) and add / multiply / minimum / maximum.at (every update applies)
+    def scatter_ref(x, v, idx, op):
+        y = x.copy()
+        if op == "set":
+            y[idx] = v
+        else:
+            ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum,
+                     "max": np.maximum}[op]
+            ufunc.at(y, idx, v)
+        return y
+
+    scatter_cases = [
+        ((7,), [[0, 2, 0, 6, -1, 0]]), ((7,), [[[1, 1], [3, -4]]]), ((7,), [[]]),
+        ((4, 3), [[3, 0, 3, 3]]), ((4, 3), [[0, 0, 3, -1], [1, 1, 2, 2]]),
+        ((4, 3), [[[0], [3]], [0, 0, 2]]), ((2, 3, 4), [[1, 0, 1], [2, 2, -1]]),
+        ((2, 3, 4), [[0, 0]]),
+    ]
+    for si, (xs, idx) in enumerate(scatter_cases):
+        index = tuple(np.array(i, "int64") for i in idx)
+        for dt in ("float64", "int64", "int8", "bool"):
+            x = data(xs, dt)
+            if dt == "int8":
+                x = (x * 37).astype("int8")  # repeated adds and products wrap
+            region = x[index]
+            for vi, vs in enumerate([(), region.shape, region.shape[-1:] if region.ndim else ()]):
+                v = data(vs, dt, base=20 + vi)
+                if dt == "int8":
+                    v = (v * 53).astype("int8")
+                for op in ("set", "add", "multiply", "min", "max"):
+                    w.case(name("scatter", xs, si, dt, vi, op), "scatter", [x, v, *index],
+                           lambda x, v, *ii, o=op: scatter_ref(x, v, tuple(ii), o), op=op)
+    # an index out of range, values that do not broadcast to the selected region
+    w.case("scatter_bad_index", "scatter", [data((4,)), data(()), np.array([1, 4], "int64")],
+           lambda x, v, i: scatter_ref(x, v, (i,), "add"), op="add")
+    w.case("scatter_bad_shape", "scatter", [data((4, 3)), data((2,)), np.array([1, 2], "int64")],
+           lambda x, v, i: scatter_ref(x, v, (i,), "add"), op="add")
+    w.case("scatter_int32_index", "scatter",
+           [data((5,)), data((3,)), np.array([4, -5, 4], "int32")],
+           lambda x, v, i: scatter_ref(x, v, (i,), "add"), op="add")
+
     # take (integer-array indexing along one axis): NumPy's modes, negative and bad indices
     for xs in [(7,), (3, 4), (2, 3, 5), (0, 3)]:
         x = data(xs)

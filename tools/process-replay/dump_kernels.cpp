@@ -99,6 +99,9 @@ std::string dump_plan(const std::vector<Array>& outputs, const std::string& name
             << " offset " << r->offset << "\n";
     } else if (auto* c = std::get_if<kiln::plan::CopyStep>(&plan.steps[i])) {
       steps << "copy " << c->src << " -> " << c->dst << "\n";
+    } else if (auto* t = std::get_if<kiln::plan::ScatterStep>(&plan.steps[i])) {
+      steps << "scatter " << kiln::graph::op_name(t->op) << " " << t->x << " " << t->positions
+            << " " << t->values << " -> " << t->out << "\n";
     } else {
       steps << "free " << std::get<kiln::plan::FreeStep>(plan.steps[i]).buffer << "\n";
     }

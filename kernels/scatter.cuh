@@ -1,0 +1,189 @@
+// Scatter updates, x.at(integer arrays).set / add / multiply / min / max: NumPy's x[i] = v and
+// ufunc.at, where an index that repeats applies every one of its updates. What one update does
+// to an element is written once, below, for the host executor (which applies the updates in
+// order, as NumPy) and the device (which applies them atomically, in any order). A set whose
+// index repeats keeps the last update on both: the device first lets each position claim its
+// last update (claim_last), then only that update stores.
+#pragma once
+
+#ifdef __CUDACC__
+#include "kiln/complex.cuh"
+#else
+#include "scalar.cuh"
+#endif
+
+namespace kiln::scatter {
+
+// The order of graph::ScatterOp.
+enum Op : int { Set, Add, Multiply, Min, Max };
+
+// bool and integer types, told apart without <type_traits> (which NVRTC lacks).
+template <class T>
+KILN_SCALAR_FN constexpr bool is_bool() {
+  return (T)2 == (T)1;
+}
+template <class T>
+KILN_SCALAR_FN constexpr bool is_integer() {
+  return !is_bool<T>() && (T)0.5 == (T)0;
+}
+
+// One update of a real (bool, integer or float) element: NumPy's add (logical or for bool,
+// wrapping for integers), multiply (logical and, wrapping), and its NaN-propagating minimum and
+// maximum, old value first.
+template <int OP, class T>
+KILN_SCALAR_FN T apply(T old, T v) {
+  if constexpr (OP == Set) {
+    return v;
+  } else if constexpr (OP == Add) {
+    if constexpr (is_bool<T>())
+      return old || v;
+    else if constexpr (is_integer<T>())
+      return scalar::wrap_add(old, v);
+    else
+      return old + v;
+  } else if constexpr (OP == Multiply) {
+    if constexpr (is_bool<T>())
+      return old && v;
+    else if constexpr (is_integer<T>())
+      return scalar::wrap_mul(old, v);
+    else
+      return old * v;
+  } else if constexpr (OP == Min) {
+    return scalar::minimum(old, v);
+  } else {
+    return scalar::maximum(old, v);
+  }
+}
+
+// One update of a complex element, on its parts (the host's std::complex and the device's
+// kiln::complex alike): add, NumPy's schoolbook product, or set. The API refuses min and max.
+template <int OP, class R>
+KILN_SCALAR_FN scalar::parts<R> apply_parts(scalar::parts<R> old, scalar::parts<R> v) {
+  if constexpr (OP == Add) return {old.re + v.re, old.im + v.im};
+  if constexpr (OP == Multiply) return scalar::complex_multiply(old, v);
+  return v;
+}
+
+#ifdef __CUDACC__
+
+template <int OP, class R>
+__device__ __forceinline__ complex<R> apply(complex<R> old, complex<R> v) {
+  return of_parts(apply_parts<OP>(parts_of(old), parts_of(v)));
+}
+
+// float16 and bfloat16: each update in float32, rounded once to the half (as kiln computes the
+// halves; src/host/scatter.cpp does the same through kernels/half.cuh).
+template <int OP>
+__device__ __forceinline__ float16 apply(float16 old, float16 v) {
+  return to_float16(apply<OP>(to_float(old), to_float(v)));
+}
+template <int OP>
+__device__ __forceinline__ bfloat16 apply(bfloat16 old, bfloat16 v) {
+  return to_bfloat16(apply<OP>(to_float(old), to_float(v)));
+}
+
+// The machine word an element of T lives in, and where: 1- and 2-byte elements update their
+// aligned 4-byte word, the other bytes kept.
+template <int N>
+struct word;
+template <>
+struct word<1> {
+  typedef unsigned int type;
+};
+template <>
+struct word<2> {
+  typedef unsigned int type;
+};
+template <>
+struct word<4> {
+  typedef unsigned int type;
+};
+template <>
+struct word<8> {
+  typedef unsigned long long type;
+};
+
+// out[0] = apply(out[0], v), atomically, through compare-and-swap on the word that holds it.
+template <int OP, class T>
+__device__ __forceinline__ void atomic_apply(T* out, T v) {
+  typedef typename word<sizeof(T)>::type W;
+  const unsigned long long address = (unsigned long long)out;
+  W* w = (W*)(address & ~(unsigned long long)(sizeof(W) - 1));
+  const int shift = (int)(address & (sizeof(W) - 1)) * 8;
+  W seen = *w, assumed;
+  do {
+    assumed = seen;
+    T old;
+    if constexpr (sizeof(T) < sizeof(W)) {
+      W bits = (assumed >> shift) & ((W(1) << (sizeof(T) * 8)) - 1);
+      memcpy(&old, &bits, sizeof(T));
+    } else {
+      memcpy(&old, &assumed, sizeof(T));
+    }
+    T updated = apply<OP>(old, v);
+    W next;
+    if constexpr (sizeof(T) < sizeof(W)) {
+      W bits = 0;
+      memcpy(&bits, &updated, sizeof(T));
+      const W mask = ((W(1) << (sizeof(T) * 8)) - 1) << shift;
+      next = (assumed & ~mask) | (bits << shift);
+    } else {
+      memcpy(&next, &updated, sizeof(T));
+    }
+    if (next == assumed) return;  // nothing to change (a min that keeps the old value)
+    seen = atomicCAS(w, assumed, next);
+  } while (seen != assumed);
+}
+
+// Additions the hardware does in one instruction, in any order (float sums then round in the
+// order the updates arrive: the result may differ from the host's in the last bits).
+__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned int* p, unsigned int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(long long* p, long long v) {
+  atomicAdd((unsigned long long*)p, (unsigned long long)v);  // two's complement: wraps alike
+}
+__device__ __forceinline__ void atomic_add(unsigned long long* p, unsigned long long v) {
+  atomicAdd(p, v);
+}
+template <class R>
+__device__ __forceinline__ void atomic_add(complex<R>* p, complex<R> v) {
+  atomic_add(&p->re, v.re);  // the parts add independently
+  atomic_add(&p->im, v.im);
+}
+template <class T>
+__device__ __forceinline__ void atomic_add(T* p, T v) {
+  atomic_apply<Add>(p, v);
+}
+
+// Set: the last update of each position (largest k) claims it, so the result is the one NumPy
+// gives whatever order the threads run in. claims[] starts at -1 for every position.
+__device__ __forceinline__ void claim_last(long long* claims, const long long* positions,
+                                           long long count) {
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
+    atomicMax(&claims[positions[k]], k);
+}
+
+// out[positions[k]] = op(out[positions[k]], values[k]) for every k < count. out already holds x.
+// For Set, `claims` is claim_last's table; otherwise null.
+template <int OP, class T>
+__device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
+                                        long long count, const long long* claims) {
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long p = positions[k];
+    if constexpr (OP == Set) {
+      if (claims[p] == k) out[p] = values[k];
+    } else if constexpr (OP == Add) {
+      atomic_add(out + p, values[k]);
+    } else {
+      atomic_apply<OP>(out + p, values[k]);
+    }
+  }
+}
+
+#endif  // __CUDACC__
+
+}  // namespace kiln::scatter

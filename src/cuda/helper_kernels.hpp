@@ -1,0 +1,37 @@
+// Small fixed kernels around library steps (FFT padding and scaling, scatter updates): an
+// extern "C" wrapper that calls a template of kernels/, compiled through the JIT and its kernel
+// cache on first use, loaded once per device for the process's life (a kernel handle must
+// outlive every launch that may still be queued), launched on the device's kiln stream.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/jit.hpp"
+
+namespace kiln::gpu::helpers {
+
+constexpr int kBlock = 256;  // matches __launch_bounds__ in the wrappers
+
+struct Helper {
+  std::string name, source, summary, dtypes;
+  std::vector<std::string> options = {};  // NVRTC's, beyond the JIT's own
+};
+
+// One extern "C" kernel `name(params)` whose body is `call;`, after #include "kiln/HEADER".
+Helper wrap(const std::string& header, const std::string& name, const std::string& params,
+            const std::string& call, const std::string& summary, const std::string& dtypes);
+
+// h's kernel for arch, with `extra` NVRTC options besides h's.
+jit::Result compile(const Helper& h, const std::string& arch,
+                    const std::vector<std::string>& extra = {});
+
+// Grid-stride kernels: enough blocks to fill the device, no more.
+int64_t max_blocks(int device);
+void launch(const Helper& h, int device, dim3 grid, void** args);
+// A grid-stride launch over n elements (nothing to do for n == 0 is the caller's check).
+void launch(const Helper& h, int device, int64_t n, void** args);
+
+}  // namespace kiln::gpu::helpers
