@@ -21,7 +21,7 @@ void apply_all(T* out, const int64_t* positions, const T* values, int64_t count)
   for (int64_t k = 0; k < count; ++k) {
     T& o = out[positions[k]];
     if constexpr (is_half_v<T>) {  // in float32, rounded once (kernels/scatter.cuh's apply)
-      o = convert<T>(scalar::apply<OP>(convert<float>(o), convert<float>(values[k])));
+      o = convert<T>(scatter::apply<OP>(convert<float>(o), convert<float>(values[k])));
     } else if constexpr (is_complex<T>::value) {
       using R = typename T::value_type;
       auto p =
