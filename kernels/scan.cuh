@@ -38,9 +38,21 @@ __device__ void lanes(const T* in, T* out, long long outer, long long n, long lo
 
 // The identity of the scan's operation: -0.0 for sums (so -0.0 + x is x for every x, -0.0
 // included) and 1 for products.
+template <class T>
+__device__ __forceinline__ T from_double(double x) {
+  return T(x);
+}
+template <>
+__device__ __forceinline__ float16 from_double<float16>(double x) {
+  return to_float16(x);
+}
+template <>
+__device__ __forceinline__ bfloat16 from_double<bfloat16>(double x) {
+  return to_bfloat16((float)x);  // the identities are exact in float32
+}
 template <int OP, class T>
 __device__ __forceinline__ T identity() {
-  return OP == scatter::Multiply ? T(1) : T(-0.0);
+  return from_double<T>(OP == scatter::Multiply ? 1.0 : -0.0);
 }
 
 // The block's scan of one value per thread, in thread order (Hillis-Steele through shared

@@ -71,6 +71,17 @@ __device__ __forceinline__ complex<R> apply(complex<R> old, complex<R> v) {
   return of_parts(apply_parts<OP>(parts_of(old), parts_of(v)));
 }
 
+// float16 and bfloat16: each update in float32, rounded once to the half (as kiln computes the
+// halves; src/host/scatter.cpp does the same through kernels/half.cuh).
+template <int OP>
+__device__ __forceinline__ float16 apply(float16 old, float16 v) {
+  return to_float16(apply<OP>(to_float(old), to_float(v)));
+}
+template <int OP>
+__device__ __forceinline__ bfloat16 apply(bfloat16 old, bfloat16 v) {
+  return to_bfloat16(apply<OP>(to_float(old), to_float(v)));
+}
+
 // The machine word an element of T lives in, and where: 1- and 2-byte elements update their
 // aligned 4-byte word, the other bytes kept.
 template <int N>

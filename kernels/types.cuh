@@ -2,6 +2,7 @@
 // kernel includes this (through elementwise.cuh or reduction.cuh).
 #pragma once
 
+#include "kiln/half.cuh"
 #include "kiln/scalar.cuh"
 
 namespace kiln {

@@ -26,8 +26,13 @@ using kiln::DType;
 namespace {
 
 template <class T>
+constexpr bool is_half_v = std::is_same_v<T, kiln::float16> || std::is_same_v<T, kiln::bfloat16>;
+
+template <class T>
 T parse(const std::string& tok) {
-  if constexpr (std::is_same_v<T, bool>)
+  if constexpr (is_half_v<T>)  // the fixture's values are the half's, exactly
+    return T(std::strtod(tok.c_str(), nullptr));
+  else if constexpr (std::is_same_v<T, bool>)
     return tok == "1";
   else if constexpr (std::is_unsigned_v<T>)
     return static_cast<T>(std::stoull(tok));
@@ -61,13 +66,18 @@ int count_differences(const Array& got, const Array& want, const std::string& wh
     int bad = 0;
     for (size_t i = 0; i < g.size(); ++i) {
       bool same;
-      if constexpr (std::is_floating_point_v<T>)
+      if constexpr (is_half_v<T>)
+        same = g[i].bits == w[i].bits ||
+               (std::isnan(static_cast<float>(g[i])) && std::isnan(static_cast<float>(w[i])));
+      else if constexpr (std::is_floating_point_v<T>)
         same = (std::isnan(g[i]) && std::isnan(w[i])) || std::memcmp(&g[i], &w[i], sizeof(T)) == 0;
       else
         same = g[i] == w[i];
       if (!same && ++bad <= 3) {
         std::ostringstream os;
-        if constexpr (std::is_integral_v<T>)
+        if constexpr (is_half_v<T>)
+          os << static_cast<float>(g[i]) << " != NumPy's " << static_cast<float>(w[i]);
+        else if constexpr (std::is_integral_v<T>)
           os << +g[i] << " != NumPy's " << +w[i];
         else
           os << g[i] << " != NumPy's " << w[i];
@@ -145,11 +155,11 @@ Array vec(std::vector<T> v, kiln::Device d = kiln::host()) {
 }  // namespace
 
 TEST_CASE("astype between every pair of real dtypes as NumPy (wrapping, float to int on x86)") {
-  CHECK(check_casts(kiln::host()) == 11 * 11);
+  CHECK(check_casts(kiln::host()) == 13 * 13);
 }
 
 TEST_CASE("reductions of the smaller and unsigned integers as NumPy (uint64 sums wrap)") {
-  CHECK(check_reductions(kiln::host()) == 6 * 2 * 7 * 3);
+  CHECK(check_reductions(kiln::host()) == 8 * 2 * 7 * 3);
 }
 
 TEST_CASE("NumPy's promotion rules the brief names") {
@@ -262,11 +272,11 @@ TEST_CASE("operations NumPy refuses on integers are DTypeErrors that say what to
 }
 
 GPU_TEST_CASE("GPU: astype between every pair of real dtypes as NumPy") {
-  CHECK(check_casts(kiln::cuda()) == 11 * 11);
+  CHECK(check_casts(kiln::cuda()) == 13 * 13);
 }
 
 GPU_TEST_CASE("GPU: reductions of the smaller and unsigned integers as NumPy") {
-  CHECK(check_reductions(kiln::cuda()) == 6 * 2 * 7 * 3);
+  CHECK(check_reductions(kiln::cuda()) == 8 * 2 * 7 * 3);
 }
 
 GPU_TEST_CASE("GPU: randint of the new integer dtypes gives the host's numbers") {
@@ -287,4 +297,47 @@ GPU_TEST_CASE("GPU: FFT of uint8 and int16 input equals the host's") {
     CHECK(
         kiln::allclose(kiln::fft::rfft(kiln::asarray(a, kiln::cuda())).get(), kiln::fft::rfft(a)));
   }
+}
+
+TEST_CASE("uniform and normal of float16 and bfloat16: the float32 draws of the seed, rounded") {
+  // kiln/random.hpp's rule for the halves: the float32 numbers of the same seed and offset,
+  // each rounded once (the cast is checked against NumPy above).
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    INFO(kiln::dtype_name(t));
+    kiln::random::Generator g(7), f(7);
+    Array u = g.uniform(-2, 3, {1001}, t), u32 = f.uniform(-2, 3, {1001}, DType::Float32);
+    Array n = g.normal(1, 2, {1001}, t), n32 = f.normal(1, 2, {1001}, DType::Float32);
+    CHECK(u.dtype() == t);
+    CHECK(n.dtype() == t);
+    CHECK(count_differences(u, u32.astype(t), "uniform") == 0);
+    CHECK(count_differences(n, n32.astype(t), "normal") == 0);
+    // Rounding may reach `high`, never pass it.
+    CHECK(kiln::all((u >= -2.0) & (u <= 3.0)).item<bool>());
+  }
+}
+
+GPU_TEST_CASE("GPU: uniform and normal of float16 and bfloat16 give the host's numbers") {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    Array h = kiln::random::Generator(5).uniform(0, 1, {4097}, t);
+    Array g = kiln::random::Generator(5, kiln::cuda()).uniform(0, 1, {4097}, t);
+    CHECK(count_differences(g, h, "uniform") == 0);
+    h = kiln::random::Generator(5).normal(0, 1, {4097}, t);
+    g = kiln::random::Generator(5, kiln::cuda()).normal(0, 1, {4097}, t);
+    CHECK(count_differences(g, h, "normal") == 0);
+  }
+}
+
+TEST_CASE("scatter add into float16: every update in float32, rounded once, as NumPy's add.at") {
+  // By hand: NumPy's float16 add loop rounds after each update, so x[0] gets 0.1 then 0.2 each
+  // as float16, and 2048 + 1 + 1 stays 2048 (each 2049 rounds to even).
+  Array x = kiln::zeros({3}, DType::Float16).astype(DType::Float16);
+  x = x.at(1).set(2048.0);
+  Array idx = vec<int64_t>({0, 0, 1, 1, 2});
+  Array v = kiln::asarray(std::vector<double>{0.1, 0.2, 1, 1, 70000}).astype(DType::Float16);
+  auto got = x.at(idx).add(v).to_vector<kiln::float16>();
+  const float h01 = static_cast<float>(kiln::float16(0.1)),
+              h02 = static_cast<float>(kiln::float16(0.2));
+  CHECK(static_cast<float>(got[0]) == static_cast<float>(kiln::float16(h01 + h02)));
+  CHECK(static_cast<float>(got[1]) == 2048.0f);
+  CHECK(std::isinf(static_cast<float>(got[2])));  // 70000 is inf in float16
 }

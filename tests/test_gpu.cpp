@@ -47,7 +47,20 @@ Array sample(const Shape& s, DType t, double scale = 1.0, double shift = 0.0) {
   return a.astype(t).eval();
 }
 
-double rtol_of(DType t) { return kiln::real_dtype(t) == DType::Float32 ? 2e-5 : 1e-11; }
+// (A half rounds a float32 result: the two sides' float32 functions may differ in the last
+// bit, which can move the rounded half by one of its ulps, 2^-10 or 2^-7 relative.)
+double rtol_of(DType t) {
+  switch (kiln::real_dtype(t)) {
+    case DType::Float16:
+      return 1e-3;
+    case DType::BFloat16:
+      return 8e-3;
+    case DType::Float32:
+      return 2e-5;
+    default:
+      return 1e-11;
+  }
+}
 
 // Elementwise on host arrays: within the tolerance (NumPy's isclose), equal (so equal
 // infinities, whose difference is NaN), or both NaN (for complex: NaN in either part).
@@ -500,12 +513,12 @@ GPU_TEST_CASE("gpu: max, min, argmax, argmin of integers at their extremes; any 
 }
 
 GPU_TEST_CASE("gpu: NaN, infinities, signed zeros and huge values match the host") {
-  for (DType t : {DType::Float32, DType::Float64})
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
     for (const auto& [name, f] : kUnary)
       same_on_gpu(name + " of specials " + kiln::dtype_name(t),
                   [&](const std::vector<Array>& in) { return f(in[0]); }, {specials(t)});
   // Every pair of special values: a column against a row.
-  for (DType t : {DType::Float32, DType::Float64})
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
     for (const auto& [name, f] : kBinary) {
       Array x = specials(t);
       same_on_gpu(name + " of special pairs " + kiln::dtype_name(t),
@@ -532,7 +545,8 @@ GPU_TEST_CASE("gpu: NaN, infinities, signed zeros and huge values match the host
         }
   }
   // Every cast from the special values, to every dtype (float -> int: kernels/types.cuh).
-  for (DType from : {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128})
+  for (DType from : {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128,
+                     DType::Float16, DType::BFloat16})
     for (DType to : kiln::kAllDTypes)
       same_on_gpu(
           std::string("astype specials ") + kiln::dtype_name(from) + "->" + kiln::dtype_name(to),

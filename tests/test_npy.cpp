@@ -67,7 +67,9 @@ bool same_real(R got, const std::string& text) {
 
 template <class T>
 bool same_value(T got, const std::vector<std::string>& values, size_t i) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_same_v<T, kiln::float16> || std::is_same_v<T, kiln::bfloat16>) {
+    return same_real(static_cast<float>(got), values[i]);  // the half's float value, exactly
+  } else if constexpr (std::is_same_v<T, bool>) {
     return got == (values[i] == "1");
   } else if constexpr (std::is_unsigned_v<T>) {
     return got == static_cast<T>(std::stoull(values[i]));
@@ -293,6 +295,13 @@ TEST_CASE("bool bytes other than 0 and 1 load as true") {
   kiln::Array a = kiln::load_npy(tmp.file("b.npy"));
   CHECK(a.to_vector<bool>() == std::vector<bool>{true, true, true, true, false});
   CHECK(kiln::sum(a).item<int64_t>() == 4);
+}
+
+TEST_CASE("save_npy refuses bfloat16, which has no standard .npy descr, and says what to do") {
+  TempDir tmp;
+  auto x = kiln::ones({2}, kiln::DType::BFloat16);
+  CHECK_THROWS_WITH_AS(kiln::save_npy(tmp.file("b.npy"), x),
+                       doctest::Contains("astype(kiln::DType::Float32)"), kiln::DTypeError);
 }
 
 TEST_CASE("save_npy reports a folder it cannot write to") {

@@ -67,6 +67,8 @@ std::vector<char> filler_element(kiln::DType t) {
       v = std::numeric_limits<T>::max();
     } else if constexpr (std::is_integral_v<T>) {
       v = std::numeric_limits<T>::min();
+    } else if constexpr (std::is_same_v<T, kiln::float16> || std::is_same_v<T, kiln::bfloat16>) {
+      v = T(-60000.0f);  // wide, and 1e-5 in a float16 fixture makes it scientific anyway
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>) {
       v = T(3e38f) * T(-1);
     } else {

@@ -140,7 +140,7 @@ TEST_CASE("array with a weak Python-style scalar gives NumPy 2's dtype, on eithe
   }
 }
 
-TEST_CASE("unary functions give NumPy's dtype (kiln has no float16 or int8)") {
+TEST_CASE("unary functions give NumPy's dtype (float16 for bool, int8 and uint8, as NumPy)") {
   using Fn = std::function<Array(const Array&)>;
   static const std::map<std::string, Fn> fns = {
       {"sqrt", kiln::sqrt},
@@ -163,13 +163,7 @@ TEST_CASE("unary functions give NumPy's dtype (kiln has no float16 or int8)") {
     Fn f = fns.at(r[0]);
     DType a = dtype(r[1]);
     std::string want = r[2];
-    // kiln's documented differences (include/kiln/dtype.hpp, float_dtype):
-    if (want == "float16") {
-      // NumPy computes sqrt/exp/... of bool, int8 and uint8 in float16; kiln has no float16
-      // and uses float32.
-      REQUIRE((a == DType::Bool || a == DType::Int8 || a == DType::UInt8));
-      want = "float32";
-    }
+    // kiln's documented differences:
     if (want == "int8" && a == DType::Bool) {
       // NumPy's conjugate of bool gives int8; kiln's conj of a non-complex array is the array.
       REQUIRE(r[0] == "conj");
@@ -180,11 +174,13 @@ TEST_CASE("unary functions give NumPy's dtype (kiln has no float16 or int8)") {
   }
 }
 
-TEST_CASE("sqrt, exp and sin of bool are float32 in kiln (NumPy: float16)") {
-  // By hand: kiln's float_dtype maps bool to float32, since kiln has no float16.
-  CHECK(kiln::float_dtype(DType::Bool) == DType::Float32);
+TEST_CASE("sqrt, exp and sin of bool, int8 and uint8 are float16, as NumPy") {
+  // By hand: NumPy's smallest float that holds every value (8 bits fit float16's 11).
+  CHECK(kiln::float_dtype(DType::Bool) == DType::Float16);
+  CHECK(kiln::float_dtype(DType::Int8) == DType::Float16);
+  CHECK(kiln::float_dtype(DType::Int16) == DType::Float32);
   for (auto f : {kiln::sqrt, kiln::exp, kiln::sin})
-    CHECK(f(sample(DType::Bool)).dtype() == DType::Float32);
+    CHECK(f(sample(DType::Bool)).dtype() == DType::Float16);
   CHECK(kiln::float_dtype(DType::Int32) == DType::Float64);
   CHECK(kiln::float_dtype(DType::Int64) == DType::Float64);
 }

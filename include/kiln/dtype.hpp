@@ -5,6 +5,8 @@
 #include <string>
 #include <type_traits>
 
+#include "kiln/half.hpp"
+
 namespace kiln {
 
 // The dtypes added after the first seven come after them, so that the first seven keep their
@@ -23,12 +25,14 @@ enum class DType : uint8_t {
   UInt16,
   UInt32,
   UInt64,
+  Float16,
+  BFloat16,
 };
 
 inline constexpr DType kAllDTypes[] = {
-    DType::Bool,      DType::Int32,      DType::Int64, DType::Float32, DType::Float64,
-    DType::Complex64, DType::Complex128, DType::Int8,  DType::Int16,   DType::UInt8,
-    DType::UInt16,    DType::UInt32,     DType::UInt64};
+    DType::Bool,      DType::Int32,      DType::Int64,  DType::Float32, DType::Float64,
+    DType::Complex64, DType::Complex128, DType::Int8,   DType::Int16,   DType::UInt8,
+    DType::UInt16,    DType::UInt32,     DType::UInt64, DType::Float16, DType::BFloat16};
 
 // Bytes per element.
 int itemsize(DType t);
@@ -37,15 +41,18 @@ const char* dtype_name(DType t);
 bool is_integer(DType t);   // signed and unsigned integers (not bool)
 bool is_unsigned(DType t);  // uint8, uint16, uint32, uint64
 inline bool is_integer_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
-bool is_floating(DType t);  // float32, float64
+bool is_floating(DType t);  // float16, bfloat16, float32, float64
+// float16 and bfloat16: stored in 16 bits, computed in float32 (one rounding where stored).
+inline bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 bool is_complex(DType t);
 // The real dtype of a complex one (complex64 -> float32); identity otherwise.
 DType real_dtype(DType t);
-// The complex dtype with the same precision (float32 -> complex64; ints -> complex128).
+// The complex dtype with the same precision (float16, bfloat16 and float32 -> complex64, as
+// NumPy gives complex64 for float16 + complex64; ints -> complex128).
 DType complex_dtype(DType t);
 // The float dtype a transcendental function of t returns: the smallest that holds every value
-// of t, as NumPy (int16 -> float32, int32 and int64 -> float64); bool, int8 and uint8 give
-// float32 where NumPy gives float16, a dtype kiln does not have yet.
+// of t, as NumPy (bool, int8 and uint8 -> float16, int16 -> float32, int32 and int64 ->
+// float64).
 DType float_dtype(DType t);
 // NumPy's promote_types for two array dtypes.
 DType promote_types(DType a, DType b);
@@ -88,6 +95,14 @@ struct dtype_of<uint32_t> {
 template <>
 struct dtype_of<uint64_t> {
   static constexpr DType value = DType::UInt64;
+};
+template <>
+struct dtype_of<float16> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct dtype_of<bfloat16> {
+  static constexpr DType value = DType::BFloat16;
 };
 template <>
 struct dtype_of<float> {
@@ -136,6 +151,10 @@ decltype(auto) visit_dtype(DType t, F&& f) {
       return f(uint32_t{});
     case DType::UInt64:
       return f(uint64_t{});
+    case DType::Float16:
+      return f(float16{});
+    case DType::BFloat16:
+      return f(bfloat16{});
     default:
       return f(std::complex<double>{});
   }

@@ -39,8 +39,9 @@ class Scalar {
       return as_bool();
     else if constexpr (std::is_integral_v<T>)
       return as_integer<T>();
-    else if constexpr (std::is_floating_point_v<T>)
-      return static_cast<T>(as_double());
+    else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16> ||
+                       std::is_same_v<T, bfloat16>)
+      return static_cast<T>(as_double());  // float16 rounds from the double directly, as NumPy
     else
       return T(as_complex());
   }

@@ -15,7 +15,8 @@ namespace kiln {
 
 // NumPy's cumsum / cumprod: the inclusive scan along `axis` (none: of the raveled array, as
 // NumPy's axis=None). The dtype is `dtype`, or NumPy's: bool and integers narrower than 64 bits
-// in int64 (unsigned in uint64), others their own. Integer overflow wraps. On a GPU, long
+// in int64 (unsigned in uint64), others their own; float16 and bfloat16 add in float32 and
+// round each step to their dtype. Integer overflow wraps. On a GPU, long
 // contiguous rows scan in tiles, so float results may differ from the host's (sequential, as
 // NumPy's) in the last bits.
 Array cumsum(const Array& a, std::optional<int> axis = std::nullopt,

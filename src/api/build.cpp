@@ -51,9 +51,16 @@ std::vector<NodeRef> input_list(R... refs) {
 NodeRef cast(const NodeRef& n, DType t) {
   if (n->dtype == t) return n;
   if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
-    return scalar(
-        visit_dtype(t, [&](auto z) { return Scalar(n->scalar_value().as<decltype(z)>()); }), t,
-        n->device);
+    return scalar(visit_dtype(t,
+                              [&](auto z) {
+                                auto v = n->scalar_value().as<decltype(z)>();
+                                if constexpr (std::is_same_v<decltype(v), float16> ||
+                                              std::is_same_v<decltype(v), bfloat16>)
+                                  return Scalar(static_cast<double>(v));  // rounded, exact
+                                else
+                                  return Scalar(v);
+                              }),
+                  t, n->device);
   NodeSpec s{OpKind::Cast, 0, t, graph::shape_copy(n->shape), n->device, input_list(n)};
   return graph::make_node(std::move(s));
 }

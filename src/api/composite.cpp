@@ -136,8 +136,10 @@ Array nan_to_num(const Array& a, double nan, std::optional<double> posinf,
   DType t = a.dtype();
   if (is_integer_or_bool(t)) return a;
   DType r = real_dtype(t);
-  double big =
-      r == DType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  double big = r == DType::Float16    ? 65504.0  // the largest finite of each
+               : r == DType::BFloat16 ? 3.3895313892515355e38
+               : r == DType::Float32  ? std::numeric_limits<float>::max()
+                                      : std::numeric_limits<double>::max();
   double hi = posinf.value_or(big), lo = neginf.value_or(-big);
   auto fix = [&](const Array& x) {
     return where(x != x, nan, where(x == kInf, hi, where(x == -kInf, lo, x)));

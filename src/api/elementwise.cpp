@@ -103,9 +103,13 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
 // Takes its operands by value (as the public functions do): a temporary is consumed.
 Array binary_op(BinaryOp op, Operand a, Operand b) {
   DType ta = operand_dtype(a, b), tb = operand_dtype(b, a);
-  // A Math op runs NumPy's first loop both operands cast to safely: each operand's float, then
-  // the wider (arctan2 of int16 and uint16 is float32, not the float64 of their int32).
-  if (graph::form_of(op) == graph::BinaryForm::Math) ta = float_dtype(ta), tb = float_dtype(tb);
+  // A Math op runs NumPy's first loop both operands cast to safely: for two integers each
+  // one's float, then the wider (arctan2 of int16 and uint16 is float32, not the float64 of
+  // their int32); beside a float, their promotion (int8 with bfloat16 runs bfloat16's loop,
+  // to which int8 casts safely, where float16's and bfloat16's floats would meet in float32).
+  if (graph::form_of(op) == graph::BinaryForm::Math && is_integer_or_bool(ta) &&
+      is_integer_or_bool(tb))
+    ta = float_dtype(ta), tb = float_dtype(tb);
   DType t = promote_types(ta, tb);
   DType compute = binary_compute_dtype(op, t);
   if (op == BinaryOp::Pow && (is_integer(compute)))

@@ -117,7 +117,8 @@ DTypes transform_dtypes(DType t, FftKind kind, const char* what) {
     throw DTypeError(std::string(what) + ": the input is " + dtype_name(t) +
                      "; a real transform needs real input (NumPy would silently drop the "
                      "imaginary part). Use fft/fftn, or pass kiln::real(x) explicitly");
-  DType real = t == DType::Float32 ? DType::Float32 : DType::Float64;
+  // float16 and bfloat16 transform in float32, as NumPy 2 gives complex64 for float16 input.
+  DType real = t == DType::Float32 || is_half(t) ? DType::Float32 : DType::Float64;
   return {real, complex_dtype(real)};
 }
 

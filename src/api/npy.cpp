@@ -27,8 +27,8 @@ constexpr size_t kMagicLen = 6;
 constexpr size_t kAlign = 64;
 constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr const char* kConvertHint =
-    "kiln reads bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, "
-    "float64, complex64 and complex128; convert in NumPy first, e.g. "
+    "kiln reads bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
+    "float32, float64, complex64 and complex128; convert in NumPy first, e.g. "
     "numpy.save(path, a.astype('<f8'))";
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, const std::string& todo) {
@@ -46,11 +46,11 @@ struct DescrName {
   DType dtype;
 };
 constexpr DescrName kDescrs[] = {
-    {"b1", DType::Bool},       {"i1", DType::Int8},    {"i2", DType::Int16},
-    {"i4", DType::Int32},      {"i8", DType::Int64},   {"u1", DType::UInt8},
-    {"u2", DType::UInt16},     {"u4", DType::UInt32},  {"u8", DType::UInt64},
-    {"f4", DType::Float32},    {"f8", DType::Float64}, {"c8", DType::Complex64},
-    {"c16", DType::Complex128}};
+    {"b1", DType::Bool},      {"i1", DType::Int8},       {"i2", DType::Int16},
+    {"i4", DType::Int32},     {"i8", DType::Int64},      {"u1", DType::UInt8},
+    {"u2", DType::UInt16},    {"u4", DType::UInt32},     {"u8", DType::UInt64},
+    {"f2", DType::Float16},   {"f4", DType::Float32},    {"f8", DType::Float64},
+    {"c8", DType::Complex64}, {"c16", DType::Complex128}};
 
 // The dtype of a descr string such as '<f8' or '|b1'; each kind of refusal says how to fix it.
 DType dtype_of_descr(const std::string& descr, const std::string& path) {
@@ -262,6 +262,12 @@ void normalise_bools(graph::Buffer& b) {
 std::string descr_of(DType t) {
   for (const auto& d : kDescrs)
     if (d.dtype == t) return (itemsize(t) == 1 ? "|" : "<") + std::string(d.code);  // as NumPy
+  // NumPy has no bfloat16; ml_dtypes' arrays reach .npy as 2-byte voids, which carry no dtype
+  // and read back as bytes, so kiln writes none rather than a file nobody reads as bfloat16.
+  if (t == DType::BFloat16)
+    throw DTypeError(
+        "save_npy: .npy has no standard descr for bfloat16 (NumPy has no such dtype); save "
+        "x.astype(kiln::DType::Float32), which holds every bfloat16 value exactly");
   throw DTypeError("save_npy: no .npy descr for dtype " + std::string(dtype_name(t)));
 }
 

@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -96,13 +97,37 @@ struct FloatPieces {
   std::string exponent;
 };
 
-// The digits of v: the shortest string that reads back as v (std::to_chars does this for the
-// argument's own type, so float32 values get float32 digits), or, when that needs more than
-// kPrecision digits after the point, v correctly rounded to kPrecision digits.
-template <class T>
-std::string shortest_digits(T v, std::chars_format style) {
+template <class H>
+inline constexpr bool is_half_type = std::is_same_v<H, float16> || std::is_same_v<H, bfloat16>;
+
+// The shortest string that reads back as v in type H: std::to_chars does this for float and
+// double; a float16 or bfloat16 value (held in a float) takes the fewest significant digits
+// whose correctly rounded decimal reads back, rounded to H, as v (NumPy's float16 repr: 0.1
+// in float16 prints 0.1, not its float32 digits 0.099975586), written in `style` as the
+// shortest string of that decimal.
+template <class H, class T>
+std::string shortest_string(T v, std::chars_format style) {
   char buf[512];  // fixed notation of a double can need 309 digits before the point
-  std::string shortest(buf, std::to_chars(buf, buf + sizeof buf, v, style).ptr);
+  if constexpr (is_half_type<H>) {
+    for (int precision = 0; precision < 9; ++precision) {
+      std::string sci(
+          buf,
+          std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, precision).ptr);
+      double decimal = std::strtod(sci.c_str(), nullptr);
+      if (static_cast<float>(H(decimal)) == v)
+        return std::string(buf, std::to_chars(buf, buf + sizeof buf, decimal, style).ptr);
+    }
+  }
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v, style).ptr);
+}
+
+// The digits of v: the shortest string that reads back as v in H (float32 values get float32
+// digits), or, when that needs more than kPrecision digits after the point, v correctly
+// rounded to kPrecision digits.
+template <class H, class T>
+std::string shortest_digits(T v, std::chars_format style) {
+  char buf[512];
+  std::string shortest = shortest_string<H>(v, style);
   size_t dot = shortest.find('.');
   size_t end = std::min(shortest.find('e'), shortest.size());
   if (dot == std::string::npos || end - dot - 1 <= static_cast<size_t>(kPrecision)) return shortest;
@@ -134,10 +159,10 @@ FloatPieces split_float(std::string s, T v, bool plus_sign) {
 }
 
 // The shortest pieces of v (at most kPrecision digits after the point, no trailing zeros).
-template <class T>
+template <class H, class T>
 FloatPieces shortest_pieces(T v, bool scientific, bool plus_sign) {
   auto style = scientific ? std::chars_format::scientific : std::chars_format::fixed;
-  FloatPieces p = split_float(shortest_digits(v, style), v, plus_sign);
+  FloatPieces p = split_float(shortest_digits<H>(v, style), v, plus_sign);
   trim_trailing_zeros(p.fraction);
   return p;
 }
@@ -146,8 +171,9 @@ FloatPieces shortest_pieces(T v, bool scientific, bool plus_sign) {
 
 // The format of a column of real floats, decided from all printed values (NumPy's
 // FloatingFormat with floatmode "maxprec"). The imaginary parts of complex numbers use a
-// second one that always writes the sign.
-template <class T>
+// second one that always writes the sign. H is the dtype's type, T the one values are held in
+// (float for float16 and bfloat16, whose digits are H's).
+template <class T, class H = T>
 class FloatFormat {
  public:
   FloatFormat(const std::vector<T>& values, bool plus_sign) : plus_sign_(plus_sign) {
@@ -166,7 +192,7 @@ class FloatFormat {
     if (!std::isfinite(v)) return pad_left(nonfinite_text(v), width());
     if (!scientific_) {
       // Positional: the shortest digits, the point aligned, spaces after short fractions.
-      FloatPieces p = shortest_pieces(v, false, plus_sign_);
+      FloatPieces p = shortest_pieces<H>(v, false, plus_sign_);
       return pad_left(p.whole, whole_width_) + "." + pad_right(p.fraction, fraction_width_);
     }
     // Scientific: every element gets the longest fraction of the column.
@@ -198,13 +224,19 @@ class FloatFormat {
     }
     if (!any) return false;
     return static_cast<double>(hi) >= 1e8 || static_cast<double>(lo) < 1e-4 ||
-           static_cast<T>(hi / lo) > static_cast<T>(1000);
+           in_h(hi / lo) > static_cast<T>(1000);
+  }
+  static T in_h(T v) {  // v rounded to H, as NumPy computes the ratio in the array's type
+    if constexpr (is_half_type<H>)
+      return static_cast<float>(H(v));
+    else
+      return v;
   }
 
   // Column widths from a first pass over the finite values.
   void measure(const std::vector<T>& finite) {
     for (T v : finite) {
-      FloatPieces p = shortest_pieces(v, scientific_, plus_sign_);
+      FloatPieces p = shortest_pieces<H>(v, scientific_, plus_sign_);
       whole_width_ = std::max(whole_width_, p.whole.size());
       fraction_width_ = std::max(fraction_width_, p.fraction.size());
       if (scientific_) exponent_digits_ = std::max(exponent_digits_, p.exponent.size() - 1);
@@ -306,6 +338,12 @@ ElementFormat make_element_format(const void* data, DType dtype, const Shape& sh
       return [p, f = IntegerFormat<T>(printed)](int64_t i) { return f(p[i]); };
     } else if constexpr (is_complex_type<T>::value) {
       return [p, f = ComplexFormat<typename T::value_type>(printed)](int64_t i) { return f(p[i]); };
+    } else if constexpr (is_half_type<T>) {
+      std::vector<float> values;
+      for (T v : printed) values.push_back(static_cast<float>(v));
+      return [p, f = FloatFormat<float, T>(values, false)](int64_t i) {
+        return f(static_cast<float>(p[i]));
+      };
     } else {
       return [p, f = FloatFormat<T>(printed, false)](int64_t i) { return f(p[i]); };
     }

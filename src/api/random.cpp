@@ -62,8 +62,13 @@ DType randint_draw_dtype(DType t) {
   return itemsize(t) < 4 ? DType::Int32 : DType::Int64;
 }
 
-// The array of a randint draw in the dtype asked for.
-Array as_randint(Array drawn, DType t) { return drawn.dtype() == t ? drawn : drawn.astype(t); }
+// The array of a draw in the dtype asked for.
+Array as_drawn(Array drawn, DType t) { return drawn.dtype() == t ? drawn : drawn.astype(t); }
+
+// float16 and bfloat16 draw float32 numbers (the same for a seed) and round each once, by the
+// cast both executors take from kernels/half.cuh. (A uniform draw just below `high` may round
+// to it.)
+DType float_draw_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }
 
 Call randint_call(int64_t low, int64_t high, Shape shape, DType t) {
   if (!is_integer(t))
@@ -106,6 +111,7 @@ void check_uniform_bounds(double low, double high, DType t) {
 
 Call uniform_call(double low, double high, Shape shape, DType t) {
   check_float_dtype(t, "uniform");
+  t = float_draw_dtype(t);
   if (t == DType::Float32)
     check_uniform_bounds<float>(low, high, t);
   else
@@ -117,6 +123,7 @@ Call uniform_call(double low, double high, Shape shape, DType t) {
 
 Call normal_call(double mean, double std, Shape shape, DType t) {
   check_float_dtype(t, "normal");
+  t = float_draw_dtype(t);
   if (!std::isfinite(mean) || !std::isfinite(std) || std < 0)
     throw Error("normal: mean (" + num(mean) + ") must be finite and std (" + num(std) +
                 ") finite and >= 0");
@@ -190,28 +197,27 @@ Array draw_default(Call c, Device d) {
 Generator::Generator(uint64_t seed, Device d) : seed_(seed), device_(d) {}
 
 Array Generator::randint(int64_t low, int64_t high, Shape shape, DType t) {
-  return as_randint(issue(randint_call(low, high, std::move(shape), t), device_, seed_, offset_),
-                    t);
+  return as_drawn(issue(randint_call(low, high, std::move(shape), t), device_, seed_, offset_), t);
 }
 
 Array Generator::uniform(double low, double high, Shape shape, DType t) {
-  return issue(uniform_call(low, high, std::move(shape), t), device_, seed_, offset_);
+  return as_drawn(issue(uniform_call(low, high, std::move(shape), t), device_, seed_, offset_), t);
 }
 
 Array Generator::normal(double mean, double std, Shape shape, DType t) {
-  return issue(normal_call(mean, std, std::move(shape), t), device_, seed_, offset_);
+  return as_drawn(issue(normal_call(mean, std, std::move(shape), t), device_, seed_, offset_), t);
 }
 
 Array randint(int64_t low, int64_t high, Shape shape, DType t, Device d) {
-  return as_randint(draw_default(randint_call(low, high, std::move(shape), t), d), t);
+  return as_drawn(draw_default(randint_call(low, high, std::move(shape), t), d), t);
 }
 
 Array uniform(double low, double high, Shape shape, DType t, Device d) {
-  return draw_default(uniform_call(low, high, std::move(shape), t), d);
+  return as_drawn(draw_default(uniform_call(low, high, std::move(shape), t), d), t);
 }
 
 Array normal(double mean, double std, Shape shape, DType t, Device d) {
-  return draw_default(normal_call(mean, std, std::move(shape), t), d);
+  return as_drawn(draw_default(normal_call(mean, std, std::move(shape), t), d), t);
 }
 
 void seed(uint64_t s) {

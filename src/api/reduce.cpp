@@ -14,7 +14,7 @@ namespace {
 Array reduce(ReduceOp op, const Array& a, const AxesArg& axes_in, bool keepdims) {
   const auto& n = api::node_of(a);
   DType acc = graph::accumulation_dtype(op, n.dtype);
-  DType result = graph::reduce_result_dtype(op, acc);
+  DType result = graph::reduce_result_dtype(op, acc, n.dtype);
   // NumPy's axis=(): nothing reduced, each value in the reduction's dtype (bool for any/all).
   if (axes_in.given() && axes_in.axes().empty())
     return api::finish(api::cast(api::cast(a.node(), acc), result));

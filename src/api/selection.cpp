@@ -16,7 +16,10 @@ Array scanned(const Array& a, std::optional<int> axis, std::optional<DType> dtyp
   // A 0-d array scans as one of one element, axis 0 or -1 included (as NumPy's axis check).
   Array src = axis && a.ndim() > 0 ? a : a.reshape({-1});
   const int ax = axis ? graph::normalize_axis(*axis, src.ndim(), graph::op_name(op)) : 0;
-  const DType t = dtype ? *dtype : graph::accumulation_dtype(like, a.dtype());
+  // NumPy's sum / prod dtype (float16 stays float16: each step computes in float32 and rounds).
+  const DType t = dtype ? *dtype
+                        : graph::reduce_result_dtype(
+                              like, graph::accumulation_dtype(like, a.dtype()), a.dtype());
   Array in = src.astype(t);
   if (in.size() == 0) return in;
   return api::finish(api::scan(in, ax, op));

@@ -278,7 +278,8 @@ Histogram histogram(const Array& a, int64_t bins, std::optional<std::pair<double
     first -= 0.5;
     last += 0.5;
   }
-  DType edge_t = a.dtype() == DType::Float32 ? DType::Float32 : DType::Float64;
+  // NumPy: the float dtype of the input (float16 and bfloat16 too), float64 for integers.
+  DType edge_t = a.dtype() == DType::Float32 || is_half(a.dtype()) ? a.dtype() : DType::Float64;
   Array edges = linspace(first, last, bins + 1, true, edge_t, a.device());
   // NumPy's fast path for equal bins: an estimated index from the scaled value, then moved by
   // one where the value lies on the other side of its bin's edges (as the edges are rounded).

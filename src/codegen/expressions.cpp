@@ -27,6 +27,17 @@ std::string math(const char* f, DType t) {
 
 std::string cast_expr(DType from, DType to, const std::string& x) {
   if (from == to) return x;
+  // float16 and bfloat16 meet only storage conversions (src/plan/lower.cpp): read as a float,
+  // and rounded from a float, from float64 (float16 directly, as NumPy) or from a complex's
+  // real part (kernels/half.cuh).
+  if (is_half(from)) return cast_expr(DType::Float32, to, "kiln::to_float(" + x + ")");
+  if (is_half(to)) {
+    std::string real = is_complex(from) ? x + ".re" : x;
+    DType rf = real_dtype(from);
+    std::string f = to == DType::Float16 ? "kiln::to_float16(" : "kiln::to_bfloat16(";
+    if (rf == DType::Float64 && to == DType::Float16) return f + real + ")";
+    return f + "(float)(" + real + "))";
+  }
   if (to == DType::Bool)
     return is_complex(from) ? "(" + x + ".re != 0 || " + x + ".im != 0)" : "(" + x + " != 0)";
   if (is_complex(to)) {

@@ -17,7 +17,7 @@ DType real_dtype(DType t) {
 }
 
 DType complex_dtype(DType t) {
-  if (t == DType::Float32 || t == DType::Complex64) return DType::Complex64;
+  if (t == DType::Float32 || t == DType::Complex64 || is_half(t)) return DType::Complex64;
   return DType::Complex128;
 }
 
@@ -39,14 +39,23 @@ DType promote_integers(DType a, DType b) {
   return itemsize(u) < 8 ? signed_of_size(2 * itemsize(u)) : DType::Float64;
 }
 
+// Two real float dtypes: the wider; float16 and bfloat16 hold none of each other's values
+// (ml_dtypes registers no safe cast between them), so they meet in float32.
+DType promote_reals(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
+  return DType::Float32;
+}
+
 }  // namespace
 
-// The float dtype that holds every value of an integer type exactly, as NumPy picks it: int16
-// and uint16 fit float32's 24-bit significand, 32 and 64 bits take float64; 8 bits (and bool)
-// would take float16, which kiln does not have: float32.
+// The float dtype that holds every value of an integer type exactly, as NumPy picks it: 8 bits
+// (and bool) fit float16's 11-bit significand, int16 and uint16 float32's 24 bits, 32 and 64
+// bits take float64.
 DType float_dtype(DType t) {
-  if (t == DType::Bool) return DType::Float32;
-  if (is_integer(t)) return itemsize(t) <= 2 ? DType::Float32 : DType::Float64;
+  if (t == DType::Bool) return DType::Float16;
+  if (is_integer(t))
+    return itemsize(t) == 1 ? DType::Float16 : itemsize(t) == 2 ? DType::Float32 : DType::Float64;
   return t;
 }
 
@@ -55,14 +64,16 @@ DType promote_types(DType a, DType b) {
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
   if (is_integer(a) && is_integer(b)) return promote_integers(a, b);
-  // An integer with a float or complex: the float that holds the integer's values, then the
-  // wider of the two.
-  if (is_integer(a)) return promote_types(float_dtype(a), b);
-  if (is_integer(b)) return promote_types(a, float_dtype(b));
-  bool complex = is_complex(a) || is_complex(b);
-  bool dbl = real_dtype(a) == DType::Float64 || real_dtype(b) == DType::Float64;
-  if (complex) return dbl ? DType::Complex128 : DType::Complex64;
-  return dbl ? DType::Float64 : DType::Float32;
+  if (is_integer(a) || is_integer(b)) {
+    DType i = is_integer(a) ? a : b, other = is_integer(a) ? b : a;
+    // int8 and uint8 cast safely to either 16-bit float (NumPy's table for float16;
+    // ml_dtypes registers the same safe casts, from bool, int8 and uint8, for bfloat16).
+    if (itemsize(i) == 1 && is_half(other)) return other;
+    // Otherwise the float that holds the integer's values, then the wider of the two.
+    return promote_types(float_dtype(i), other);
+  }
+  DType real = promote_reals(real_dtype(a), real_dtype(b));
+  return is_complex(a) || is_complex(b) ? complex_dtype(real) : real;
 }
 
 }  // namespace kiln

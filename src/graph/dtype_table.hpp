@@ -23,7 +23,9 @@
   X(UInt8, uint8, uint8_t, "unsigned char", "u8", Integer)                                  \
   X(UInt16, uint16, uint16_t, "unsigned short", "u16", Integer)                             \
   X(UInt32, uint32, uint32_t, "unsigned int", "u32", Integer)                               \
-  X(UInt64, uint64, uint64_t, "unsigned long long", "u64", Integer)
+  X(UInt64, uint64, uint64_t, "unsigned long long", "u64", Integer)                         \
+  X(Float16, float16, kiln::float16, "kiln::float16", "f16", Floating)                      \
+  X(BFloat16, bfloat16, kiln::bfloat16, "kiln::bfloat16", "bf16", Floating)
 
 namespace kiln::graph {
 

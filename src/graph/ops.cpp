@@ -75,6 +75,9 @@ const char* op_name(ScatterOp op) {
 }
 
 DType accumulation_dtype(ReduceOp op, DType t) {
+  // float16 and bfloat16 accumulate in float32 (their result rounds once, at the end:
+  // reduce_result_dtype's `input`), where NumPy's sum and prod of float16 accumulate in float16.
+  if (is_half(t) && row(op).acc != Acc::Bool) return DType::Float32;
   switch (row(op).acc) {
     case Acc::Wide:
       // NumPy sums and multiplies integers in the platform's long: int64, or uint64 for
@@ -91,8 +94,9 @@ DType accumulation_dtype(ReduceOp op, DType t) {
   return t;
 }
 
-DType reduce_result_dtype(ReduceOp op, DType acc) {
-  return row(op).result == Result::Index ? DType::Int64 : acc;
+DType reduce_result_dtype(ReduceOp op, DType acc, DType input) {
+  if (row(op).result == Result::Index) return DType::Int64;
+  return is_half(input) && row(op).acc != Acc::Bool ? input : acc;
 }
 
 bool has_identity(ReduceOp op) { return row(op).identity; }

@@ -72,8 +72,9 @@ const char* op_name(ReduceOp op);  // "sum", "argmax", ...
 // The dtype a reduction accumulates in, given its input's (NumPy's: int32 and bool sums in
 // int64, integer means in float64, any / all in bool).
 DType accumulation_dtype(ReduceOp op, DType input);
-// A reduction's result dtype given its accumulator: argmax/argmin give indices (int64).
-DType reduce_result_dtype(ReduceOp op, DType acc);
+// A reduction's result dtype given its accumulator and input: argmax/argmin give indices
+// (int64); a float16 or bfloat16 input its own dtype (rounded from the float32 accumulator).
+DType reduce_result_dtype(ReduceOp op, DType acc, DType input);
 // Whether a reduction over no elements has a value (max, min, argmax and argmin raise).
 bool has_identity(ReduceOp op);
 UnaryForm form_of(UnaryOp op);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "host/column_ops.hpp"
+#include "host/convert.hpp"
 
 namespace kiln::cpu {
 
@@ -138,10 +139,12 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
                         g_.accesses[ins.access()].offset, start, len, idx_.data());
         visit_dtype(ins.dtype, [&](auto z) {
           using T = decltype(z);
-          T a = *static_cast<const T*>(cols_[ins.start()]);
-          T b = *static_cast<const T*>(cols_[ins.step()]);
-          auto* r = reinterpret_cast<T*>(out);
-          for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
+          if constexpr (!is_half_v<T>) {  // (lowering gives a half's iota float32)
+            T a = *static_cast<const T*>(cols_[ins.start()]);
+            T b = *static_cast<const T*>(cols_[ins.step()]);
+            auto* r = reinterpret_cast<T*>(out);
+            for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
+          }
         });
         break;
       }

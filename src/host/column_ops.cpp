@@ -362,14 +362,29 @@ void cast_column(DType from, DType to, const void* a, void* out, int64_t n) {
   });
 }
 
+// float16 and bfloat16 values are computed in float32 (src/plan/lower.cpp widens them):
+// operations never see them.
+[[noreturn]] void half_operand() {
+  throw std::logic_error(
+      "host: an operation on float16/bfloat16 storage (kiln bug: lowering "
+      "computes them in float32)");
+}
+
 void unary_column(UnaryOp op, DType in, const void* a, void* out, int64_t n) {
-  visit_dtype(in, [&](auto z) { typed_unary<decltype(z)>(op, a, out, n); });
+  visit_dtype(in, [&](auto z) {
+    if constexpr (is_half_v<decltype(z)>)
+      half_operand();
+    else
+      typed_unary<decltype(z)>(op, a, out, n);
+  });
 }
 
 void binary_column(BinaryOp op, DType t, const void* a, const void* b, void* out, int64_t n) {
   visit_dtype(t, [&](auto z) {
     using T = decltype(z);
-    if (graph::is_comparison(op))
+    if constexpr (is_half_v<T>)
+      half_operand();
+    else if (graph::is_comparison(op))
       comparison<T>(op, a, b, out, n);
     else
       arithmetic<T>(op, a, b, out, n);

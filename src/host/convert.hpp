@@ -6,9 +6,16 @@
 #include <limits>
 #include <type_traits>
 
+#include "../../kernels/half.cuh"
 #include "../../kernels/scalar.cuh"
+#include "kiln/half.hpp"
 
 namespace kiln::cpu {
+
+// float16 and bfloat16, which the executor only converts (src/plan/lower.cpp computes them in
+// float32), through kernels/half.cuh's conversions, as kernels convert.
+template <class T>
+inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
 template <class T>
 struct is_complex_t : std::false_type {};
@@ -42,6 +49,18 @@ template <class To, class From>
 To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (std::is_same_v<From, float16>) {
+    return convert<To>(scalar::half_bits_to_float(v.bits));
+  } else if constexpr (std::is_same_v<From, bfloat16>) {
+    return convert<To>(scalar::bfloat16_bits_to_float(v.bits));
+  } else if constexpr (is_half_v<To> && is_complex_v<From>) {
+    return convert<To>(v.real());
+  } else if constexpr (std::is_same_v<To, float16>) {
+    return float16::from_bits(std::is_same_v<From, double>
+                                  ? scalar::double_to_half_bits(static_cast<double>(v))
+                                  : scalar::float_to_half_bits(static_cast<float>(v)));
+  } else if constexpr (std::is_same_v<To, bfloat16>) {
+    return bfloat16::from_bits(scalar::float_to_bfloat16_bits(static_cast<float>(v)));
   } else if constexpr (is_complex_v<From> && std::is_same_v<To, bool>) {
     return v.real() != 0 || v.imag() != 0;  // non-zero in either part, as NumPy
   } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {

@@ -7,6 +7,7 @@
 
 #include "common/parallel.hpp"
 #include "host/chunk.hpp"
+#include "host/column_ops.hpp"
 #include "host/reduce.hpp"
 #include "kiln/errors.hpp"
 #include "plan/row_passes.hpp"
@@ -144,7 +145,16 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   }
   auto* out = static_cast<char*>(data(g.outputs[0].buffer));
   DType out_t = g.out_dtype(0);
-  for (int64_t o = 0; o < outputs; ++o) finish(red.op, t, total[o], r, out + o * itemsize(out_t));
+  const bool rounds = is_half(out_t);  // a half's float32 result rounds once, here
+  for (int64_t o = 0; o < outputs; ++o) {
+    if (!rounds) {
+      finish(red.op, t, total[o], r, out + o * itemsize(out_t));
+      continue;
+    }
+    float v;
+    finish(red.op, t, total[o], r, &v);
+    cast_column(t, out_t, &v, out + o * itemsize(out_t), 1);
+  }
 }
 
 // A group with row axes, part by part as RowCuts cuts rows (rows are never longer than the

@@ -3,22 +3,11 @@
 #include <complex>
 #include <type_traits>
 
-#include "../../kernels/scatter.cuh"  // what one step of a sum or a product does
+#include "host/update.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {
 namespace {
-
-template <int OP, class T>
-T combine(T a, T b) {
-  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
-    using R = typename T::value_type;
-    auto p = scatter::apply_parts<OP, R>({a.real(), a.imag()}, {b.real(), b.imag()});
-    return T(p.re, p.im);
-  } else {
-    return scatter::apply<OP>(a, b);
-  }
-}
 
 template <int OP, class T>
 void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
@@ -29,7 +18,7 @@ void scan(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
       for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
     for (int64_t j = 1; j < n; ++j)
       for (int64_t i = 0; i < inner; ++i)
-        dst[j * inner + i] = combine<OP>(dst[(j - 1) * inner + i], src[j * inner + i]);
+        dst[j * inner + i] = update<OP>(dst[(j - 1) * inner + i], src[j * inner + i]);
   }
 }
 

@@ -4,31 +4,17 @@
 #include <cstring>
 #include <type_traits>
 
-#include "../../kernels/scatter.cuh"
+#include "host/update.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {
 namespace {
 
-template <class T>
-struct is_complex : std::false_type {};
-template <class R>
-struct is_complex<std::complex<R>> : std::true_type {};
-
 template <int OP, class T>
 void apply_all(T* out, const int64_t* positions, const T* values, int64_t count) {
-  for (int64_t k = 0; k < count; ++k) {
-    if (positions[k] < 0) continue;  // an update left out (compress: a value the mask drops)
-    T& o = out[positions[k]];
-    if constexpr (is_complex<T>::value) {
-      using R = typename T::value_type;
-      auto p =
-          scatter::apply_parts<OP, R>({o.real(), o.imag()}, {values[k].real(), values[k].imag()});
-      o = T(p.re, p.im);
-    } else {
-      o = scatter::apply<OP>(o, values[k]);
-    }
-  }
+  for (int64_t k = 0; k < count; ++k)
+    if (positions[k] >= 0)  // a negative one: an update left out (a value a mask drops)
+      out[positions[k]] = update<OP>(out[positions[k]], values[k]);
 }
 
 }  // namespace
@@ -49,10 +35,10 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
       case graph::ScatterOp::Multiply:
         return apply_all<scatter::Multiply>(o, positions, v, count);
       case graph::ScatterOp::Min:
-        if constexpr (!is_complex<T>::value) return apply_all<scatter::Min>(o, positions, v, count);
+        if constexpr (!is_std_complex_v<T>) return apply_all<scatter::Min>(o, positions, v, count);
         break;
       case graph::ScatterOp::Max:
-        if constexpr (!is_complex<T>::value) return apply_all<scatter::Max>(o, positions, v, count);
+        if constexpr (!is_std_complex_v<T>) return apply_all<scatter::Max>(o, positions, v, count);
         break;
     }
     throw Error(

@@ -66,6 +66,12 @@ void apply_view(Layout& l, const Node& v) {
   }
 }
 
+// float16 and bfloat16 values live in float32 registers: a group loads them (and their scalar
+// parameters) in 16 bits and widens them at once, computes in float32, and rounds once where it
+// stores one (its outputs, in their dtype) or where the program casts to one (astype rounds).
+// The storage conversions are Cast instructions marked `storage`.
+DType reg(DType t) { return is_half(t) ? DType::Float32 : t; }
+
 class Lowering {
  public:
   Lowering(const GroupSpec& spec, const std::function<int(const Node*)>& buffer_of,
@@ -83,15 +89,19 @@ class Lowering {
       const Node& in = *r.inputs[0];
       g_.shape = in.shape;
       int v = lower(in, chain_id({}));
-      g_.reduction = Reduction{r.reduce_op(), r.attr<graph::ReduceAttrs>().axes, in.dtype};
+      // (A half's reduction folds float32 values, its input cast by the builder, and rounds
+      // its result once, on store: r.dtype is then the half.)
+      g_.reduction =
+          Reduction{r.reduce_op(), r.attr<graph::ReduceAttrs>().axes, reg(in.dtype), r.dtype};
       g_.outputs.push_back({v, buffer_of_(&r)});
     } else if (body) {
       g_.shape = body->shape;
-      g_.outputs.push_back({lower(*body, chain_id({})), buffer_of_(spec_.roots[0])});
+      g_.outputs.push_back(
+          {narrow(lower(*body, chain_id({})), spec_.roots[0]->dtype), buffer_of_(spec_.roots[0])});
     } else {
       g_.shape = spec_.roots[0]->shape;
       for (const Node* root : spec_.roots)
-        g_.outputs.push_back({lower(*root, chain_id({})), buffer_of_(root)});
+        g_.outputs.push_back({narrow(lower(*root, chain_id({})), root->dtype), buffer_of_(root)});
     }
     return std::move(g_);
   }
@@ -114,6 +124,21 @@ class Lowering {
     return static_cast<int>(g_.code.size()) - 1;
   }
 
+  // A value read in a half's storage, widened to its float32 register.
+  int widen(int v) {
+    if (!is_half(g_.code[v].dtype)) return v;
+    Instr c = Instr::cast(DType::Float32, v);
+    c.storage = true;
+    return emit(c);
+  }
+  // A value about to be stored as dtype t: a half's float32 register rounded to its storage.
+  int narrow(int v, DType t) {
+    if (!is_half(t) || g_.code[v].dtype == t) return v;
+    Instr c = Instr::cast(t, v);
+    c.storage = true;
+    return emit(c);
+  }
+
   // An Access for reading `n` (dense in n.shape, at `buffer`) through the views of `chain`.
   int access(const Node& n, int buffer, int chain) {
     Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
@@ -127,7 +152,8 @@ class Lowering {
     if (auto it = params_.find(&n); it != params_.end()) return it->second;
     g_.params.push_back(n.scalar_value());
     param_nodes_.push_back(&n);
-    int i = emit(Instr::param(n.dtype, static_cast<int>(g_.params.size()) - 1));
+    // A half's scalar is passed in the half (rounded as NumPy casts a weak scalar) and widened.
+    int i = widen(emit(Instr::param(n.dtype, static_cast<int>(g_.params.size()) - 1)));
     params_.emplace(&n, i);
     return i;
   }
@@ -144,10 +170,10 @@ class Lowering {
     bool computed_here = is_group_root(&n) && !n.is_leaf();
     if (n.kind == OpKind::Scalar && !n.is_leaf()) return param(n);
     if (!computed_here && (n.is_leaf() || is_materialized_(&n)))
-      return emit(Instr::load(n.dtype, access(n, buffer_of_(&n), chain)));
+      return widen(emit(Instr::load(n.dtype, access(n, buffer_of_(&n), chain))));
     if (n.kind == OpKind::Iota) {
       int start = param(*n.inputs[0]), step = param(*n.inputs[1]);
-      return emit(Instr::iota(n.dtype, start, step, access(n, -1, chain)));
+      return emit(Instr::iota(reg(n.dtype), start, step, access(n, -1, chain)));
     }
     if (is_view(n.kind)) {
       auto c = chain_list_[chain];
@@ -168,17 +194,25 @@ class Lowering {
   int elementwise(const Node& n, const std::vector<int>& ops) {
     switch (n.kind) {
       case OpKind::Unary:
-        return emit(Instr::unary(n.unary_op(), n.dtype, ops[0]));
+        return emit(Instr::unary(n.unary_op(), reg(n.dtype), ops[0]));
       case OpKind::Binary:
-        return emit(Instr::binary(n.binary_op(), n.dtype, ops[0], ops[1]));
+        return emit(Instr::binary(n.binary_op(), reg(n.dtype), ops[0], ops[1]));
       case OpKind::Where:
-        return emit(Instr::where(n.dtype, ops[0], ops[1], ops[2]));
-      case OpKind::Cast:
-        return emit(Instr::cast(n.dtype, ops[0]));
+        return emit(Instr::where(reg(n.dtype), ops[0], ops[1], ops[2]));
+      case OpKind::Cast: {
+        // A cast sees a half's value: one computed here (not read from storage) rounds first,
+        // as it would have on store. A cast to a half rounds (and is widened again).
+        int x = ops[0];
+        if (DType from = n.inputs[0]->dtype; is_half(from) && !g_.code[x].storage)
+          x = widen(narrow(x, from));
+        if (is_half(n.dtype)) return widen(emit(Instr::cast(n.dtype, x)));
+        if (n.dtype == g_.code[x].dtype) return x;
+        return emit(Instr::cast(n.dtype, x));
+      }
       case OpKind::User:
         g_.user_calls.push_back(
             {&graph::user_code(n.attr<graph::UserAttrs>().code), std::move(ops)});
-        return emit(Instr::user(n.dtype, static_cast<int>(g_.user_calls.size()) - 1));
+        return emit(Instr::user(reg(n.dtype), static_cast<int>(g_.user_calls.size()) - 1));
       default:
         throw std::logic_error("lower: node kind cannot be fused");
     }
@@ -347,7 +381,7 @@ class Lowering {
     }
     int v = lower_at(src, s, chain_id({}));
     if (valid < 0) return v;
-    return emit(Instr::where(n.dtype, valid, v, lower_fill(*n.inputs[1])));
+    return emit(Instr::where(reg(n.dtype), valid, v, lower_fill(*n.inputs[1])));
   }
 
   // n evaluated at coordinates `at` of the views `chain` (outermost first) above it.
@@ -369,14 +403,15 @@ class Lowering {
       int b = buffer_of_(&n);
       auto [it, fresh] = gathered_.emplace(b, static_cast<int>(g_.accesses.size()));
       if (fresh) g_.accesses.push_back({b, 0, Strides(g_.shape.size(), 0)});
-      return emit(Instr::gather(n.dtype, it->second, dot(l, at)));
+      return widen(emit(Instr::gather(n.dtype, it->second, dot(l, at))));
     }
     if (n.kind == OpKind::Iota) {
       int pos = dot(through(n.shape, {1}, views), at);
       int start = param(*n.inputs[0]), step = param(*n.inputs[1]);
-      int x = n.dtype == DType::Int64 ? pos : emit(Instr::cast(n.dtype, pos));
-      return emit(Instr::binary(graph::BinaryOp::Add, n.dtype, start,
-                                emit(Instr::binary(graph::BinaryOp::Mul, n.dtype, x, step))));
+      const DType t = reg(n.dtype);
+      int x = t == DType::Int64 ? pos : emit(Instr::cast(t, pos));
+      return emit(Instr::binary(graph::BinaryOp::Add, t, start,
+                                emit(Instr::binary(graph::BinaryOp::Mul, t, x, step))));
     }
     if (is_view(n.kind)) {
       auto c = views;
@@ -427,7 +462,7 @@ class Lowering {
     // Read through several views (m and m * m in a variance), it is still one value per row.
     if (auto it = row_reductions_.find(&n); it != row_reductions_.end()) return it->second;
     int v = lower(in, chain_id({}));
-    int r = emit(Instr::reduce(n.reduce_op(), n.dtype, v));
+    int r = emit(Instr::reduce(n.reduce_op(), reg(n.dtype), v));
     row_reductions_.emplace(&n, r);
     return r;
   }
@@ -481,8 +516,7 @@ DType FusedGroup::load_dtype(int access) const {
 }
 
 DType FusedGroup::out_dtype(size_t o) const {
-  DType value = code[outputs[o].instr].dtype;
-  return reduction ? graph::reduce_result_dtype(reduction->op, value) : value;
+  return reduction ? reduction->result : code[outputs[o].instr].dtype;
 }
 
 Shape FusedGroup::out_shape() const {

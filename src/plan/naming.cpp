@@ -17,6 +17,7 @@ std::string kernel_name(const FusedGroup& g) {
   for (const Instr& i : g.code) {
     std::string op;
     if (i.addressing) continue;  // index arithmetic: the gather it feeds names it
+    if (i.storage) continue;     // a half's widening or rounding: the dtype names it
     if (i.kind == InstrKind::Gather) op = "gather";
     if (i.kind == InstrKind::Unary) op = graph::op_name(i.unary_op());
     if (i.kind == InstrKind::Binary) op = graph::op_name(i.binary_op());

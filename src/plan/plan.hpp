@@ -56,6 +56,9 @@ struct Instr {
   // Index arithmetic (a Remap's map, a gather's address), not a value of the expression:
   // kernel names and summaries leave it out. The generated source does not depend on it.
   bool addressing = false;
+  // A Cast between a float16/bfloat16's storage and its float32 register (src/plan/lower.cpp),
+  // not a cast of the program: kernel names leave it out.
+  bool storage = false;
 
   static Instr load(DType t, int access) { return {InstrKind::Load, 0, t, -1, -1, -1, access}; }
   static Instr param(DType t, int index) { return {InstrKind::Param, 0, t, -1, -1, -1, index}; }
@@ -134,6 +137,8 @@ struct Reduction {
   ReduceOp op;
   std::vector<int> axes;  // of the iteration shape, sorted
   DType acc_dtype;        // accumulator: the output dtype, except ArgMax/ArgMin (input's)
+                          // and the halves' (float32)
+  DType result;           // the output's dtype
 };
 
 struct FusedGroup {

@@ -33,18 +33,18 @@ SIGNED_ZERO is 1 when the sign of zero results is defined by IEEE and NumPy (so 
 match it), 0 otherwise (NumPy's minimum/maximum/clip of -0.0 and 0.0 depend on its SIMD path).
 "error" lines are the operations NumPy rejects with TypeError; kiln must throw DTypeError.
 
+float16 results (every float function of bool, int8 and uint8) are NumPy's float16 values,
+written as NumPy's shortest float16 repr. The promotion table also covers float16 (NumPy) and
+bfloat16, which NumPy lacks: its rows follow ml_dtypes' registered safe casts (bfloat16 from
+bool, int8 and uint8; to float32, float64 and the complex types; none with float16), and a
+pair's result is the smallest type both cast to safely (write_promotion's bf16_promote).
 Where kiln documents a different result dtype than NumPy 1.24, the case holds kiln's dtype and
 the values NumPy computes in it (each such place is marked KILN below):
-  * sqrt exp log sin cos tan tanh (and every float function) of bool, int8 and uint8: kiln has
-    no float16, so float32 (NumPy: float16); the values are NumPy's function of the input cast
-    to float32.
   * floor and ceil of integer and bool arrays keep the dtype (NumPy >= 2.3; 1.24 returns
     floating point): the values are the input, which 1.24's floor/ceil equal.
   * conj of bool: bool (NumPy: int8); same values.
   * trunc of integer and bool arrays keeps the dtype, as floor and ceil (NumPy >= 2.3).
   * reciprocal of bool raises (NumPy: int8, whose 1 // 0 is a conversion artefact).
-  * rint, round, degrees, radians of bool, int8 and uint8: float32 (NumPy: float16), as the
-    functions above.
   * round of complex arrays raises (NumPy rounds each part).
   * arcsin ... arctanh, log2, log10, exp2, sinh, cosh, rint of complex raise, as log1p.
 Three NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
@@ -70,7 +70,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "elementwise")
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128", "int8",
-          "int16", "uint8", "uint16", "uint32", "uint64"]
+          "int16", "uint8", "uint16", "uint32", "uint64", "float16"]
 SMALL_INTS = ["int8", "int16", "uint8", "uint16", "uint32", "uint64"]
 NP = {name: np.dtype(name) for name in DTYPES}
 nan, inf = np.nan, np.inf
@@ -84,6 +84,8 @@ U8, U16, U32, U64 = (np.iinfo(t) for t in (np.uint8, np.uint16, np.uint32, np.ui
 def fmt_real(v, dt):
     if dt == np.float32:
         return str(np.float32(v))
+    if dt == np.float16:
+        return str(np.float16(v))
     return repr(float(v))
 
 
@@ -164,6 +166,14 @@ RAW = {
         [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 1e300, 1e-10, 2.0, 1.0, inf, inf, 0.0, nan,
          -3.0, 1e-10, 7.25, 0.3, -inf],
     ),
+    # float16: its largest finite value, a subnormal, the smallest normal; 0.1 and 0.3 are
+    # not float16 values (they round on input, as in NumPy).
+    "float16": (
+        [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.75, 65504.0, -6.1e-5, 6e-8, nan, inf, -inf, inf, nan,
+         2.0, 1e4, -7.25, 0.1, 100.0],
+        [-0.0, 0.0, 3.0, -1.0, 0.0, 2.0, -0.5, 65504.0, 1e-3, 2.0, 1.0, inf, inf, 0.0, nan,
+         -3.0, 1e-3, 7.25, 0.3, -inf],
+    ),
 }
 COMPLEX = (
     [0j, complex(-0.0, 0.0), 1 + 2j, -3.5 + 0.5j, 2 - 3j, 1e15 + 1e-15j, complex(nan, 1),
@@ -189,6 +199,8 @@ FUNC_RAW = {
                 -100.0, -104.0, 1e-6, 1e-40, 1e4, 123.456],
     "float64": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.141592653589793, 1.5707963267948966, 50.0,
                 709.0, 710.0, -720.0, -746.0, 1e-12, 1e-310, 1e6, 123.456],
+    "float16": [0.25, 1.5, -0.75, 2.0, 10.0, -10.0, 3.14159, 1.5708, 5.0, 11.0, 12.0, -100.0,
+                -17.0, 1e-3, 1e-6, 1e4, 123.4],
     "complex": [0.25 + 0.5j, -1.5 + 2j, 3 - 4j, -2 - 0.5j, 0.001 + 1e-4j, 10 + 1j, 1 + 10j, -5j,
                 -4 + 0j, complex(-4, -0.0), 0.7 + 0.7j],
 }
@@ -308,15 +320,11 @@ UNARY = {
 # Python scalars.
 WITH_SCALARS = {"round": np.round,
                 "nan_to_num": lambda a, n, p, m: np.nan_to_num(a, nan=n, posinf=p, neginf=m)}
-# KILN: float32 where NumPy gives bool, int8 and uint8 inputs float16.
-BOOL_FLOAT16 = {"degrees", "radians", "round"}
 UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH})
 TRANSCENDENTAL = {name for name, _ in UNARY_MATH}
 # Functions kiln defines for real numbers only (the complex column of their row is 0): a
 # complex input raises DTypeError, whether or not NumPy takes it (NumPy's log1p does).
 REAL_ONLY = {name for name, cx in UNARY_MATH + BINARY_MATH if not cx}
-# Functions of two floats: bool and bool give float16 in NumPy, float32 in kiln.
-FLOAT_BINARY = {name for name, _ in BINARY_MATH}
 NO_SIGNED_ZERO = {"minimum", "maximum", "clip"}
 
 
@@ -370,20 +378,11 @@ def kiln_result(op, args, r):
     """NumPy's result in the dtype kiln documents (see the module docstring)."""
     arrays = [val(x) for x in args if isinstance(x, Ref)]
     t = arrays[0].dtype if arrays else None
-    if op in TRANSCENDENTAL and r.dtype == np.float16:  # KILN: float32, not float16
-        with np.errstate(all="ignore"):
-            return UNARY[op](arrays[0].astype(np.float32))
-    if op in FLOAT_BINARY and r.dtype == np.float16:  # KILN: float32, not float16
-        with np.errstate(all="ignore"):
-            return BINARY[op](*[np.asarray(val(x)).astype(np.float32) for x in args])
     if op in ("floor", "ceil") and t.kind in "biu":  # KILN: NumPy >= 2.3 keeps the dtype
         a = arrays[0]
         small = np.abs(a.astype(np.float64)) < 2.0**53
         assert (r.astype(np.float64)[small] == a.astype(np.float64)[small]).all()
         return a.copy()
-    if op in BOOL_FLOAT16 and r.dtype == np.float16:  # KILN: float32, not float16
-        with np.errstate(all="ignore"):
-            return numpy_call(op, [arrays[0].astype(np.float32)] + list(args[1:]))
     if op == "trunc" and t.kind in "biu":  # KILN: NumPy >= 2.3 keeps the dtype
         return arrays[0].copy()
     if op == "sign" and t.kind == "c":  # NumPy 2's complex sign (1.24 has another)
@@ -391,17 +390,7 @@ def kiln_result(op, args, r):
     if op == "conj" and t == np.bool_:  # KILN: bool stays bool (NumPy: int8)
         assert (r == arrays[0]).all()
         return arrays[0].copy()
-    if r.dtype == np.float16:  # KILN: float32, not float16 (angle of int8, ...)
-        with np.errstate(all="ignore"):
-            return numpy_call(op, [Cast32(x) if isinstance(x, Ref) else x for x in args])
     return r
-
-
-class Cast32:
-    """An input array cast to float32, as a case argument of numpy_call."""
-
-    def __init__(self, ref):
-        self.value = ref.value.astype(np.float32)
 
 
 def numpy2_complex_sign(z):
@@ -461,7 +450,7 @@ def write_elementwise():
         a, b = RAW[t]
         w.input(t + "_a", np.array(a, NP[t]))
         w.input(t + "_b", np.array(b, NP[t]))
-    for t in ["int32", "int64", "float32", "float64"] + SMALL_INTS:
+    for t in ["int32", "int64", "float32", "float64", "float16"] + SMALL_INTS:
         w.input(t + "_f", np.array(FUNC_RAW[t], NP[t]))
     for t in ["complex64", "complex128"]:
         w.input(t + "_f", np.array(FUNC_RAW["complex"], NP[t]))
@@ -490,7 +479,11 @@ def write_elementwise():
              ("uint8", "int8"), ("int8", "uint8"), ("uint16", "int16"), ("uint32", "int32"),
              ("uint64", "int64"), ("uint64", "int8"), ("uint8", "int64"), ("uint32", "uint64"),
              ("int8", "int16"), ("bool", "uint8"), ("int8", "float32"), ("uint16", "float32"),
-             ("int16", "complex64"), ("uint32", "float32"), ("uint8", "complex64")]
+             ("int16", "complex64"), ("uint32", "float32"), ("uint8", "complex64"),
+             # float16 with NumPy's table: 8-bit integers stay float16, wider ones do not.
+             ("float16", "float32"), ("int8", "float16"), ("float16", "uint8"),
+             ("float16", "int16"), ("float16", "int64"), ("float16", "complex64"),
+             ("bool", "float16")]
     for ta, tb in mixed:
         a = w.inputs[ta + "_a"][:4]
         b = w.inputs[tb + "_b"][:4]
@@ -514,7 +507,9 @@ def write_elementwise():
                # The dtype's ends, and just past them (NumPy 2: OverflowError).
                "int8": [1, -3, 127, 128, -129], "int16": [-3, 32767, 40000],
                "uint8": [1, 255, 256, -1], "uint16": [3, 65535, 70000],
-               "uint32": [3, 4294967295, -2], "uint64": [3, 2**62, -1]}
+               "uint32": [3, 4294967295, -2], "uint64": [3, 2**62, -1],
+               # A weak float beyond float16's range becomes inf, as NumPy casts it.
+               "float16": [2.5, -0.0, inf, 0.1, 1e5]}
     sc_ops = ["add", "subtract", "multiply", "divide", "less", "equal", "maximum", "power"]
     for t in DTYPES:
         A = ref(t + "_a")
@@ -572,7 +567,8 @@ def write_elementwise():
     emit(w, "round/bool_decimals(1)", "round", [ref("bool_a"), 1])
     emit(w, "round/complex128_decimals(1)", "round", [ref("complex128_a"), 1])
     # nan_to_num with its replacements given.
-    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool", "uint8"]:
+    for t in ["float32", "float64", "complex64", "complex128", "int32", "bool", "uint8",
+              "float16"]:
         emit(w, "nan_to_num/%s_values" % t, "nan_to_num", [ref(t + "_a"), -1.0, 1e10, -1e10])
 
     # where: array/array, array/scalar (weak), scalar/scalar, mixed dtypes.
@@ -742,30 +738,80 @@ def dtype_of(fn, *args):
         return "error"
 
 
+# bfloat16's safe casts as ml_dtypes registers them (jax-ml/ml_dtypes, custom_float.h,
+# RegisterCasts): from bool, uint8 and int8; to float32, float64, complex64 and complex128.
+BF16_FROM = {"bool", "uint8", "int8", "bfloat16"}
+BF16_TO = {"bfloat16", "float32", "float64", "complex64", "complex128"}
+
+
+def bf16_promote(a, b):
+    """NumPy's promotion with a user dtype: the smallest type (in NumPy's order, bfloat16
+    among the 16-bit floats) that both cast to safely."""
+    order = ["bool", "int8", "uint8", "int16", "uint16", "bfloat16", "float16", "int32",
+             "uint32", "float32", "int64", "uint64", "float64", "complex64", "complex128"]
+
+    def safe(x, to):
+        if x == "bfloat16":
+            return to in BF16_TO
+        if to == "bfloat16":
+            return x in BF16_FROM
+        return np.can_cast(x, to, "safe")
+    for t in order:
+        if safe(a, t) and safe(b, t):
+            return t
+    raise AssertionError((a, b))
+
+
+def typed_dtype(fn, arrays, *args):
+    """The dtype of fn(args), each arg a dtype name (an array of it, from `arrays`) or a Python
+    scalar. bfloat16, which NumPy lacks: the operation runs on the promoted type, where
+    bfloat16 behaves as float16 does in NumPy (a 16-bit float), so NumPy's dtype for float16
+    there, renamed."""
+    names = [x if isinstance(x, str) else None for x in args]
+    if "bfloat16" not in names:
+        return dtype_of(fn, *[arrays[x] if isinstance(x, str) else x for x in args])
+    if all(n is not None for n in names):
+        p = names[0] if len(names) == 1 else bf16_promote(*names)
+        stand_in = [arrays["float16" if p == "bfloat16" else p]] * len(names)
+    else:  # an array and a Python scalar
+        stand_in = [arrays["float16"] if n == "bfloat16" else x for n, x in zip(names, args)]
+    r = dtype_of(fn, *stand_in)
+    return "bfloat16" if r == "float16" else r
+
+
 def write_promotion():
     lines = ["# Written by tests/data/make_elementwise_fixtures.py with NumPy %s; do not edit."
              % np.__version__]
     arrays = {t: np.ones(2, NP[t]) for t in DTYPES}
-    for a in DTYPES:
-        for b in DTYPES:
-            lines.append("pair %s %s %s" % (a, b, np.result_type(NP[a], NP[b]).name))
+    promo = DTYPES  # float16 included
+    for a in promo:
+        for b in promo:
+            lines.append("pair %s %s %s" % (a, b, np.result_type(a, b).name))
+    for a in promo + ["bfloat16"]:
+        lines.append("pair bfloat16 %s %s" % (a, bf16_promote("bfloat16", a)))
+        if a != "bfloat16":
+            lines.append("pair %s bfloat16 %s" % (a, bf16_promote(a, "bfloat16")))
+
+    def typed(fn, *args):
+        return typed_dtype(fn, arrays, *args)
+    names = promo + ["bfloat16"]
     for op, fn in PROMO_BINOPS.items():
-        for a in DTYPES:
-            for b in DTYPES:
-                lines.append("binop %s %s %s %s" % (op, a, b, dtype_of(fn, arrays[a], arrays[b])))
+        for a in names:
+            for b in names:
+                lines.append("binop %s %s %s %s" % (op, a, b, typed(fn, a, b)))
     for op, fn in PROMO_BINOPS.items():
-        for a in DTYPES:
+        for a in names:
             for kind, s in SCALARS.items():
-                left = dtype_of(fn, arrays[a], s)
-                right = dtype_of(fn, s, arrays[a])
+                left = typed(fn, a, s)
+                right = typed(fn, s, a)
                 assert left == right, (op, a, kind)
                 lines.append("weak %s %s %s %s" % (op, a, kind, left))
     for op, fn in PROMO_UNARY.items():
-        for a in DTYPES:
-            lines.append("unary %s %s %s" % (op, a, dtype_of(fn, arrays[a])))
+        for a in names:
+            lines.append("unary %s %s %s" % (op, a, typed(fn, a)))
     for op, fn in PROMO_REDUCE.items():
-        for a in DTYPES:
-            lines.append("reduce %s %s %s" % (op, a, dtype_of(fn, arrays[a])))
+        for a in names:
+            lines.append("reduce %s %s %s" % (op, a, typed(fn, a)))
     with open(os.path.join(HERE, "promotion.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

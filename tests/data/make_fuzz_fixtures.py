@@ -27,24 +27,26 @@ Where kiln documents a result NumPy 1.24 does not give, the line holds the docum
   * floor and ceil of integer and bool arrays keep the dtype (NumPy >= 2.3).
   * A Math row whose complex column is 0 refuses complex operands (DTypeError), whether or
     not NumPy takes them (NumPy's log1p does).
-  * (float16 results, of bool, int8 and uint8 operands, stay float16 here: the fuzzer's
-    oracle reads them as kiln's float32, as it reads promotion.txt.)
-  * FFTs keep single precision (NumPy >= 2.0): float32 and complex64 give complex64
-    (irfft*: float32), every other dtype complex128 (irfft*: float64); rfft* of complex
-    input is an error (NumPy 1.24 drops the imaginary part, kiln's fft.hpp refuses it).
+  * FFTs keep single precision (NumPy >= 2.0): float16, bfloat16, float32 and complex64
+    give complex64 (irfft*: float32), every other dtype complex128 (irfft*: float64); rfft*
+    of complex input is an error (NumPy 1.24 drops the imaginary part, kiln's fft.hpp
+    refuses it).
+bfloat16, which NumPy lacks, takes make_elementwise_fixtures.py's rule (typed_dtype: NumPy's
+float16 answer on the ml_dtypes promotion); its sum, prod, max, min and mean, which
+reductions_dtypes.txt (NumPy's) cannot hold, are bfloat16, as kiln's half rule says.
 """
 import os
 
 import numpy as np
 
 from make_elementwise_fixtures import (  # one rule for "error" and dtype names; the table
-    BINARY_MATH, PROMO_UNARY, UNARY_MATH, dtype_of)
+    BINARY_MATH, PROMO_UNARY, UNARY_MATH, typed_dtype)
 
 np._set_promotion_state("weak")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex64", "complex128", "int8",
-          "int16", "uint8", "uint16", "uint32", "uint64"]
+          "int16", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16"]
 SCALARS = {"bool": True, "int": 1, "float": 1.0, "complex": 1j}
 BINOPS = {"**": np.power, "minimum": np.minimum, "maximum": np.maximum}
 BINOPS.update({name: getattr(np, name) for name, _ in BINARY_MATH})
@@ -73,36 +75,47 @@ def fft_dtype(fn, a):
     # KILN (NumPy >= 2.0): single precision in, single precision out.
     if fn.startswith("rfft") and a.startswith("complex"):
         return "error"
-    single = a in ("float32", "complex64")
+    single = a in ("float32", "complex64", "float16", "bfloat16")
     if fn.startswith("irfft"):
         return "float32" if single else "float64"
     return "complex64" if single else "complex128"
 
 
 def main():
-    arrays = {t: np.ones(4, t) for t in DTYPES}
+    arrays = {t: np.ones(4, t) for t in DTYPES if t != "bfloat16"}
+
+    def dtype_of(fn, *args):
+        return typed_dtype(fn, arrays, *args)
+
+    def weakpair(a, s):
+        if a == "bfloat16":  # a Python scalar never promotes a float array
+            r = np.result_type(arrays["float16"], s).name
+            return "bfloat16" if r == "float16" else r
+        return np.result_type(arrays[a], s).name
     lines = ["# Written by tests/data/make_fuzz_fixtures.py with NumPy %s; do not edit."
              % np.__version__]
     for a in DTYPES:
         for kind, s in SCALARS.items():
-            lines.append("weakpair %s %s %s" % (a, kind, np.result_type(arrays[a], s).name))
+            lines.append("weakpair %s %s %s" % (a, kind, weakpair(a, s)))
     for op, fn in BINOPS.items():
         for a in DTYPES:
             for b in DTYPES:
-                r = kiln_binop(op, a, b, dtype_of(fn, arrays[a], arrays[b]))
+                r = kiln_binop(op, a, b, dtype_of(fn, a, b))
                 lines.append("binop %s %s %s %s" % (op, a, b, r))
     for op, fn in BINOPS.items():
         for a in DTYPES:
             for kind, s in SCALARS.items():
-                left, right = dtype_of(fn, arrays[a], s), dtype_of(fn, s, arrays[a])
+                left, right = dtype_of(fn, a, s), dtype_of(fn, s, a)
                 assert left == right, (op, a, kind)
                 lines.append("weak %s %s %s %s" % (op, a, kind, kiln_binop(op, a, kind, left)))
     for op, fn in UNARY.items():
         for a in DTYPES:
-            lines.append("unary %s %s %s" % (op, a, kiln_unary(op, a, dtype_of(fn, arrays[a]))))
+            lines.append("unary %s %s %s" % (op, a, kiln_unary(op, a, dtype_of(fn, a))))
     for op, fn in REDUCE.items():
         for a in DTYPES:
-            lines.append("reduce %s %s %s" % (op, a, dtype_of(fn, arrays[a])))
+            lines.append("reduce %s %s %s" % (op, a, dtype_of(fn, a)))
+    for op in ["sum", "prod", "max", "min", "mean"]:
+        lines.append("reduce %s bfloat16 bfloat16" % op)  # KILN: the half rule
     for fn in FFTS:
         for a in DTYPES:
             lines.append("fft %s %s %s" % (fn, a, fft_dtype(fn, a)))

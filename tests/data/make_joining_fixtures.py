@@ -344,8 +344,9 @@ def main():
     # scans: cumsum / cumprod along every axis and raveled, NumPy's result dtypes; rows longer
     # than a GPU tile (2048) too, whose sums of halves stay exact in float64
     for xs in [(7,), (3, 4), (2, 3, 4), (), (0, 3), (3, 5000), (2, 2100, 3)]:
-        for dt in ("float64", "int64", "int32", "int8", "uint8", "bool"):
-            if len(xs) > 1 and xs[0] * xs[1] > 1000 and dt in ("int32", "uint8", "bool"):
+        for dt in ("float64", "int64", "int32", "int8", "uint8", "bool", "float16"):
+            if len(xs) > 1 and xs[0] * xs[1] > 1000 and dt in ("int32", "uint8", "bool",
+                                                                "float16"):
                 continue
             x = data(xs, dt)
             for ax in [None] + list(range(-len(xs), len(xs))):

@@ -68,6 +68,9 @@ def readable_cases():
         ("fortran_u16", np.asfortranarray(np.arange(6, dtype=np.uint16).reshape(2, 3)), {}),
         ("scalar_u8", np.array(200, dtype=np.uint8), {}),
         ("empty_i8", np.zeros((0, 2), dtype=np.int8), {}),
+        # float16 ('<f2'): its edges (largest finite, smallest subnormal, -0, NaN, inf).
+        ("float16_2d", np.array([0.1, -0.0, 65504.0, 2.0**-24, 1e-5, np.inf, -np.inf, np.nan],
+                                dtype=np.float16).reshape(2, 4), {}),
     ]
 
 
@@ -91,8 +94,9 @@ def write_refused(lines):
     lines.append("big_endian_f8 DTypeError big-endian")
     write("object_array", np.array([1, "two", None], dtype=object), allow_pickle=True)
     lines.append("object_array DTypeError object array")
-    write("float16", np.arange(4, dtype=np.float16))
-    lines.append("float16 DTypeError is not supported")
+    # Two raw bytes per element (ml_dtypes' bfloat16 arrays reach .npy as such voids).
+    write("void2", np.zeros(4, dtype="V2"))
+    lines.append("void2 DTypeError is not supported")
     write("big_endian_u2", np.arange(4, dtype=">u2"))
     lines.append("big_endian_u2 DTypeError big-endian")
     write("structured", np.zeros(2, dtype=[("x", "<i4"), ("y", "<f8")]))

@@ -67,6 +67,12 @@ def cases():
     # Summarised; below 100, so that a filler of 255 (tests/test_print.cpp) would show.
     yield "uint8_image", (np.arange(2000 * 3) * 7 % 100).astype(np.uint8).reshape(40, 50, 3)
     yield "uint64_big", np.array([2**63, 2**64 - 1, 5], np.uint64)
+    # float16: NumPy's shortest float16 digits (0.1 prints 0.1), its edges, scientific columns.
+    f16 = np.float16
+    yield "float16_1d", np.array([0.1, 0.2, 0.3, 1 / 3, 2.5, -7.0], f16)
+    yield "float16_edges", np.array([65504.0, 2.0**-24, 1e-5, -0.0, np.inf, -np.inf, np.nan], f16)
+    yield "float16_0d", np.array(0.1, f16)
+    yield "float16_2d", (np.arange(12).reshape(3, 4) / 7).astype(f16)
 
     # bool
     yield "bool_1d", np.array([True, False, True])

@@ -25,7 +25,7 @@ import numpy as np
 OUT = os.path.dirname(os.path.abspath(__file__))
 OPS = ["sum", "prod", "max", "min", "mean", "argmax", "argmin", "any", "all"]
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float32", "float64", "complex128"]
+          "float16", "float32", "float64", "complex128"]
 SHAPES = [(3, 4, 5), (3, 1, 4), (2, 0, 3)]
 
 

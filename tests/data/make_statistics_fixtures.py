@@ -125,6 +125,15 @@ def main():
                                    lambda a, axes=axes, ddof=ddof, keep=keep: f(
                                        a, axis=np_axes(axes), ddof=ddof, keepdims=keep),
                                    axes=axes, ddof=ddof, keepdims=keep)
+        # float16: NumPy rounds its intermediates to float16, kiln computes them in float32
+        # (README, dtypes): the test compares within a few float16 ulps.
+        for si, shape in enumerate(shapes[:2]):
+            for axes in (None, [0], [-1]):
+                for ddof in (0, 1):
+                    a = data(shape, "float16", 90 + si)
+                    w.case(f"{func}_float16_{si}_{axes}_{ddof}".replace(" ", ""), func, [a],
+                           lambda a, axes=axes, ddof=ddof: f(a, axis=np_axes(axes), ddof=ddof),
+                           axes=axes, ddof=ddof)
         # edges: ddof >= n (inf and NaN), empty, 0-d, NaN and inf inputs, float ddof
         w.case(f"{func}_ddof_n", func, [np.array([1.0, 2.0, 4.0])],
                lambda a: f(a, ddof=3), ddof=3)
@@ -152,6 +161,7 @@ def main():
         ("c128", data((2, 4), "complex128", 3, [(1, complex(np.nan, 0)), (6, complex(0, np.nan))])),
         ("i64", data((3, 4), "int64", 4)),
         ("bool", data((2, 5), "bool", 5)),
+        ("f16", data((3, 5), "float16", 6, [(1, np.nan), (8, np.inf)])),
     ]
     for func in ("nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"):
         f = getattr(np, func)
@@ -283,6 +293,7 @@ def main():
         ("const", np.array([3.0, 3.0, 3.0])),
         ("empty", np.zeros((0,))),
         ("bool", np.array([True, False, True, True])),
+        ("f16", data((30,), "float16", 83)),
     ]
     for label, a in hist_in:
         for bins in (1, 5, 10):

@@ -15,7 +15,18 @@ constexpr double kReal = 16, kComplex = 64, kFft = 8;
 const double kSqrt2 = std::sqrt(2.0);
 
 bool floaty(DType t) { return is_floating(t) || is_complex(t); }
-int mantissa(DType t) { return real_dtype(t) == DType::Float32 ? 24 : 53; }
+int mantissa(DType t) {
+  switch (real_dtype(t)) {
+    case DType::Float16:
+      return 11;
+    case DType::BFloat16:
+      return 8;
+    case DType::Float32:
+      return 24;
+    default:
+      return 53;
+  }
+}
 
 double max_finite(DType t) {
   switch (real_dtype(t)) {
@@ -31,6 +42,10 @@ double max_finite(DType t) {
     case DType::UInt32:
     case DType::UInt64:
       return std::ldexp(1.0, itemsize(t) * 8);
+    case DType::Float16:
+      return 65504;
+    case DType::BFloat16:
+      return 0x1.fep127;
     case DType::Float32:
       return std::numeric_limits<float>::max();
     default:
@@ -269,6 +284,20 @@ std::optional<Facts> math_row(const Facts& x, const Facts& y, DType t) {
   return r;
 }
 
+// float16 and bfloat16 compute in float32 and round where stored (src/plan/lower.cpp): a fused
+// path may carry a result's float32 value on, where eager execution and the reference round it
+// to the half. An exact result is the same everywhere; an inexact one differs by up to one
+// rounding, so it is noisy (which keeps discontinuous functions, comparisons and rint, off it).
+std::optional<Facts> half_rounding(std::optional<Facts> r, DType t) {
+  if (!r || !is_half(t) || r->noisy || r->grid >= 0) return r;
+  if (r->special) return std::nullopt;  // an unrounded value may be finite where one is inf
+  r->noisy = true;
+  r->abs_err = 0;
+  r->rel_err = unit_roundoff(t);
+  if (!(r->bound <= noisy_limit(t))) return std::nullopt;
+  return r;
+}
+
 std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
   auto fn = static_cast<BinaryFn>(op.fn);
   Facts a = arg(op.args.at(0), v), b = arg(op.args.at(1), v);
@@ -309,7 +338,7 @@ std::optional<Facts> binary(const Op& op, const std::vector<Facts>& v, DType t, 
       r = math_row(*ca, *cb, t);
   }
   bool unbounded = fn == BinaryFn::Div || fn == BinaryFn::Pow || (r && std::isinf(r->bound));
-  return r ? settle(*r, t, s, unbounded) : std::nullopt;
+  return half_rounding(r ? settle(*r, t, s, unbounded) : std::nullopt, t);
 }
 
 // ---- unary --------------------------------------------------------------------------------
@@ -339,18 +368,28 @@ Facts complex_fn(const Facts& x, double bound, double slope, DType t) {
 
 // |log x| for x on the value's grid (or any positive normal or subnormal float).
 double log_bound(const Facts& x) {
-  double smallest = x.grid >= 0 ? x.grid * std::log(2.0)
-                                : (real_dtype(x.dtype) == DType::Float32 ? 104.0 : 746.0);
+  // (|log| of each dtype's smallest subnormal: 2^-24, 2^-133, 2^-149, 2^-1074.)
+  const DType r = real_dtype(x.dtype);
+  double smallest = x.grid >= 0            ? x.grid * std::log(2.0)
+                    : r == DType::Float16  ? 17.0
+                    : r == DType::BFloat16 ? 93.0
+                    : r == DType::Float32  ? 104.0
+                                           : 746.0;
   return std::max(std::abs(std::log(std::max(modulus(x), 1e-300))), smallest);
 }
 
 std::optional<Facts> real_exp(const Facts& x, DType t) {
   // Kept clear of overflow; the input's error becomes a relative one.
-  if (!(x.bound <= (t == DType::Float32 ? 80 : 700)) || total_err(x) > 1) return std::nullopt;
+  // (float16: noisy values stay below noisy_limit, 64.)
+  const double top = t == DType::Float16                           ? 4
+                     : t == DType::Float32 || t == DType::BFloat16 ? 80
+                                                                   : 700;
+  if (!(x.bound <= top) || total_err(x) > 1) return std::nullopt;
   Facts r = lipschitz(x, std::exp(x.bound), 0, t);
   r.rel_err = std::expm1(total_err(x)) + kReal * unit_roundoff(t);
   // exp(-bound), less every path's error, halved for room; far from underflow.
-  bool positive = !x.special && x.bound + total_err(x) <= 20;
+  // (float16's smallest normal is 2^-14: exp(-9) is above it.)
+  bool positive = !x.special && x.bound + total_err(x) <= (t == DType::Float16 ? 9 : 20);
   r.least = positive ? loosen(std::exp(-x.bound - total_err(x)) * (1 - r.rel_err)) : 0;
   return r;
 }
@@ -463,7 +502,7 @@ std::optional<Facts> unary(const Op& op, const std::vector<Facts>& v, DType t, c
   auto x = convert(in, t);
   if (!x) return std::nullopt;
   auto r = is_complex(t) ? complex_transcendental(fn, *x, t) : real_transcendental(fn, *x, t);
-  return r ? settle(*r, t, s, std::isinf(r->bound)) : std::nullopt;
+  return half_rounding(r ? settle(*r, t, s, std::isinf(r->bound)) : std::nullopt, t);
 }
 
 // ---- reductions ---------------------------------------------------------------------------
@@ -585,9 +624,9 @@ std::optional<Facts> fft(const Op& op, const std::vector<Facts>& v, DType t, con
   Transform tr = transform_of(op, in.shape);
   auto fn = static_cast<FftFn>(op.fn);
   bool r2c = fn == FftFn::Rfft || fn == FftFn::Rfftn;
-  DType read = !r2c                         ? complex_dtype(in.dtype)
-               : in.dtype == DType::Float32 ? DType::Float32
-                                            : DType::Float64;
+  DType read = !r2c                                              ? complex_dtype(in.dtype)
+               : in.dtype == DType::Float32 || is_half(in.dtype) ? DType::Float32
+                                                                 : DType::Float64;
   auto a = convert(in, read);
   if (!a) return std::nullopt;
   if (tr.identity) return settle(*a, t, s);
@@ -627,6 +666,10 @@ double gamma(double n, double u) {
 
 double unit_roundoff(DType t) {
   switch (real_dtype(t)) {
+    case DType::Float16:
+      return 0x1p-11;
+    case DType::BFloat16:
+      return 0x1p-8;
     case DType::Float32:
       return 0x1p-24;
     case DType::Float64:
@@ -675,6 +718,14 @@ Facts input_facts(const InputSpec& s) {
   if (s.dtype == DType::Bool) f.bound = 1;
   unsigned_range(f);  // Small, Random and the others draw negatives, which wrap
   fit_grid(f);
+  // A half's Steps and Linspace are computed (in float32) where they are made: fused into a
+  // consumer they are not rounded to the half (half_rounding).
+  if (is_half(s.dtype) && f.grid < 0 &&
+      (s.kind == DataKind::Steps || s.kind == DataKind::Linspace)) {
+    f.noisy = true;
+    f.abs_err = 0;
+    f.rel_err = unit_roundoff(s.dtype);
+  }
   return f;
 }
 

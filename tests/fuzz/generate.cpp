@@ -135,9 +135,9 @@ Shape Generator::shape_like(const Shape& s) {
 
 DType Generator::random_dtype() {
   // In kAllDTypes' order: bool int32 int64 float32 float64 complex64 complex128, then int8
-  // int16 uint8 uint16 uint32 uint64.
-  static const std::vector<int> weights = {2, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1};
-  static_assert(std::size(kAllDTypes) == 13, "a weight for every dtype");
+  // int16 uint8 uint16 uint32 uint64, then float16 bfloat16.
+  static const std::vector<int> weights = {2, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+  static_assert(std::size(kAllDTypes) == 15, "a weight for every dtype");
   return kAllDTypes[weighted(weights)];
 }
 

@@ -68,10 +68,8 @@ std::filesystem::path data_dir() {
 }
 
 // NumPy's answer where kiln documents another (the same rules test_promotion.cpp states):
-// kiln has no float16 (NumPy's sqrt, exp, ... of bool) and conj of bool is the array (NumPy's
-// is int8); conj of an int8 array is int8 on both sides.
+// conj of bool is the array (NumPy's is int8); conj of an int8 array is int8 on both sides.
 std::string kiln_dtype(const std::string& key, std::string numpy) {
-  if (numpy == "float16") return "float32";
   if (key == "unary conj bool") return "bool";
   return numpy;
 }

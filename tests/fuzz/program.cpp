@@ -73,8 +73,9 @@ std::vector<unsigned char> draw_bytes(const InputSpec& s) {
         v = integer(rng, 0, 1) == 1;
       } else if constexpr (std::is_integral_v<T>) {
         v = static_cast<T>(int_value(s.kind, s.dtype, rng));
-      } else if constexpr (std::is_floating_point_v<T>) {
-        v = static_cast<T>(real_value(s.kind, rng));
+      } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16> ||
+                           std::is_same_v<T, bfloat16>) {
+        v = static_cast<T>(real_value(s.kind, rng));  // (a half rounds, as astype would)
       } else {
         double re = real_value(s.kind, rng);
         v = T(re, real_value(s.kind, rng));

@@ -53,15 +53,37 @@ LD float_to_int(LD x, DType t) {
   return wrap(truncate(x, 64), t);
 }
 
+// x rounded to nearest even with p significant bits, the leading one at 2^(emin) or above
+// (below it, the subnormals' fixed quantum), and to infinity past `max`: IEEE's rounding to a
+// binary format, by scaling (independent of kernels/half.cuh's bit manipulation).
+LD round_to_format(LD x, int p, int emin, LD max) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e;
+  std::frexp(x, &e);                              // |x| in [2^(e-1), 2^e)
+  const int q = std::max(e - 1, emin) - (p - 1);  // the quantum: 2^q
+  LD r = std::ldexp(std::nearbyint(std::ldexp(x, -q)), q);
+  if (std::abs(r) > max) return std::copysign(std::numeric_limits<LD>::infinity(), x);
+  return r;
+}
+
 C convert(const C& z, DType from, DType to) {
   if (to == DType::Bool) return nonzero(z) ? 1 : 0;
   if (is_integer(to)) {
     if (is_integer(from) || from == DType::Bool) return wrap(to_bits(z.real()), to);
     return float_to_int(z.real(), to);
   }
-  bool single = real_dtype(to) == DType::Float32;
+  const DType r = real_dtype(to);
   auto round = [&](LD x) {
-    return single ? LD{static_cast<float>(x)} : LD{static_cast<double>(x)};
+    switch (r) {
+      case DType::Float16:  // from the value directly, as NumPy's casts
+        return round_to_format(x, 11, -14, 65504);
+      case DType::BFloat16:  // through float32, as ml_dtypes (Eigen) converts
+        return round_to_format(LD{static_cast<float>(x)}, 8, -126, LD{0x1.fep127});
+      case DType::Float32:
+        return LD{static_cast<float>(x)};
+      default:
+        return LD{static_cast<double>(x)};
+    }
   };
   // A real value has no imaginary part, whatever sign of zero its C kept (-x of a real x).
   return {round(z.real()), is_complex(to) && is_complex(from) ? round(z.imag()) : LD{0}};
@@ -81,6 +103,8 @@ template <class T>
 C store(T x) {
   if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
     return {LD{x.real()}, LD{x.imag()}};
+  else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+    return static_cast<LD>(static_cast<float>(x));  // exact
   else
     return static_cast<LD>(x);
 }
@@ -145,6 +169,9 @@ C divide_by_count(const C& sum, int64_t n) {
 
 // a op b, both already in dtype t (the result's dtype for arithmetic).
 C arithmetic(BinaryFn fn, const C& a, const C& b, DType t) {
+  // float16 and bfloat16: the operation in float32 (exact inputs), rounded once, as NumPy's
+  // float16 loops compute and kiln does.
+  if (is_half(t)) return convert(arithmetic(fn, a, b, DType::Float32), DType::Float32, t);
   if (fn == BinaryFn::Minimum || fn == BinaryFn::Maximum)
     return extremum(a, b, fn == BinaryFn::Maximum);
   if (t == DType::Bool) {  // NumPy: + is or, * is and

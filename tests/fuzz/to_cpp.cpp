@@ -56,9 +56,9 @@ std::string list(const std::vector<T>& v) {
 }
 
 std::string dtype(DType t) {
-  static constexpr const char* names[] = {"Bool",      "Int32",      "Int64", "Float32", "Float64",
-                                          "Complex64", "Complex128", "Int8",  "Int16",   "UInt8",
-                                          "UInt16",    "UInt32",     "UInt64"};
+  static constexpr const char* names[] = {
+      "Bool",  "Int32", "Int64",  "Float32", "Float64", "Complex64", "Complex128", "Int8",
+      "Int16", "UInt8", "UInt16", "UInt32",  "UInt64",  "Float16",   "BFloat16"};
   static_assert(std::size(names) == std::size(kAllDTypes), "a name for every dtype");
   return std::string("kiln::DType::") + names[static_cast<int>(t)];
 }
@@ -178,6 +178,8 @@ std::string literal_values(const Array& a) {
       os << integer(v[i]);
     else if constexpr (std::is_floating_point_v<T>)
       os << number(v[i]);
+    else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+      os << number(static_cast<float>(v[i]));  // exact: a half's value is a float's
     else
       os << "{" << number(v[i].real()) << ", " << number(v[i].imag()) << "}";
   }
@@ -192,6 +194,9 @@ std::string literal_input(const InputSpec& s) {
     if constexpr (std::is_same_v<T, bool>)
       return "kiln::asarray(std::vector<int32_t>{" + literal_values<T>(a) + "}, " + shape +
              ", dev).astype(kiln::DType::Bool)";
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+      return "kiln::asarray(std::vector<float>{" + literal_values<T>(a) + "}, " + shape +
+             ", dev).astype(" + dtype(s.dtype) + ")";
     std::string type = std::is_same_v<T, int32_t>               ? "int32_t"
                        : std::is_same_v<T, int64_t>             ? "int64_t"
                        : std::is_same_v<T, int8_t>              ? "int8_t"
