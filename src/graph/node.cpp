@@ -279,6 +279,14 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
   return make_node(std::move(spec));
 }
 
+bool same_constant(const NodeSpec& a, const NodeSpec& b) {
+  return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
+}
+
+size_t constant_hash(const NodeSpec& n) {
+  return hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
+}
+
 size_t live_node_count() {
   std::lock_guard lock(table().mu);
   return table().live();
