@@ -79,7 +79,7 @@ struct NodeSpec {
 };
 
 // One block per node, its count inside (kiln/node_ref.hpp). The node leaves the hash-cons
-// table in its destructor, before its inputs are released.
+// table when its count reaches zero (release), before its inputs are released.
 struct Node : NodeSpec {
   explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
   Node(const Node&) = delete;
