@@ -144,6 +144,41 @@ TEST_CASE("attributes: hash_attrs and equality, field by field") {
   Array x = kiln::arange(0, 4, 1, DType::Float64).eval();
   CHECK((x * nan).node() == (x * nan).node());
   CHECK((x * 0.0).node() != (x * -0.0).node());
+
+  // An immediate: the constant, its dtype and its side, each telling nodes apart.
+  using graph::ImmediateAttrs;
+  const ImmediateAttrs two{2.0, DType::Float64, false};
+  CHECK(two == ImmediateAttrs{2.0, DType::Float64, false});
+  CHECK_FALSE(two == ImmediateAttrs{2.0, DType::Float32, false});
+  CHECK_FALSE(two == ImmediateAttrs{2.0, DType::Float64, true});
+  CHECK_FALSE(two == ImmediateAttrs{int64_t{2}, DType::Float64, false});  // 2 is not 2.0
+  CHECK(h(two) != h(ImmediateAttrs{2.0, DType::Float64, true}));
+  CHECK(h(two) != h(ImmediateAttrs{2.0, DType::Float32, false}));
+  CHECK(h(two) != h(graph::ScalarAttrs{2.0}));
+}
+
+TEST_CASE("attributes: a constant operand is the binary node's immediate, on its side") {
+  Array x = kiln::arange(0, 4, 1, DType::Float32).eval();
+  Array right = x - 2, left = 2 - x;
+  for (const Array* a : {&right, &left}) {
+    const graph::Node& n = *a->node();
+    CHECK(n.kind == graph::OpKind::Binary);
+    REQUIRE(n.immediate());
+    REQUIRE(n.inputs.size() == 1);  // no Scalar node
+    CHECK(n.inputs[0] == x.node());
+    CHECK(n.scalar_dtype() == DType::Float32);  // x's: a weak Python int
+    CHECK(n.scalar_value().as_int() == 2);
+  }
+  CHECK_FALSE(right.node()->immediate()->left);
+  CHECK(left.node()->immediate()->left);
+  CHECK(right.node() == (x - 2).node());  // hash-consed as before
+  CHECK(right.node() != left.node());
+  CHECK(right.to_vector<float>() == std::vector<float>{-2, -1, 0, 1});
+  CHECK(left.to_vector<float>() == std::vector<float>{2, 1, 0, -1});
+  // A comparison's node is bool; its constant keeps the compared dtype.
+  CHECK((x < 2).node()->scalar_dtype() == DType::Float32);
+  // Two arrays: no immediate.
+  CHECK_FALSE((x * x).node()->immediate());
 }
 
 TEST_CASE("attributes: an index map's mode, origin and step per axis") {

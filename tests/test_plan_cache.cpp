@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <kiln/kiln.hpp>
 #include <optional>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "graph/node.hpp"
+#include "plan/planner.hpp"
 #include "runtime/plan_cache.hpp"
 #include "support/gpu.hpp"
 
@@ -96,6 +99,74 @@ TEST_CASE("plan cache: a subexpression shared by two edges, its handle dropped")
     for (int i = 0; i < 6; ++i) CHECK(w[i] == (i * c + 1) * (i * (c + 1) + 1));
   }
   check_counters(2, 4);  // one plan each for the two structures
+}
+
+// A constant operand is the binary node's immediate (graph::ImmediateAttrs). Equal constants of
+// a dtype are one kernel parameter, so which constants are equal is structure: x * 2 + 2 and
+// x * 3 + 3 share a plan of one parameter, x * 2 + 3 has its own of two. Each rebinding must
+// give this graph's values.
+TEST_CASE("plan cache: equal constants are one parameter, and the structure says which") {
+  auto x = kiln::arange(0, 8, 1, DType::Float32).eval();
+  auto params = [](const Array& a) {
+    kiln::plan::Plan p = kiln::plan::make_plan({a.node()});
+    REQUIRE(p.steps.size() == 1);
+    return std::get<kiln::plan::KernelStep>(p.steps[0]).group.params.size();
+  };
+  CHECK(params(x * 2.0f + 2.0f) == 1);
+  CHECK(params(x * 2.0f + 3.0f) == 2);
+  auto hash = [](const Array& a) { return kiln::graph::signature({a.node()}).hash; };
+  CHECK(hash(x * 2.0f + 2.0f) == hash(x * 3.0f + 3.0f));
+  CHECK(hash(x * 2.0f + 2.0f) != hash(x * 2.0f + 3.0f));
+  CountFromZero counting;
+  // Equal, unequal, equal, unequal: each pattern planned once.
+  using Pair = std::pair<float, float>;
+  for (auto [a, b] : {Pair{2.0f, 2.0f}, Pair{2.0f, 3.0f}, Pair{5.0f, 5.0f}, Pair{0.5f, -1.0f}}) {
+    auto v = (x * a + b).to_vector<float>();
+    for (int i = 0; i < 8; ++i) CHECK(v[i] == float(i) * a + b);
+  }
+  check_counters(2, 2);
+}
+
+TEST_CASE("plan cache: a constant's side is structure, its value and Python kind are not") {
+  auto x = kiln::arange(0, 6, 1, DType::Float64).eval();
+  auto hash = [](const Array& a) { return kiln::graph::signature({a.node()}).hash; };
+  CHECK(hash(2.0 - x) != hash(x - 2.0));
+  CHECK(hash(2.0 - x) == hash(7.0 - x));
+  CHECK(hash(x > 2) == hash(x > 2.5));  // an int and a float constant, both float64 here
+  CountFromZero counting;
+  for (double c : {2.0, 7.0}) {
+    auto left = (c - x).to_vector<double>(), right = (x - c).to_vector<double>();
+    for (int i = 0; i < 6; ++i) {
+      CHECK(left[i] == c - i);
+      CHECK(right[i] == i - c);
+    }
+  }
+  check_counters(2, 2);
+  // A comparison's constant has the compared dtype, not the result's (bool).
+  auto gt_int = (x > 2).to_vector<bool>(), gt_float = (x > 2.5).to_vector<bool>();
+  for (int i = 0; i < 6; ++i) {
+    CHECK(gt_int[i] == (i > 2));
+    CHECK(gt_float[i] == (i > 2.5));
+  }
+  check_counters(3, 3);
+}
+
+// An immediate and a Scalar node (where's operand) of one value and dtype are one parameter too.
+TEST_CASE("plan cache: an immediate and an equal Scalar node share a parameter") {
+  auto x = kiln::arange(-3, 3, 1, DType::Float64).eval();
+  kiln::plan::Plan p = kiln::plan::make_plan({kiln::where(x > 0, x, 0).node()});
+  REQUIRE(p.steps.size() == 1);
+  CHECK(std::get<kiln::plan::KernelStep>(p.steps[0]).group.params.size() == 1);
+  CountFromZero counting;
+  for (double c : {1.0, -1.0}) {
+    auto v = kiln::where(x > c, x, c).to_vector<double>();
+    for (int i = 0; i < 6; ++i) CHECK(v[i] == (i - 3 > c ? i - 3 : c));
+  }
+  for (double c : {1.0, -1.0}) {
+    auto v = kiln::where(x > c, x, 2 * c).to_vector<double>();
+    for (int i = 0; i < 6; ++i) CHECK(v[i] == (i - 3 > c ? i - 3 : 2 * c));
+  }
+  check_counters(2, 2);
 }
 
 TEST_CASE("plan cache: random draws are rebound, not repeated") {

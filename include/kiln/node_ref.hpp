@@ -42,6 +42,9 @@ class NodeRef {
     return r;
   }
 
+  // Gives up the reference without releasing it: its count is the caller's to drop.
+  const Node* detach() noexcept { return std::exchange(p_, nullptr); }
+
   const Node* get() const noexcept { return p_; }
   const Node& operator*() const noexcept { return *p_; }
   const Node* operator->() const noexcept { return p_; }

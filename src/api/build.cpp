@@ -87,6 +87,13 @@ NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape&
   return graph::make_node(std::move(s));
 }
 
+NodeRef binary(graph::BinaryOp op, NodeRef a, const Scalar& v, bool left, DType out) {
+  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, graph::shape_copy(a->shape), a->device};
+  s.attrs = graph::ImmediateAttrs{v, a->dtype, left};
+  s.inputs = input_list(std::move(a));
+  return graph::make_node(std::move(s));
+}
+
 NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }
 
 NodeRef remap(const NodeRef& n, const Shape& shape, std::vector<graph::RemapAxis> axes,

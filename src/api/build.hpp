@@ -24,6 +24,9 @@ NodeRef unary(graph::UnaryOp op, NodeRef a, DType out);
 // Operands must already share dtype, and have `shape` or be rank-0 Scalar nodes (constants,
 // which lowering reads as parameters).
 NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape);
+// op of `a` and the constant v (of a's dtype, the first operand when `left`): v is the node's
+// immediate (graph::ImmediateAttrs), not a node of its own.
+NodeRef binary(graph::BinaryOp op, NodeRef a, const Scalar& v, bool left, DType out);
 NodeRef scalar(Scalar v, DType t, Device d);
 // n read through an index map per axis (graph::RemapAttrs) into `shape` (of n's rank): one
 // Remap node, or n itself for the identity. `fill` (of `shape` and n's dtype) is the value

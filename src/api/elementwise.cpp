@@ -27,10 +27,11 @@ DType operand_dtype(const Operand& o, const Operand& other) {
 }
 
 // The operands (at most three: where's) as nodes of their dtypes on a common device, the arrays
-// broadcast to the common shape. A scalar operand stays a rank-0 Scalar node, not broadcast:
-// lowering reads it as a kernel parameter wherever it appears, so a broadcast node would add
-// nothing but building time. Building an operation is on every program's path, so this
-// allocates nothing beyond the nodes it makes: fixed arrays, and the common shape is an
+// broadcast to the common shape. A scalar operand (of where, or of a binary operation of two
+// scalars: binary_op keeps one beside an array in the node) stays a rank-0 Scalar node, not
+// broadcast: lowering reads it as a kernel parameter wherever it appears, so a broadcast node
+// would add nothing but building time. Building an operation is on every program's path, so
+// this allocates nothing beyond the nodes it makes: fixed arrays, and the common shape is an
 // operand's own unless they differ.
 struct Aligned {
   std::array<NodeRef, 3> n;
@@ -117,8 +118,16 @@ Array binary_op(BinaryOp op, Operand a, Operand b) {
       throw DTypeError(
           "pow: integers to negative integer powers are not allowed; cast the base "
           "to a float dtype first");
-  auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
   DType out = graph::is_comparison(op) ? DType::Bool : compute;
+  // One constant operand (x * 2, 1 - x), the usual case: it is the node's immediate.
+  const bool left = std::holds_alternative<Scalar>(a);
+  if (left != std::holds_alternative<Scalar>(b)) {
+    const Scalar& s = std::get<Scalar>(left ? a : b);
+    api::check_fits(s, compute, graph::op_name(op));
+    auto n = align({left ? &b : &a}, {compute}, graph::op_name(op));
+    return api::finish(api::binary(op, std::move(n[0]), s, left, out));
+  }
+  auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
   return api::finish(api::binary(op, std::move(n[0]), std::move(n[1]), out, n.shape()));
 }
 

@@ -14,6 +14,10 @@ struct Mixer {
   size_t h;
   size_t operator()(std::monostate) const { return h; }
   size_t operator()(const ScalarAttrs& s) const { return hash_mix(h, s.value.hash()); }
+  size_t operator()(const ImmediateAttrs& m) const {
+    size_t r = hash_mix(hash_mix(h, m.value.hash()), static_cast<uint64_t>(m.dtype));
+    return hash_mix(r, m.left);
+  }
   size_t operator()(const PermuteAttrs& p) const { return ints(h, p.perm); }
   size_t operator()(const SliceAttrs& s) const {
     size_t r = h;

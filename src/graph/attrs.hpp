@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "kiln/dtype.hpp"
 #include "kiln/scalar.hpp"
 
 namespace kiln::graph {
@@ -17,6 +18,20 @@ namespace kiln::graph {
 struct ScalarAttrs {
   Scalar value;
   bool operator==(const ScalarAttrs& o) const { return value.same_as(o.value); }
+};
+
+// Binary with one constant operand (x * 2, 1 - x): the constant, held in the node instead of
+// a Scalar node of its own, so building it costs no second hash-cons lookup. A value, as a
+// Scalar's: the structural hash mixes its side and which equal constants it shares a
+// parameter with (graph/signature.cpp), never the value, and a cached plan is rebound to a new
+// one. `dtype` is the constant's: the other operand's (a comparison's node is bool).
+struct ImmediateAttrs {
+  Scalar value;
+  DType dtype = DType::Float64;
+  bool left = false;  // the first operand (2 - x), else the second (x - 2)
+  bool operator==(const ImmediateAttrs& o) const {
+    return value.same_as(o.value) && dtype == o.dtype && left == o.left;
+  }
 };
 
 // Permute (transpose): output axis i is input axis perm[i].
@@ -105,7 +120,7 @@ struct ScanAttrs {
 };
 
 using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
-                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs>;
+                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

@@ -199,22 +199,44 @@ void recycle(NodeSpec& spec) {
 
 void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
 
+// A dropped graph dies a chain at a time (a loop's steps each hold the step before), and each
+// node leaves the hash-cons table under its lock: so the nodes that die with one release leave
+// it together, under one lock. The first, then each input whose last reference a dying node
+// held, and so on down, up to kBatch nodes; then they are destroyed outside the lock, where
+// their buffers are released (which may take other locks) and their memory recycled. An input
+// past the batch keeps its reference and is released then, starting a batch of its own.
 void release(const Node* n) noexcept {
   if (n->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  auto* m = const_cast<Node*>(n);
-  m->~Node();
-  free_node(m);
+  constexpr size_t kBatch = 256;
+  Node* dead[kBatch];
+  size_t count = 0;
+  dead[count++] = const_cast<Node*>(n);
+  if (n->cse_hash != 0 || !n->inputs.empty()) {  // else an evaluated leaf: nothing to leave
+    std::lock_guard lock(table().mu);
+    for (size_t i = 0; i < count; ++i) {
+      Node* d = dead[i];
+      if (d->cse_hash != 0) table().erase(d->cse_hash, d);
+      d->cse_hash = 0;
+      for (NodeRef& in : d->inputs) {
+        if (count == kBatch) break;
+        if (!in) continue;
+        // The count is dropped here, so the reference lets go of the input without dropping
+        // it again; the input dies with d when that was its last reference.
+        if (in->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+          dead[count++] = const_cast<Node*>(in.get());
+        in.detach();
+      }
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    dead[i]->~Node();
+    free_node(dead[i]);
+  }
 }
 
 long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
 
-Node::~Node() {
-  if (cse_hash != 0) {  // 0: never entered, or left when evaluated
-    std::lock_guard lock(table().mu);
-    table().erase(cse_hash, this);
-  }
-  recycle(*this);  // after the lock: freeing the inputs takes it again
-}
+Node::~Node() { recycle(*this); }  // out of the table already (release)
 
 NodeRef make_node(NodeSpec spec) {
   size_t h = spec_hash(spec);
@@ -277,6 +299,14 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
   spec.device = d;
   spec.attrs = ScalarAttrs{v};
   return make_node(std::move(spec));
+}
+
+bool same_constant(const NodeSpec& a, const NodeSpec& b) {
+  return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
+}
+
+size_t constant_hash(const NodeSpec& n) {
+  return hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
 }
 
 size_t live_node_count() {

@@ -48,8 +48,19 @@ struct NodeSpec {
   const A& attr() const {
     return std::get<A>(attrs);
   }
-  // A Scalar node's value.
-  const Scalar& scalar_value() const { return attr<ScalarAttrs>().value; }
+  // A Binary node's constant operand (graph/attrs.hpp), or null when both are nodes.
+  const ImmediateAttrs* immediate() const { return std::get_if<ImmediateAttrs>(&attrs); }
+  // The constant a node carries: a Scalar node's value or a Binary node's immediate, and its
+  // dtype. Equal constants of a dtype are one kernel parameter and one value of a signature
+  // (same_constant, below).
+  const Scalar& scalar_value() const {
+    const auto* im = immediate();
+    return im ? im->value : attr<ScalarAttrs>().value;
+  }
+  DType scalar_dtype() const {
+    const auto* im = immediate();
+    return im ? im->dtype : dtype;
+  }
   // `op` as its kind's enum (asserting the kind).
   UnaryOp unary_op() const { return op_as<UnaryOp>(OpKind::Unary); }
   BinaryOp binary_op() const { return op_as<BinaryOp>(OpKind::Binary); }
@@ -68,7 +79,7 @@ struct NodeSpec {
 };
 
 // One block per node, its count inside (kiln/node_ref.hpp). The node leaves the hash-cons
-// table in its destructor, before its inputs are released.
+// table when its count reaches zero (release), before its inputs are released.
 struct Node : NodeSpec {
   explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
   Node(const Node&) = delete;
@@ -113,12 +124,17 @@ void set_realized(const Node& n, BufferRef b);
 // A leaf over existing data.
 NodeRef buffer_node(BufferRef b, DType t, Shape s);
 NodeRef scalar_node(Scalar v, DType t, Device d);
+// The constants of two nodes (scalar_value) are equal: same dtype, same bits. constant_hash
+// agrees with it.
+bool same_constant(const NodeSpec& a, const NodeSpec& b);
+size_t constant_hash(const NodeSpec& n);
 
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.
 size_t structural_hash(const std::vector<NodeRef>& outputs);
-// The hash, and the nodes that carry values (evaluated leaves, scalars, random draws) in the
-// order the hash visits them: what a cached plan is rebound to.
+// The hash, and the nodes that carry values (evaluated leaves, constants, random draws) in the
+// order the hash visits them: what a cached plan is rebound to. Of equal constants (one kernel
+// parameter) only the first is listed.
 struct Signature {
   size_t hash = 0;
   std::vector<const Node*> values;

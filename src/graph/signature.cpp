@@ -1,7 +1,8 @@
 // The structural signature: what the plan cache is keyed by. Two graphs with the same hash
 // have the same operations, dtypes, shapes and sharing, whatever their scalar values and
 // buffers; `values` lists, in one fixed visiting order, the nodes that carry those values, so
-// a cached plan can be bound to a new graph of the same structure.
+// a cached plan can be bound to a new graph of the same structure. Constants are numbered by
+// value (equal ones are one kernel parameter), so only the first of equal ones is listed.
 //
 // The same walk finds the held nodes: every reference to a node is an input of a node above it
 // or a handle from outside the graph (an Array the program keeps, an expression it has not
@@ -27,16 +28,72 @@ struct Seen {
   const NodeRef* ref;  // the first graph edge to the node (null for an output)
   long edges;          // graph edges to it from the nodes walked
 };
+// The constants met (Scalar nodes' values, Binary nodes' immediates), by value: equal ones are
+// one kernel parameter (plan/lower.cpp), so which constants are equal is structure (x * 2 + 2
+// has one parameter, x * 2 + 3 two), and the first node of each is the value a plan binds.
+// Open addressing in one array, as PtrMap.
+class Constants {
+ public:
+  // The place in `values` of the first constant equal to n's, n's own (added) if none is.
+  size_t place(const Node& n, std::vector<const Node*>& values) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    size_t h = constant_hash(n);
+    for (size_t i = home(h);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.node) {
+        s = {h, &n, values.size()};
+        ++size_;
+        values.push_back(&n);
+        return s.place;
+      }
+      if (s.hash == h && same_constant(*s.node, n)) return s.place;
+    }
+  }
+  // Empties the table, keeping its memory unless a large walk grew it.
+  void clear() {
+    if (slots_.size() > kFirst && size_ * 8 < slots_.size())
+      *this = Constants();
+    else if (size_)
+      std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
+
+ private:
+  static constexpr size_t kFirst = 16;
+  struct Slot {
+    size_t hash = 0;
+    const Node* node = nullptr;  // null: empty
+    size_t place = 0;
+  };
+  size_t home(size_t h) const { return (h ^ (h >> 29)) & mask_; }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old)
+      if (s.node) {
+        size_t i = home(s.hash);
+        while (slots_[i].node) i = (i + 1) & mask_;
+        slots_[i] = s;
+      }
+  }
+
+  std::vector<Slot> slots_ = std::vector<Slot>(kFirst);
+  size_t mask_ = kFirst - 1, size_ = 0;
+};
+
 // The walk's tables, kept per thread between walks: a signature is taken on every evaluation,
 // and allocating them anew each time cost more than walking a small graph.
 struct Scratch {
   PtrMap<size_t> index;  // node -> its place in seen
   std::vector<Seen> seen;
+  Constants constants;
 };
 
 struct Hasher {
   PtrMap<size_t>& index;
   std::vector<Seen>& seen;
+  Constants& constants;
   std::vector<const Node*>& values;  // numbered in visiting order: a+a differs from a+b
 
   // The hash of ref's node, walked once; `edge` says ref is an input of a walked node.
@@ -65,15 +122,21 @@ struct Hasher {
     h = hash_mix(h, n.device.index);
     for (int64_t d : n.shape) h = hash_mix(h, d);
     bool leaf = n.is_leaf();
-    if (leaf || n.kind == OpKind::Scalar || n.kind == OpKind::Random) {
+    if (leaf || n.kind == OpKind::Random) {
       h = hash_mix(h, leaf ? 0x1eaf : static_cast<uint64_t>(n.kind) * 256 + n.op);
       h = hash_mix(h, values.size());
       values.push_back(&n);
-    } else {
-      h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
-      h = hash_attrs(h, n.attrs);  // a Scalar's or Random's are values, left out above
-      for (const auto& in : n.args()) h = hash_mix(h, of(in, true));
+      return h;
     }
+    h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
+    if (n.kind == OpKind::Scalar) return hash_mix(h, constants.place(n, values));
+    if (const ImmediateAttrs* im = n.immediate()) {  // a value too: its side and equals only
+      h = hash_mix(hash_mix(h, im->left), constants.place(n, values));
+      h = hash_mix(h, static_cast<uint64_t>(im->dtype));
+    } else {
+      h = hash_attrs(h, n.attrs);  // a Random's are values, left out above
+    }
+    for (const auto& in : n.args()) h = hash_mix(h, of(in, true));
     return h;
   }
 
@@ -98,7 +161,8 @@ Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* h
   scratch.index.clear();
   scratch.seen.clear();
   if (scratch.seen.capacity() > 4096) scratch.seen.shrink_to_fit();  // a huge walk's list goes
-  Hasher hasher{scratch.index, scratch.seen, sig.values};
+  scratch.constants.clear();
+  Hasher hasher{scratch.index, scratch.seen, scratch.constants, sig.values};
   size_t h = 0x6b696c6e;  // "kiln"
   for (const auto& n : outputs) h = hash_mix(h, hasher.of(n, false));
   if (held) {

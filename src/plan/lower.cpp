@@ -148,14 +148,31 @@ class Lowering {
     return static_cast<int>(g_.accesses.size()) - 1;
   }
 
+  // The parameter of n's constant (a Scalar node's value or a Binary node's immediate): one per
+  // distinct constant, as the signature numbers them (graph/signature.cpp).
   int param(const Node& n) {
-    if (auto it = params_.find(&n); it != params_.end()) return it->second;
+    size_t h = graph::constant_hash(n);
+    for (auto [it, end] = params_.equal_range(h); it != end; ++it)
+      if (graph::same_constant(*it->second.first, n)) return it->second.second;
     g_.params.push_back(n.scalar_value());
     param_nodes_.push_back(&n);
     // A half's scalar is passed in the half (rounded as NumPy casts a weak scalar) and widened.
-    int i = widen(emit(Instr::param(n.dtype, static_cast<int>(g_.params.size()) - 1)));
-    params_.emplace(&n, i);
+    int i = widen(emit(Instr::param(n.scalar_dtype(), static_cast<int>(g_.params.size()) - 1)));
+    params_.emplace(h, std::make_pair(&n, i));
     return i;
+  }
+
+  // n's operands, each lowered by `lower_input`, with a Binary node's immediate at its side:
+  // emitted where its Scalar node was, before or after the other operand, so the instructions
+  // keep their order.
+  template <class F>
+  std::vector<int> operands(const Node& n, F&& lower_input) {
+    const graph::ImmediateAttrs* im = n.immediate();
+    std::vector<int> ops;
+    if (im && im->left) ops.push_back(param(n));
+    for (const auto& in : n.inputs) ops.push_back(lower_input(*in));
+    if (im && !im->left) ops.push_back(param(n));
+    return ops;
   }
 
   int lower(const Node& n, int chain) {
@@ -186,9 +203,7 @@ class Lowering {
       // views above it (one per axis); below it, everything is evaluated at mapped ones.
       return remap(n, coordinates(n, chain), [&](const Node& fill) { return lower(fill, chain); });
     }
-    std::vector<int> ops;
-    for (const auto& in : n.inputs) ops.push_back(lower(*in, chain));
-    return elementwise(n, ops);
+    return elementwise(n, operands(n, [&](const Node& in) { return lower(in, chain); }));
   }
 
   int elementwise(const Node& n, const std::vector<int>& ops) {
@@ -426,9 +441,7 @@ class Lowering {
     }
     // A reduction read at mapped positions is not one value per row of the iteration space.
     if (n.kind == OpKind::Reduce) throw CannotInline{&n};
-    std::vector<int> ops;
-    for (const auto& in : n.inputs) ops.push_back(lower_at(*in, at, chain));
-    return elementwise(n, ops);
+    return elementwise(n, operands(n, [&](const Node& in) { return lower_at(in, at, chain); }));
   }
 
   // A reduction the planner left in memory's place (not a root): it becomes a Reduce
@@ -475,7 +488,7 @@ class Lowering {
   std::map<std::vector<const Node*>, int> chains_;
   std::vector<std::vector<const Node*>> chain_list_;
   std::map<std::pair<const Node*, int>, int> memo_;
-  std::map<const Node*, int> params_;
+  std::multimap<size_t, std::pair<const Node*, int>> params_;  // by constant_hash
   std::map<const Node*, int> row_reductions_;
   std::map<int64_t, int> constants_;
   std::map<int, int> gathered_;  // buffer -> its gather access

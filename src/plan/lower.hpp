@@ -29,7 +29,8 @@ struct GroupSpec {
 
 // `buffer_of` maps a materialized node (leaf or root of another group) to its plan buffer id;
 // `is_materialized` says whether a node is read from memory rather than computed here.
-// `param_nodes` receives the Scalar node behind each entry of the group's params.
+// `param_nodes` receives the node whose constant (Node::scalar_value) is each entry of the
+// group's params, or null for a structural constant.
 FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
                        const std::function<bool(const graph::Node*)>& is_materialized,

@@ -445,18 +445,29 @@ class Planner {
                    a.scale};
   }
 
-  // Bindings: every value the plan took from the graph, by its ordinal in the signature.
+  // Bindings: every value the plan took from the graph, by its ordinal in the signature. A
+  // constant is bound to the first equal one, which the signature lists in its place.
   void bind() {
     std::unordered_map<const Node*, int> ordinal;
-    for (size_t i = 0; i < sig_->values.size(); ++i)
-      ordinal.emplace(sig_->values[i], static_cast<int>(i));
+    std::unordered_multimap<size_t, int> constants;  // by graph::constant_hash
+    for (size_t i = 0; i < sig_->values.size(); ++i) {
+      const Node* v = sig_->values[i];
+      ordinal.emplace(v, static_cast<int>(i));
+      if (!v->is_leaf() && (v->kind == OpKind::Scalar || v->immediate()))
+        constants.emplace(graph::constant_hash(*v), static_cast<int>(i));
+    }
+    auto constant = [&](const Node* n) {
+      for (auto [it, end] = constants.equal_range(graph::constant_hash(*n)); it != end; ++it)
+        if (graph::same_constant(*sig_->values[it->second], *n)) return it->second;
+      return ordinal.at(n);  // an evaluated Scalar node an arange reads: listed as a leaf
+    };
     auto& b = plan_.bindings;
     for (const auto& [node, id] : buffer_ids_)
       if (plan_.buffers[id].external) b.buffers.push_back({id, ordinal.at(node)});
     // A null node is a structural constant (an index map's origin), the same in every graph of
     // this signature: nothing to rebind.
     for (const auto& p : param_nodes_)
-      if (p.node) b.params.push_back({p.step, p.param, ordinal.at(p.node)});
+      if (p.node) b.params.push_back({p.step, p.param, constant(p.node)});
     for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
   }
 
