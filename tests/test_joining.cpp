@@ -446,6 +446,13 @@ TEST_CASE("selections evaluate their count and refuse what NumPy 2 refuses") {
   CHECK_THROWS_AS(
       kiln::compress(kiln::asarray(std::vector<bool>{false, false, false, false, false, true}), x),
       kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::compress(kiln::ones({2, 2}, DType::Bool), x), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::masked(x, kiln::ones({4}, DType::Bool)), kiln::ShapeError);
+  Array m = kiln::zeros({2, 3});
+  Array i = kiln::zeros({2, 1}, DType::Int64);
+  CHECK_THROWS_AS(kiln::take_along_axis(m, i.reshape({-1}), 1), kiln::ShapeError);  // ranks
+  CHECK_THROWS_AS(kiln::take_along_axis(m, i, std::nullopt), kiln::ShapeError);     // not 1-d
+  CHECK_THROWS_AS(kiln::take_along_axis(m, i.astype(DType::Float64), 1), kiln::DTypeError);
   // A cumulative sum is a scan step in the plan; complex sums on their parts.
   std::string e = kiln::explain({kiln::cumsum(x * 2)});
   INFO(e);

@@ -269,6 +269,8 @@ class Array::At {
   Array place(const Array& value) const;
   Array combined(const Array& value, const char* what) const;
   Array scatter(const Operand& v, uint8_t op, DType result, const char* what) const;
+  using Operation = Array (*)(const Array&, const Operand&);
+  Array update(const Operand& v, uint8_t op, Operation f, const char* what) const;
   Array x_;
   std::vector<Index> idx_;
   std::vector<Array> arrays_;  // integer index arrays: a scatter

@@ -338,11 +338,10 @@ void check_same_kind(DType result, DType to, const char* what) {
 
 // The dtype of f(x[i], v) by NumPy's promotion (a C++ scalar v weak), from 0-d stand-ins: the
 // check needs no region, and its errors (a scalar the dtype cannot hold) are f's own.
-template <class F>
-DType result_dtype(const Array& x, const Operand& v, F f) {
+DType result_dtype(const Array& x, const Operand& v, Array (*f)(const Array&, const Operand&)) {
   Array x0 = full({}, 0, x.dtype(), x.device());
   if (auto* a = std::get_if<Array>(&v)) return f(x0, full({}, 0, a->dtype(), x.device())).dtype();
-  return f(x0, std::get<Scalar>(v)).dtype();
+  return f(x0, v).dtype();
 }
 
 }  // namespace
@@ -381,32 +380,37 @@ Array Array::At::set(const Operand& v) const {
   // A scalar takes x's dtype, as NumPy's x[i] = 1.5 on an integer array (which truncates).
   return place(full({}, std::get<Scalar>(v), x_.dtype(), x_.device()));
 }
+// op(x[i], v): with index arrays a scatter (its dtype checked on 0-d stand-ins), otherwise f of
+// the region placed back.
+Array Array::At::update(const Operand& v, uint8_t op, Operation f, const char* what) const {
+  if (!arrays_.empty()) return scatter(v, op, result_dtype(x_, v, f), what);
+  return combined(f(region(), v), what);
+}
 Array Array::At::add(const Operand& v) const {
-  if (!arrays_.empty())
-    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Add),
-                   result_dtype(x_, v, [](const Array& a, const auto& b) { return a + b; }), "add");
-  return combined(std::visit([&](const auto& b) { return region() + b; }, v), "add");
+  return update(
+      v, static_cast<uint8_t>(graph::ScatterOp::Add),
+      [](const Array& a, const Operand& b) {
+        return std::visit([&](const auto& c) { return a + c; }, b);
+      },
+      "add");
 }
 Array Array::At::multiply(const Operand& v) const {
-  if (!arrays_.empty())
-    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Multiply),
-                   result_dtype(x_, v, [](const Array& a, const auto& b) { return a * b; }),
-                   "multiply");
-  return combined(std::visit([&](const auto& b) { return region() * b; }, v), "multiply");
+  return update(
+      v, static_cast<uint8_t>(graph::ScatterOp::Multiply),
+      [](const Array& a, const Operand& b) {
+        return std::visit([&](const auto& c) { return a * c; }, b);
+      },
+      "multiply");
 }
 Array Array::At::min(const Operand& v) const {
-  if (!arrays_.empty())
-    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Min),
-                   result_dtype(x_, v, [](const Array& a, const auto& b) { return minimum(a, b); }),
-                   "min");
-  return combined(minimum(region(), v), "min");
+  return update(
+      v, static_cast<uint8_t>(graph::ScatterOp::Min),
+      [](const Array& a, const Operand& b) { return minimum(a, b); }, "min");
 }
 Array Array::At::max(const Operand& v) const {
-  if (!arrays_.empty())
-    return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Max),
-                   result_dtype(x_, v, [](const Array& a, const auto& b) { return maximum(a, b); }),
-                   "max");
-  return combined(maximum(region(), v), "max");
+  return update(
+      v, static_cast<uint8_t>(graph::ScatterOp::Max),
+      [](const Array& a, const Operand& b) { return maximum(a, b); }, "max");
 }
 
 const Array& Array::eval() const {
