@@ -9,9 +9,15 @@
 
 #ifdef __CUDACC__
 #define KILN_SCALAR_FN __host__ __device__ __forceinline__
+// Integer division and remainder branch (zero and -1 divisors, the sign fix-up, the division's
+// own fast path). Inlined into a chain of them, as the index maps of pad, roll and tile are,
+// NVVM duplicates the code along every path: a 4-d reflect pad took 126 s to compile into 1.3 MiB
+// of SASS. Called instead, the same kernel compiles in 0.2 s.
+#define KILN_OUTLINED_FN __host__ __device__ __noinline__
 #else
 #include <math.h>  // ::fabs, the name NVRTC has built in
 #define KILN_SCALAR_FN inline
+#define KILN_OUTLINED_FN inline
 #endif
 
 // In kiln::scalar, so that on the host kiln::maximum stays the public function of arrays;
@@ -74,20 +80,20 @@ KILN_SCALAR_FN T int_pow(T base, T exp) {
 // (the sign of the dividend, as C's %). A zero divisor gives 0, as NumPy does (with a warning
 // kiln does not give); MIN // -1 wraps to MIN, and MIN % -1 is 0, where C's / and % would trap.
 template <class T>
-KILN_SCALAR_FN T int_floor_divide(T a, T b) {
+KILN_OUTLINED_FN T int_floor_divide(T a, T b) {
   if (b == 0) return 0;
   if (is_minus_one(b)) return wrap_neg(a);
   T q = (T)(a / b);
   return ((T)(a % b) != 0 && is_negative(a) != is_negative(b)) ? (T)(q - 1) : q;
 }
 template <class T>
-KILN_SCALAR_FN T int_remainder(T a, T b) {
+KILN_OUTLINED_FN T int_remainder(T a, T b) {
   if (b == 0 || is_minus_one(b)) return 0;
   T r = (T)(a % b);
   return (r != 0 && is_negative(r) != is_negative(b)) ? (T)(r + b) : r;
 }
 template <class T>
-KILN_SCALAR_FN T int_fmod(T a, T b) {
+KILN_OUTLINED_FN T int_fmod(T a, T b) {
   return (b == 0 || is_minus_one(b)) ? (T)0 : (T)(a % b);
 }
 

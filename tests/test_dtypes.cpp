@@ -327,6 +327,77 @@ GPU_TEST_CASE("GPU: uniform and normal of float16 and bfloat16 give the host's n
   }
 }
 
+namespace {
+
+template <class To, class From>
+std::vector<To> bit_casts(const std::vector<From>& bits) {
+  std::vector<To> v(bits.size());
+  std::memcpy(static_cast<void*>(v.data()), bits.data(), bits.size() * sizeof(To));
+  return v;
+}
+
+// Where the GPU's conversion differs from the host's in any bit, NaN payloads included.
+template <class Half, class From>
+int64_t half_mismatches(const std::vector<From>& values) {
+  const DType to = kiln::dtype_v<Half>;
+  auto got = vec(values, kiln::cuda()).astype(to).get().template to_vector<Half>();
+  auto want = vec(values).astype(to).template to_vector<Half>();
+  int64_t bad = 0;
+  for (size_t i = 0; i < values.size(); ++i) bad += got[i].bits != want[i].bits;
+  return bad;
+}
+
+// float32 bit patterns at and beside every rounding point: each upper half-word with low
+// half-words that put the dropped bits below, at and above a tie, with either parity of the
+// kept bit (float16 drops 13 bits of a normal value, more of a subnormal; bfloat16 drops 16).
+std::vector<uint32_t> float_probes() {
+  std::vector<uint32_t> v;
+  for (uint32_t hi = 0; hi < 0x10000; ++hi)
+    for (uint32_t lo : {0x0000u, 0x0fffu, 0x1000u, 0x1001u, 0x3000u, 0x4000u, 0x7fffu, 0x8000u,
+                        0x8001u, 0xc000u, 0xffffu})
+      v.push_back(hi << 16 | lo);
+  return v;
+}
+
+// float64 bit patterns: every sign and exponent, a few mantissas, and the 42 bits float16
+// drops below, at and above their tie.
+std::vector<uint64_t> double_probes() {
+  std::vector<uint64_t> v;
+  const uint64_t tie = uint64_t(1) << 41;
+  for (uint64_t se = 0; se < 0x1000; ++se)
+    for (uint64_t top : {0x0u, 0x1u, 0x155u, 0x2aau, 0x3ffu})
+      for (uint64_t low : {uint64_t(0), tie - 1, tie, tie + 1, 2 * tie - 1})
+        v.push_back(se << 52 | top << 42 | low);
+  return v;
+}
+
+}  // namespace
+
+// Kernels convert with the GPU's cvt instructions (kernels/half.cuh), the host with the bit
+// recipes NumPy's fixtures check: they must give the same bits everywhere.
+GPU_TEST_CASE("GPU: conversions to and from float16 and bfloat16 match the host bit for bit") {
+  std::vector<uint16_t> every(0x10000);
+  for (uint32_t b = 0; b < every.size(); ++b) every[b] = static_cast<uint16_t>(b);
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    INFO(kiln::dtype_name(half));
+    Array h = half == DType::Float16 ? vec(bit_casts<kiln::float16>(every))
+                                     : vec(bit_casts<kiln::bfloat16>(every));
+    for (DType wide : {DType::Float32, DType::Float64}) {
+      auto got = kiln::asarray(h, kiln::cuda()).astype(wide).get().astype(DType::Float64);
+      auto g = got.to_vector<double>(), w = h.astype(DType::Float64).to_vector<double>();
+      int64_t bad = 0;
+      for (size_t i = 0; i < g.size(); ++i) bad += std::memcmp(&g[i], &w[i], sizeof(double)) != 0;
+      CHECK(bad == 0);
+    }
+  }
+  auto floats = bit_casts<float>(float_probes());
+  CHECK(half_mismatches<kiln::float16>(floats) == 0);
+  CHECK(half_mismatches<kiln::bfloat16>(floats) == 0);
+  auto doubles = bit_casts<double>(double_probes());
+  CHECK(half_mismatches<kiln::float16>(doubles) == 0);
+  CHECK(half_mismatches<kiln::bfloat16>(doubles) == 0);
+}
+
 TEST_CASE("scatter add into float16: every update in float32, rounded once, as NumPy's add.at") {
   // By hand: NumPy's float16 add loop rounds after each update, so x[0] gets 0.1 then 0.2 each
   // as float16, and 2048 + 1 + 1 stays 2048 (each 2049 rounds to even).
