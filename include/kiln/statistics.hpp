@@ -79,9 +79,9 @@ Array corrcoef(const Array& m, bool rowvar = true);
 // holds x == edges[bins]; values outside the range and NaN are not counted. Edges come out as
 // NumPy's linspace (float64, or float32 for float32 input), counts as int64, or sums of `weights`
 // (a's shape) in the weights' dtype; density divides by the bin widths and the total. Cost: one
-// fused reduction of size(a) * bins compares (no scatter in kiln). Without a range, the call
-// evaluates min(a) and max(a) now (the edges depend on them); a non-finite range raises kiln::Error
-// as NumPy.
+// scatter add over a (one pass; weights summed in float64, on the host in a's order as NumPy, on a
+// GPU in any order). Without a range, the call evaluates min(a) and max(a) now (the edges depend on
+// them); a non-finite range raises kiln::Error as NumPy.
 struct Histogram {
   Array counts, edges;
 };
@@ -91,7 +91,8 @@ Histogram histogram(const Array& a, int64_t bins = 10,
 // Occurrences of each value 0..max(x) of a 1-d bool or integer array x (at least minlength
 // entries): int64, or sums of `weights` (x's shape) as float64. The result's length depends on
 // the data, so the call evaluates min(x) (negative values raise kiln::Error, as NumPy) and
-// max(x) now. Cost: one fused reduction of size(x) * length compares.
+// max(x) now. Cost: one scatter add over x (weights summed in float64, on the host in x's order as
+// NumPy, on a GPU in any order).
 Array bincount(const Array& x, const std::optional<Array>& weights = std::nullopt,
                int64_t minlength = 0);
 

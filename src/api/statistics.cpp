@@ -240,10 +240,14 @@ Array corrcoef(const Array& m, bool rowvar) {
 // ---- histograms ----------------------------------------------------------------------------
 
 namespace {
-// (x[:, None] == values[None, :]) for 1-d x and values: the one-hot matrix that a sum over
-// axis 0 turns into counts.
-Array one_hot(const Array& x, const Array& values) {
-  return x.reshape({x.size(), 1}) == values.reshape({1, values.size()});
+// Per bin: how many of the bin numbers `bin` (1-d, int64, in [0, length)) fall in it (int64),
+// or the sum of their weights (float64, complex128 for complex weights; in the order of x, as
+// NumPy's bincount adds them). A scatter add: one pass over x, where a one-hot matrix would
+// compare every value with every bin.
+Array count_bins(const Array& bin, int64_t length, const std::optional<Array>& weights, Device d) {
+  if (!weights) return zeros({length}, DType::Int64, d).at(bin).add(1);
+  DType t = is_complex(weights->dtype()) ? DType::Complex128 : DType::Float64;
+  return zeros({length}, t, d).at(bin).add(weights->astype(t).reshape({-1}));
 }
 }  // namespace
 
@@ -295,9 +299,11 @@ Histogram histogram(const Array& a, int64_t bins, std::optional<std::pair<double
   idx = where(idx == bins, bins - 1, idx);
   idx = where(x < edge(idx), idx - 1, idx);
   idx = where((x >= edge(idx + 1)) & (idx != bins - 1), idx + 1, idx);
-  idx = where(keep, idx, -1);
-  Array hot = one_hot(idx, arange(0, bins, 1, DType::Int64, a.device()));
-  Array counts = weights ? sum(where(hot, weights->reshape({x.size(), 1}), 0), {0}) : sum(hot, {0});
+  // Values dropped above (NaN, out of range) go to an extra bin past the last, cut off after.
+  idx = where(keep, idx, bins);
+  Array counts = count_bins(idx, bins + 1, weights, a.device()).index({Slice(0, bins)});
+  // NumPy's dtype: int64 counts, or the weights summed in float64 and cast to their sum's dtype.
+  if (weights) counts = counts.astype(sum(*weights).dtype());
   if (density) {
     Array widths = edges.index({Slice(1, std::nullopt)}).astype(DType::Float64) -
                    edges.index({Slice(std::nullopt, -1)}).astype(DType::Float64);
@@ -326,9 +332,7 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
                   "); bins count the values 0, 1, .., max(x)");
     length = std::max(length, hi.item<int64_t>() + 1);
   }
-  Array hot = one_hot(x.astype(DType::Int64), arange(0, length, 1, DType::Int64, x.device()));
-  if (!weights) return sum(hot, {0});
-  return sum(where(hot, weights->astype(DType::Float64).reshape({x.size(), 1}), 0.0), {0});
+  return count_bins(x.astype(DType::Int64), length, weights, x.device());
 }
 
 // ---- closeness ------------------------------------------------------------------------------

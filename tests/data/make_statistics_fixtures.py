@@ -314,6 +314,12 @@ def main():
            lambda a, wt: np.histogram(a, bins=6, weights=wt), bins=6)
     w.case("histogram_density", "histogram", [hist_in[0][1]],
            lambda a: np.histogram(a, bins=6, density=True), bins=6, density=True)
+    # Many values into few bins, so that sums of weights depend on the order they are added in.
+    many = data((3000,), "float64", 84)
+    w.case("histogram_many_weights", "histogram", [many, data((3000,), "float64", 85)],
+           lambda a, wt: np.histogram(a, bins=7, weights=wt), bins=7)
+    w.case("histogram_f32_weights_2d", "histogram", [hist_in[1][1], data((8, 5), "float32", 86)],
+           lambda a, wt: np.histogram(a, bins=3, weights=wt), bins=3)
     w.case("histogram_bad_weights", "histogram", [hist_in[0][1], np.ones(3)],
            lambda a, wt: np.histogram(a, bins=6, weights=wt), bins=6)
 
@@ -329,6 +335,11 @@ def main():
     wts = np.array([0.5, 1.0, -2.0, 3.0, 0.25, 1.0, 2.0])
     w.case("bincount_weights", "bincount", [x, wts], lambda x, wt: np.bincount(x, weights=wt))
     w.case("bincount_int_weights", "bincount", [x, np.arange(7)],
+           lambda x, wt: np.bincount(x, weights=wt))
+    rng = np.random.default_rng(87)
+    many = rng.integers(0, 300, 5000)
+    w.case("bincount_many", "bincount", [many], lambda x: np.bincount(x))
+    w.case("bincount_many_weights", "bincount", [many, rng.standard_normal(5000)],
            lambda x, wt: np.bincount(x, weights=wt))
     w.case("bincount_empty", "bincount", [np.zeros((0,), dtype=np.int64)],
            lambda x: np.bincount(x))

@@ -1,0 +1,114 @@
+// The host executor's paths of issue 14 (and 13's scans and selection) against NumPy on the
+// same machine, in the same run: scatter (add.at, fancy assignment), gathers, boolean masks,
+// nonzero, cumsum, joining and padding, statistics and histograms. Inputs are made and
+// evaluated once; each timing evaluates a fresh result. kiln: median of `repeats` runs;
+// NumPy: median of as many timeit runs (Debian's python3-numpy).
+// Usage: host_paths [scale] [repeats]   (scale multiplies every size; default 1)
+#include <kiln/kiln.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "numpy_timer.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using Clock = std::chrono::steady_clock;
+
+double time_kiln(const std::function<Array()>& f, int repeats) {
+  f().eval();  // warm-up: plans made, the thread pool started
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = Clock::now();
+    f().eval();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return bench::median(ms);
+}
+
+struct Path {
+  std::string name;
+  std::function<Array()> kiln;
+  std::string numpy;  // a statement over the setup's names
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double scale = argc > 1 ? std::atof(argv[1]) : 1.0;
+  const int repeats = argc > 2 ? std::atoi(argv[2]) : 7;
+  const auto n = static_cast<int64_t>(1e7 * scale), m = static_cast<int64_t>(1e6 * scale),
+             side = static_cast<int64_t>(3000 * (scale < 1 ? scale : 1));
+  kiln::random::Generator g(1);
+  // The same inputs on both sides: kiln draws them, NumPy reads them from .npy files.
+  Array x = g.uniform(0, 1, {n}, DType::Float64).eval();
+  Array idx = g.randint(0, m, {n}, DType::Int64).eval();
+  Array mask = (x < 0.5).eval();
+  Array small = g.uniform(0, 1, {m}, DType::Float64).eval();
+  Array grid = g.uniform(0, 1, {side, side}, DType::Float32).eval();
+  Array bins = g.randint(0, 1000, {n}, DType::Int64).eval();
+  const std::string dir = "/tmp/kiln_host_paths";
+  std::system(("mkdir -p " + dir).c_str());
+  for (auto [name, a] : std::vector<std::pair<std::string, Array>>{{"x", x},
+                                                                   {"idx", idx},
+                                                                   {"mask", mask},
+                                                                   {"small", small},
+                                                                   {"grid", grid},
+                                                                   {"bins", bins}})
+    kiln::save_npy(dir + "/" + name + ".npy", a);
+  std::string setup;
+  for (const char* name : {"x", "idx", "mask", "small", "grid", "bins"})
+    setup += std::string(name) + "=np.load(\"" + dir + "/" + name + ".npy\")\n";
+
+  const std::vector<Path> paths = {
+      {"scatter add, 1e7 into 1e6 (add.at)", [&] { return small.at(idx).add(1.0); },
+       "s=small.copy(); np.add.at(s, idx, 1.0)"},
+      {"scatter set, 1e7 into 1e6 (s[idx]=x)", [&] { return small.at(idx).set(x); },
+       "s=small.copy(); s[idx]=x"},
+      {"gather x[idx], 1e7 of 1e6", [&] { return small.index(idx); }, "small[idx]"},
+      {"boolean mask x[x<0.5], 1e7", [&] { return x.index(mask); }, "x[mask]"},
+      {"nonzero, 1e7", [&] { return kiln::nonzero(mask)[0]; }, "np.nonzero(mask)"},
+      {"cumsum, 1e7 float64", [&] { return kiln::cumsum(x); }, "np.cumsum(x)"},
+      {"cumsum axis 0, 3000x3000 float32", [&] { return kiln::cumsum(grid, 0); },
+       "np.cumsum(grid, 0)"},
+      {"concatenate 2x 1e7",
+       [&] {
+         return kiln::concatenate({x, x * 2.0});
+       },
+       "np.concatenate([x, x * 2.0])"},
+      {"pad reflect 16, 3000x3000", [&] { return kiln::pad(grid, 16, kiln::PadMode::Reflect); },
+       "np.pad(grid, 16, mode=\"reflect\")"},
+      {"roll (5, -3), 3000x3000",
+       [&] {
+         return kiln::roll(grid, {5, -3}, {0, 1});
+       },
+       "np.roll(grid, (5, -3), (0, 1))"},
+      {"std, 1e7 float64", [&] { return kiln::std(x); }, "np.std(x)"},
+      {"std axis 0, 3000x3000 float32", [&] { return kiln::std(grid, 0); }, "np.std(grid, 0)"},
+      {"bincount, 1e7 in 1000", [&] { return kiln::bincount(bins); }, "np.bincount(bins)"},
+      {"histogram 100 bins, 1e7",
+       [&] {
+         return kiln::histogram(x, 100, {{0.0, 1.0}}).counts;
+       },
+       "np.histogram(x, 100, (0.0, 1.0))"},
+      {"float16 cast, 1e7", [&] { return x.astype(DType::Float16); }, "x.astype(np.float16)"},
+  };
+  std::printf("host paths against NumPy, scale %g, median of %d runs\n", scale, repeats);
+  for (const Path& p : paths) {
+    double k = time_kiln(p.kiln, repeats);
+    double np = bench::time_numpy(setup, p.numpy, repeats);
+    if (np > 0)
+      std::printf("  %-40s kiln %9.2f ms   numpy %9.2f ms   kiln/numpy %6.2fx\n", p.name.c_str(), k,
+                  np, k / np);
+    else
+      std::printf("  %-40s kiln %9.2f ms   numpy not available\n", p.name.c_str(), k);
+    std::fflush(stdout);
+  }
+  return 0;
+}
