@@ -497,6 +497,39 @@ TEST_CASE("scatter refuses what it cannot do, saying why") {
   CHECK(kiln::array_equal(x, kiln::zeros({4}, DType::Int32)));  // x is untouched throughout
 }
 
+// NumPy 1.24, by hand: np.minimum.at(np.zeros(4, np.uint16), [0, 1], np.int16(-1)) compares in
+// int32, so -1 wins and wraps to 65535; np.maximum.at of int64 300 into an int8 100 stores 300
+// wrapped to 44 (cast first, 300 would be 44 and lose to 100). (Found by the fuzzer's scatter
+// ops, seed 5997.)
+TEST_CASE("scatter min and max compare in the promoted dtype, then store the winner cast") {
+  Array i = kiln::asarray(std::vector<int64_t>{0, 1});
+  Array u = kiln::zeros({4}, DType::UInt16).at(i).min(kiln::asarray(std::vector<int16_t>{-1, 5}));
+  CHECK(u.dtype() == DType::UInt16);
+  CHECK(u.to_vector<int64_t>() == std::vector<int64_t>{65535, 0, 0, 0});
+  Array s =
+      kiln::full({2}, 100, DType::Int8).at(i).max(kiln::asarray(std::vector<int64_t>{300, 50}));
+  CHECK(s.dtype() == DType::Int8);
+  CHECK(s.to_vector<int64_t>() == std::vector<int64_t>{44, 100});
+}
+
+// NumPy (1.24, checked by hand): a[[1]] = 1j raises TypeError for float and integer arrays, and
+// so does a[1:3] = 1j; a bool array takes the value's truth; a complex array (not a scalar)
+// casts with a ComplexWarning. (Found by the fuzzer's scatter ops.)
+TEST_CASE("at().set of a complex scalar into a real array is refused, as NumPy's x[i] = v") {
+  const std::complex<double> v(-0.5, 1.0);
+  Array i = kiln::asarray(std::vector<int64_t>{1});
+  for (DType t : {DType::Float16, DType::Float64, DType::Int32}) {
+    INFO(kiln::dtype_name(t));
+    Array x = kiln::zeros({4}, t);
+    CHECK_THROWS_AS(x.at(i).set(v), kiln::DTypeError);
+    CHECK_THROWS_AS(x.at(kiln::Slice(1, 3)).set(v), kiln::DTypeError);
+  }
+  Array b = kiln::zeros({4}, DType::Bool).at(i).set(v);
+  CHECK(b.to_vector<bool>() == std::vector<bool>{false, true, false, false});
+  Array c = kiln::zeros({2}, DType::Complex128).at(i).set(v);
+  CHECK(c.to_vector<std::complex<double>>()[1] == v);
+}
+
 TEST_CASE("explain and to_dot show an index map as a gather") {
   Array x = kiln::arange(0.0, 5.0).eval();
   Array r = kiln::roll(x * 2, 2);

@@ -364,6 +364,13 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
                      dtype_name(n.dtype) +
                      " array has no scatter minimum or maximum in kiln; compare real parts, "
                      "or update through kiln::where");
+  if ((sop == graph::ScatterOp::Min || sop == graph::ScatterOp::Max) && result != n.dtype) {
+    // NumPy's minimum.at compares in the promoted dtype and stores the winner cast back: an
+    // int16 -1 into a uint16 0 wins and wraps to 65535, where casting it first (to 65535) would
+    // lose. Min and max are exact, so comparing in the wider dtype is all it takes.
+    At wide(x_.astype(result), arrays_);
+    return (sop == graph::ScatterOp::Min ? wide.min(v) : wide.max(v)).astype(n.dtype);
+  }
   Array positions = arange(0, x_.size(), 1, DType::Int64, n.device).reshape(n.shape).index(arrays_);
   Array values = std::holds_alternative<Array>(v)
                      ? std::get<Array>(v).astype(n.dtype)
@@ -374,6 +381,13 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
 }
 
 Array Array::At::set(const Operand& v) const {
+  // NumPy's x[i] = v takes a Python complex only into a complex (or bool) array: float(v) fails.
+  if (const auto* s = std::get_if<Scalar>(&v); s && s->kind() == Scalar::Kind::Complex &&
+                                               !is_complex(x_.dtype()) && x_.dtype() != DType::Bool)
+    throw DTypeError(std::string("at(...).set: a complex value cannot be stored in the ") +
+                     dtype_name(x_.dtype()) +
+                     " array (NumPy raises TypeError); store its real part, or cast x to a "
+                     "complex dtype first");
   if (!arrays_.empty())
     return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Set), x_.dtype(), "set");
   if (auto* a = std::get_if<Array>(&v)) return place(*a);

@@ -15,7 +15,7 @@ using Counts = std::map<std::string, int64_t>;
 const char* op_kind_name(OpKind k) {
   static constexpr const char* names[] = {
       "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
-      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "eval"};
+      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
   return names[static_cast<int>(k)];
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace kiln::fuzz {
 namespace {
@@ -643,6 +644,33 @@ std::optional<Facts> fft(const Op& op, const std::vector<Facts>& v, DType t, con
   return settle(r, t, s);
 }
 
+// x.at(positions).fn(value): each element is x's, or the value (set: the last update of its
+// position, as NumPy), or one of them (min, max), or x's plus the value as many times as its
+// position repeats (add): a sum of that many terms in any order, as a GPU's atomics add them.
+std::optional<Facts> scatter(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
+  auto x = convert(arg(op.args.at(0), v), t), value = convert(arg(op.args.at(1), v), t);
+  if (!x || !value) return std::nullopt;
+  std::optional<Facts> r;
+  switch (static_cast<ScatterFn>(op.fn)) {
+    case ScatterFn::Set:
+      r = choice({*x, *value});
+      break;
+    case ScatterFn::Min:
+    case ScatterFn::Max:
+      r = extremum({*x, *value}, t);
+      break;
+    case ScatterFn::Add: {
+      std::map<int64_t, int64_t> repeats;
+      const int64_t rows = s.at(0);
+      int64_t most = 0;
+      for (int64_t p : op.positions) most = std::max(most, ++repeats[p < 0 ? p + rows : p]);
+      r = sum(choice({*x, *value}), most + 1, t, false);
+      break;
+    }
+  }
+  return r ? settle(*r, t, s) : std::nullopt;
+}
+
 std::optional<Facts> elementwise_choice(const Op& op, const std::vector<Facts>& v, DType t,
                                         const Shape& s) {
   std::vector<Facts> picks;
@@ -757,6 +785,8 @@ static std::optional<Facts> infer_values(const Op& op, const std::vector<Facts>&
       return reduce(op, v, t, s);
     case OpKind::Fft:
       return fft(op, v, t, s);
+    case OpKind::Scatter:
+      return scatter(op, v, t, s);
     case OpKind::Scan: {  // every prefix is bounded as the whole axis's sum or product
       Op whole = op;
       whole.kind = OpKind::Reduce;

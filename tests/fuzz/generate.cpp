@@ -62,6 +62,7 @@ class Generator {
   Op reduce_op();
   Op fft_op();
   Op scan_op();
+  Op scatter_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
   Shape random_shape_of_size(int64_t n);
 
@@ -435,8 +436,36 @@ Op Generator::scan_op() {
   return op;
 }
 
+// x.at(positions).set / add / min / max(v): up to 6 positions along the first axis, repeated and
+// negative ones too, of a scalar or of a value of x's shape without that axis.
+Op Generator::scatter_op() {
+  Op op;
+  op.kind = OpKind::Scatter;
+  op.fn = static_cast<uint8_t>(uniform(0, kScatterCount - 1));
+  int x = pick_value();
+  op.args = {{x, {}}, {}};
+  const Shape& s = shape_of(x);
+  if (s.empty() || s[0] == 0) return op;  // refused by kiln; the generator draws again
+  const int64_t rows = s[0];
+  for (int64_t k = uniform(1, 6); k > 0; --k) op.positions.push_back(uniform(-rows, rows - 1));
+  if (chance(0.5)) {
+    op.args[1].scalar = random_scalar();
+    return op;
+  }
+  Shape row(s.begin() + 1, s.end());
+  std::vector<int> same;
+  for (int v = 0; v < count(); ++v)
+    if (shape_of(v) == row) same.push_back(v);
+  DType t = values_.at(static_cast<size_t>(x)).dtype();
+  op.args[1].value =
+      !same.empty() && chance(0.6)
+          ? same[static_cast<size_t>(uniform(0, static_cast<int64_t>(same.size()) - 1))]
+          : add_input(row, chance(0.7) ? t : random_dtype());
+  return op;
+}
+
 Op Generator::propose() {
-  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 2};
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -462,6 +491,8 @@ Op Generator::propose() {
       return fft_op();
     case 11:
       return scan_op();
+    case 12:
+      return scatter_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

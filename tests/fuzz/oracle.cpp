@@ -345,6 +345,44 @@ const Typed& first(const Op& op, const std::vector<Typed>& v) {
   return v.at(static_cast<size_t>(op.args[0].value));
 }
 
+// NumPy's same_kind order of dtype kinds: bool < integer < float < complex.
+int kind_rank(DType t) { return t == DType::Bool ? 0 : is_integer(t) ? 1 : is_complex(t) ? 3 : 2; }
+
+// x.at(positions).fn(value): x's dtype, or Refused as NumPy refuses x[i] = v and
+// add / minimum / maximum.at(x, i, v): an index out of bounds, a value that does not broadcast
+// to the updated rows, a result that same_kind casting cannot store in x (a set casts any real
+// value, as x[i] = v does), a complex value into a real x, or an order of complex numbers
+// (kiln refuses minimum / maximum.at of complex, a documented difference).
+DType scatter_dtype(const Op& op, const std::vector<Typed>& v) {
+  const Typed& x = first(op, v);
+  if (x.shape.empty()) throw Refused{"a 0-d array has no axis to index"};
+  const int64_t rows = x.shape[0];
+  for (int64_t p : op.positions)
+    if (p < -rows || p >= rows) throw Refused{"index out of bounds (IndexError)"};
+  const Operand& value = op.args.at(1);
+  Shape target{static_cast<int64_t>(op.positions.size())};
+  target.insert(target.end(), x.shape.begin() + 1, x.shape.end());
+  Shape vs = shape_of(value, v);
+  if (vs.size() > target.size()) throw Refused{"the value does not broadcast (ValueError)"};
+  for (size_t i = 0; i < vs.size(); ++i) {
+    int64_t have = vs[vs.size() - 1 - i], want = target[target.size() - 1 - i];
+    if (have != want && have != 1) throw Refused{"the value does not broadcast (ValueError)"};
+  }
+  const auto fn = static_cast<ScatterFn>(op.fn);
+  if (is_complex(x.dtype) && (fn == ScatterFn::Min || fn == ScatterFn::Max))
+    throw Refused{"complex numbers have no order here"};
+  DType value_t = value.is_scalar() ? default_dtype(value.scalar)
+                                    : v.at(static_cast<size_t>(value.value)).dtype;
+  std::optional<DType> result = promote({op.args[0], value}, v);
+  // x[i] = v casts an array unsafely (a complex one with a ComplexWarning), and a Python
+  // complex into a real x not at all (but into bool, by its truth).
+  if (fn == ScatterFn::Set)
+    result = value.is_scalar() && is_complex(value_t) && x.dtype != DType::Bool ? value_t : x.dtype;
+  if (!result) throw Refused{"no loop for these dtypes (TypeError)"};
+  if (kind_rank(*result) > kind_rank(x.dtype)) throw Refused{"same_kind casting (UFuncTypeError)"};
+  return x.dtype;
+}
+
 // The result's dtype and shape, or Refused.
 Typed typed(const Op& op, const std::vector<Typed>& v) {
   std::optional<DType> t;
@@ -399,6 +437,9 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
     case OpKind::BroadcastTo:
       t = first(op, v).dtype, s = broadcast_to_shape(op.shape, first(op, v).shape);
       break;
+    case OpKind::Scatter:
+      t = scatter_dtype(op, v), s = first(op, v).shape;
+      break;
     case OpKind::Eval:
       t = first(op, v).dtype, s = first(op, v).shape;
       break;
@@ -412,7 +453,7 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
 const char* kind_word(OpKind k) {
   static constexpr const char* names[] = {
       "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
-      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "eval"};
+      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
   return names[static_cast<int>(k)];
 }
 

@@ -334,6 +334,23 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       if (!op.axes.empty()) axis = op.axes[0];
       return op.fn == 0 ? cumsum(first_array(op, v), axis) : cumprod(first_array(op, v), axis);
     }
+    case OpKind::Scatter: {
+      const Array& x = first_array(op, v);
+      auto at = x.at(asarray(op.positions.data(), DType::Int64,
+                             {static_cast<int64_t>(op.positions.size())}, x.device()));
+      kiln::Operand value = operand(op.args.at(1), v);
+      switch (static_cast<ScatterFn>(op.fn)) {
+        case ScatterFn::Set:
+          return at.set(value);
+        case ScatterFn::Add:
+          return at.add(value);
+        case ScatterFn::Min:
+          return at.min(value);
+        case ScatterFn::Max:
+          return at.max(value);
+      }
+      throw std::logic_error("fuzz: unknown scatter");
+    }
     case OpKind::Eval:
       return first_array(op, v).eval();
   }

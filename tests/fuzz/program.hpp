@@ -48,6 +48,9 @@ enum class OpKind : uint8_t {
   Reduce,
   Fft,
   Scan,  // cumsum (fn 0) or cumprod (fn 1) along axes[0], or of the raveled value (no axes)
+  // x.at(positions).set / add / min / max (ScatterFn) of args[1] (a scalar, or a value of x's
+  // shape without its first axis): NumPy's x[i] = v and add / minimum / maximum.at.
+  Scatter,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // The elementwise functions are the graph's own (graph::UnaryOp / BinaryOp are exactly the
@@ -57,6 +60,8 @@ using BinaryFn = graph::BinaryOp;
 using ReduceFn = graph::ReduceOp;
 // FftFn names the API's ten functions, not the graph's four FftKinds.
 enum class FftFn : uint8_t { Fft, Ifft, Fft2, Ifft2, Fftn, Ifftn, Rfft, Irfft, Rfftn, Irfftn };
+enum class ScatterFn : uint8_t { Set, Add, Min, Max };
+inline constexpr int kScatterCount = 4;
 // How many of each the generator draws from: every row of graph/op_table.hpp (and every
 // reduction of graph/reduce_table.hpp), so that a new row
 // is fuzzed without edits (a Math row's dtypes come from fuzz_dtypes.txt, which
@@ -87,7 +92,8 @@ struct Operand {
 
 struct Op {
   OpKind kind = OpKind::Unary;
-  uint8_t fn = 0;  // UnaryFn, BinaryFn, ReduceFn, FftFn or the scan (0 cumsum, 1 cumprod)
+  uint8_t fn =
+      0;  // UnaryFn, BinaryFn, ReduceFn, FftFn, ScatterFn or the scan (0 cumsum, 1 cumprod)
   std::vector<Operand> args;
   DType dtype = DType::Float64;  // AsType
   // Reshape and BroadcastTo: the target shape. Fft: the lengths n / s (when has_lengths).
@@ -98,8 +104,9 @@ struct Op {
   std::vector<int> axes;
   bool has_axes = false;
   bool keepdims = false;
-  std::vector<Index> index;  // Index
-  uint8_t norm = 0;          // Fft: backward, ortho, forward
+  std::vector<Index> index;        // Index
+  uint8_t norm = 0;                // Fft: backward, ortho, forward
+  std::vector<int64_t> positions;  // Scatter: along the first axis, repeats and negatives too
 };
 
 // Values are numbered inputs first, then one per op.

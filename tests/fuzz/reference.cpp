@@ -422,6 +422,38 @@ void elementwise(const Op& op, const std::vector<RefValue>& v, const std::vector
   }
 }
 
+// x with the updates applied in the order of the positions, as NumPy's x[i] = v (the last one
+// of a repeated position wins) and add / minimum / maximum.at (each one applies): the update in
+// the dtype NumPy's promotion of x with v gives, stored back in x's.
+void scatter(const Op& op, const std::vector<RefValue>& v, const std::vector<Typed>& types,
+             RefValue& r) {
+  const RefValue& x = v.at(static_cast<size_t>(op.args.at(0).value));
+  const RefValue value = operand(op.args.at(1), v);
+  const auto fn = static_cast<ScatterFn>(op.fn);
+  const DType common =
+      fn == ScatterFn::Set ? r.dtype : promote({op.args[0], op.args[1]}, types).value_or(r.dtype);
+  const int64_t rows = x.shape.at(0), width = rows ? shape_size(x.shape) / rows : 0;
+  Shape target{static_cast<int64_t>(op.positions.size())};
+  target.insert(target.end(), x.shape.begin() + 1, x.shape.end());
+  r.v = x.v;
+  for (size_t k = 0; k < op.positions.size(); ++k) {
+    const int64_t p = op.positions[k], row = p < 0 ? p + rows : p;
+    for (int64_t j = 0; j < width; ++j) {
+      const C& u = elem(value, target, static_cast<int64_t>(k) * width + j);
+      C& out = r.v[static_cast<size_t>(row * width + j)];
+      if (fn == ScatterFn::Set) {
+        out = convert(u, value.dtype, r.dtype);
+      } else if (fn == ScatterFn::Add) {
+        out = convert(binary(BinaryFn::Add, out, r.dtype, u, value.dtype, common, common), common,
+                      r.dtype);
+      } else {
+        C a = convert(out, r.dtype, common), b = convert(u, value.dtype, common);
+        out = convert(extremum(a, b, fn == ScatterFn::Max), common, r.dtype);
+      }
+    }
+  }
+}
+
 // The input position of each output element of a view.
 void view(const Op& op, const RefValue& a, RefValue& r) {
   const int64_t n = shape_size(r.shape);
@@ -595,6 +627,9 @@ std::optional<std::vector<RefValue>> reference(const Program& p) {
         break;
       case OpKind::Fft:
         return std::nullopt;
+      case OpKind::Scatter:
+        scatter(op, v, types, r);
+        break;
       default:
         view(op, v.at(static_cast<size_t>(op.args[0].value)), r);
     }
