@@ -85,9 +85,14 @@ std::vector<Array> nonzero(const Array& a) {
   Array flat = flatnonzero(a);
   std::vector<Array> coords;
   int64_t stride = a.size() == 0 ? 1 : a.size();
-  for (int64_t len : a.shape()) {
+  for (size_t k = 0; k < a.shape().size(); ++k) {
+    const int64_t len = a.shape()[k];
     stride = len == 0 ? 1 : stride / len;
-    coords.push_back(len == 0 ? flat : floor_divide(flat, stride) % len);
+    // (flat // stride) % len, without the division where stride is 1 (the last axis) or the
+    // remainder where flat // stride < len already (the first): integer division is the
+    // costliest arithmetic on either executor.
+    Array c = len == 0 || stride == 1 ? flat : floor_divide(flat, stride);
+    coords.push_back(len == 0 || k == 0 ? c : c % len);
   }
   return coords;
 }
