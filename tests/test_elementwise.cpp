@@ -1015,3 +1015,82 @@ TEST_CASE("array_equal: one differing element; integers and bools") {
   CHECK(kiln::allclose(b1, kiln::asarray(tf, DType::Bool, {2})));
   CHECK_FALSE(kiln::allclose(b1, b2));
 }
+
+namespace {
+
+// Python's floor division and remainder in 128 bits, then wrapped to T: the reference for
+// integer division by one scalar (the host divides through a double reciprocal,
+// src/host/divide_by_scalar.cpp, which must not be off by one anywhere).
+template <class T>
+std::pair<T, T> python_divmod(T a, T d) {
+  const __int128 x = a, y = d;
+  __int128 q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+  return {static_cast<T>(static_cast<unsigned __int128>(q)),
+          static_cast<T>(static_cast<unsigned __int128>(x - q * y))};
+}
+
+template <class T>
+void check_division_by_scalars() {
+  using L = std::numeric_limits<T>;
+  std::vector<T> x;
+  const T lo = L::min(), hi = L::max();
+  for (T v : {lo, T(lo + 1), T(-1), T(0), T(1), T(2), T(6), T(7), T(8), T(hi - 1), hi})
+    x.push_back(v);
+  for (long double m : {1e3L, 3e9L, 0x1p51L, 0x1p52L, 0x1p53L, 0x1p62L, 0x1p63L})
+    for (int s : {-1, 1})
+      for (int e : {-1, 0, 1})
+        if (long double v = s * m + e; v >= lo && v <= hi) x.push_back(static_cast<T>(v));
+  for (int k = 0; k < 200; ++k) x.push_back(static_cast<T>(int64_t(0x9E3779B97F4A7C15ull * k)));
+  // Every divisor up to 100 (49 * fl(1 / 49) rounds below 1), and large ones.
+  std::vector<int64_t> divisors = {1000003,
+                                   2147483647,
+                                   (int64_t{1} << 40) + 1,
+                                   (int64_t{1} << 51) - 1,
+                                   int64_t{1} << 51,
+                                   int64_t{1} << 52,
+                                   INT64_MAX};
+  for (int64_t d = 1; d <= 100; ++d) divisors.push_back(d);
+  if constexpr (std::is_signed_v<T>)
+    for (int64_t d :
+         std::initializer_list<int64_t>{-2, -3, -7, -49, -1000003, -(int64_t{1} << 40) - 1,
+                                        -(int64_t{1} << 51) + 1, INT64_MIN})
+      divisors.push_back(d);
+  for (int64_t d64 : divisors) {
+    // The divisor's multiples and their neighbours, where a reciprocal rounds either way.
+    std::vector<T> xs = x;
+    for (__int128 k : std::initializer_list<__int128>{1, 3, 5, 1000, 123456789, (1 << 20) + 1,
+                                                      2147483647, (int64_t{1} << 40) + 7})
+      for (int sign : {-1, 1})
+        for (int e : {-1, 0, 1})
+          if (__int128 v = sign * k * d64 + e; v >= lo && v <= hi) xs.push_back(static_cast<T>(v));
+    Array a = kiln::asarray(xs);
+    const bool fits = d64 < 0 ? std::is_signed_v<T> && d64 >= static_cast<int64_t>(lo)
+                              : static_cast<uint64_t>(d64) <= static_cast<uint64_t>(hi);
+    if (!fits) continue;
+    const T d = static_cast<T>(d64);
+    INFO(kiln::dtype_name(a.dtype()), " by ", d64);
+    auto q = kiln::floor_divide(a, Scalar(d64)).to_vector<T>();
+    auto r = (a % Scalar(d64)).to_vector<T>();
+    REQUIRE(q.size() == xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto [wq, wr] = python_divmod(xs[i], d);
+      INFO("x = ", int64_t(xs[i]), " (", uint64_t(xs[i]), ")");
+      CHECK(q[i] == wq);
+      CHECK(r[i] == wr);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("integer floor division and remainder by a scalar are Python's, at every extreme") {
+  check_division_by_scalars<int8_t>();
+  check_division_by_scalars<int16_t>();
+  check_division_by_scalars<int32_t>();
+  check_division_by_scalars<int64_t>();
+  check_division_by_scalars<uint8_t>();
+  check_division_by_scalars<uint16_t>();
+  check_division_by_scalars<uint32_t>();
+  check_division_by_scalars<uint64_t>();
+}

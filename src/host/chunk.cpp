@@ -6,6 +6,7 @@
 
 #include "host/column_ops.hpp"
 #include "host/convert.hpp"
+#include "host/divide_by_scalar.hpp"
 
 namespace kiln::cpu {
 
@@ -152,7 +153,10 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
         unary_column(ins.unary_op(), g_.code[ins.a].dtype, cols_[ins.a], out, len);
         break;
       case InstrKind::Binary:
-        binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols_[ins.a], cols_[ins.b], out, len);
+        if (!uniform(ins.b) || !divide_by_scalar(ins.binary_op(), g_.code[ins.a].dtype,
+                                                 cols_[ins.a], cols_[ins.b], out, len))
+          binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols_[ins.a], cols_[ins.b], out,
+                        len);
         break;
       case InstrKind::Where:
         where_column(ins.dtype, static_cast<const bool*>(cols_[ins.a]), cols_[ins.b], cols_[ins.c],

@@ -40,6 +40,13 @@ class ChunkEvaluator {
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
   void fill_rows(int i, int64_t start, int64_t len, char* out);
   char* scratch(int i) { return reinterpret_cast<char*>(storage_.data()) + slot_[i]; }
+  // Whether instruction i's column holds one value throughout (a parameter, or a load that
+  // does not move), so an operation with it may use what it knows of that one value.
+  bool uniform(int i) const {
+    const plan::Instr& ins = g_.code[i];
+    return ins.kind == plan::InstrKind::Param ||
+           (ins.kind == plan::InstrKind::Load && modes_[ins.access()] == Mode::Constant);
+  }
 
   const plan::FusedGroup& g_;
   const plan::IterationSpace& space_;
