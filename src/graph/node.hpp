@@ -87,6 +87,15 @@ struct Node : NodeSpec {
   ~Node();
 
   size_t cse_hash = 0;
+  // The node's own part of the structural signature, hashed once, here, since a signature is
+  // taken on every evaluation and walks every node: its operation, dtype, device, shape and the
+  // attributes that are structure (a constant's side and dtype, not its value; nothing of a
+  // random draw). Its inputs are left out: the signature mixes in theirs as they are when it
+  // walks (an input evaluated since this node was built is a leaf by then).
+  size_t local_hash = 0;
+  // constant_hash of a Scalar node or of a Binary node's immediate (0 for other nodes): the
+  // signature numbers constants by value.
+  size_t value_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
@@ -128,6 +137,11 @@ NodeRef scalar_node(Scalar v, DType t, Device d);
 // agrees with it.
 bool same_constant(const NodeSpec& a, const NodeSpec& b);
 size_t constant_hash(const NodeSpec& n);
+// The hash of a node's dtype, device and shape: all a leaf's structure, and where its
+// Node::local_hash starts.
+size_t data_hash(const NodeSpec& n);
+// What make_node stores as Node::local_hash, computed from the fields (for tests).
+size_t local_structure_hash(const NodeSpec& n);
 
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.
