@@ -118,14 +118,16 @@ struct Node : NodeSpec {
   friend void retain(const Node* n) noexcept;
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
-  friend NodeRef make_node(NodeSpec spec);
+  friend NodeRef make_node(NodeSpec&& spec);
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
 };
 
-// The node for spec: an existing equal node if one is alive, else a new one.
-NodeRef make_node(NodeSpec spec);
+// The node for spec: an existing equal node if one is alive, else a new one. The spec is
+// taken apart either way (moved into the node, or its lists recycled): an rvalue, so that
+// it is moved once, not also into a parameter.
+NodeRef make_node(NodeSpec&& spec);
 // Stores an evaluated result and turns the node into a leaf (drops its inputs, leaves the
 // hash-cons table, since its identity no longer follows from its inputs). Once: a node listed
 // twice in one evaluation keeps its first result.
