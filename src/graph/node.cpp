@@ -118,9 +118,10 @@ SpecHashes spec_hashes(const NodeSpec& s) {
   } else {
     h = hash_attrs(h, s.attrs);
   }
-  size_t cse = hash_mix(hash_mix(h, value), values);
+  size_t cse = hash_mix(h, value);
+  if (values) cse = hash_mix(cse, values);
   for (const auto& in : s.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
-  cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
+  if (s.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
   return {h, value, cse};
 }
 
