@@ -226,6 +226,80 @@ TEST_CASE("plan cache: two structures under one hash are told apart by their inp
   check_counters(3, 1, 2);  // the same structure again: a hit under the shared hash
 }
 
+// make_node hashes a node's own structure once (Node::local_hash) and its constant's value
+// (Node::value_hash); the signature uses them instead of hashing those fields on every walk.
+// What is kept must be what the fields hash to, for every kind of node, whether the node was
+// just made, found again by hash-consing, or has had its input evaluated since; and it must
+// hold a node's structure but none of its values.
+TEST_CASE("plan cache: the hashes a node keeps are those of its fields") {
+  namespace graph = kiln::graph;
+  auto x = kiln::arange(0, 6, 1, DType::Float64).eval();
+  auto m = kiln::arange(0, 6, 1, DType::Float32).reshape({2, 3});
+  kiln::random::Generator g(3);
+  std::vector<Array> nodes{x * 2.0,
+                           2.0 - x,
+                           x * 2.0,  // found again
+                           kiln::where(x > 1, x, 0),
+                           x.astype(DType::Float32),
+                           kiln::sum(m, {1}),
+                           m.transpose({1, 0}),
+                           m(kiln::Slice(0, 2), kiln::Slice(1, 3)),
+                           kiln::roll(x, 2),
+                           g.uniform(0, 1, {4}),
+                           kiln::sqrt(x + 1)};
+  auto kept_is_fresh = [](const Array& a) {
+    const graph::Node& n = *a.node();
+    CHECK(n.local_hash == graph::local_structure_hash(n));
+    bool constant = n.kind == graph::OpKind::Scalar || n.immediate();
+    CHECK(n.value_hash == (constant ? graph::constant_hash(n) : 0));
+  };
+  for (const auto& a : nodes) kept_is_fresh(a);
+  // Its input evaluated: the node's own part is unchanged (the signature sees the input anew).
+  Array y = x + 1, z = y * 3.0;
+  size_t local = z.node()->local_hash;
+  y.eval();
+  kept_is_fresh(z);
+  CHECK(z.node()->local_hash == local);
+
+  // Values are not structure: the constant, the draw.
+  auto local_of = [](const Array& a) { return a.node()->local_hash; };
+  CHECK(local_of(x * 2.0) == local_of(x * 3.0));
+  CHECK((x * 2.0).node()->value_hash != (x * 3.0).node()->value_hash);
+  CHECK(local_of(g.uniform(0, 1, {4})) == local_of(g.uniform(5, 7, {4})));
+  // Structure is: side, operation, dtype, shape, attributes.
+  CHECK(local_of(2.0 - x) != local_of(x - 2.0));
+  CHECK(local_of(x * 2.0) != local_of(x + 2.0));
+  CHECK(local_of(x * 2.0) != local_of(x.astype(DType::Float32) * 2.0f));
+  CHECK(local_of(x * 2.0) != local_of(kiln::arange(0, 7, 1, DType::Float64) * 2.0));
+  CHECK(local_of(kiln::sum(m, {1})) != local_of(kiln::sum(m, {0})));
+  CHECK(local_of(g.uniform(0, 1, {4})) != local_of(g.uniform(0, 1, {5})));
+}
+
+// A node's kept hash leaves its inputs out, so an input evaluated after the node was built
+// (its history dropped: a leaf now) counts as a leaf: the graph has the signature, and shares
+// the plan, of the same structure built afresh on a leaf.
+TEST_CASE(
+    "plan cache: an input evaluated after its consumer was built is a leaf to the signature") {
+  auto x = kiln::arange(0, 7, 1, DType::Float64).eval();
+  // (7 elements: a structure no other case evaluates.)
+  auto hash = [](const Array& a) { return kiln::graph::signature({a.node()}).hash; };
+  Array y = x * 2.0;
+  Array z = y + 1.0;
+  const size_t built = hash(z);
+  CHECK(built == hash(x * 3.0 + 1.5));
+  y.eval();
+  CHECK(hash(z) != built);
+  Array leaf = kiln::asarray(std::vector<double>{7, 6, 5, 4, 3, 2, 1});  // a Buffer leaf
+  CHECK(hash(z) == hash(leaf + 4.0));
+  CHECK(hash(z) == hash((x * 5.0).eval() + 4.0));  // an evaluated product: a leaf as well
+  CountFromZero counting;
+  auto v = z.to_vector<double>();
+  for (int i = 0; i < 7; ++i) CHECK(v[i] == 2.0 * i + 1);
+  auto w = (leaf + 4.0).to_vector<double>();
+  for (int i = 0; i < 7; ++i) CHECK(w[i] == 11.0 - i);
+  check_counters(1, 1);  // one plan: z's, reused for leaf + 4
+}
+
 TEST_CASE("transfer policy: explicit by default, and settable") {
   CHECK(kiln::get_transfer_policy() == kiln::TransferPolicy::Explicit);
   kiln::set_transfer_policy(kiln::TransferPolicy::Auto);

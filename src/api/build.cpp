@@ -131,6 +131,7 @@ std::atomic<TransferPolicy> g_transfer_policy{TransferPolicy::Explicit};
 }  // namespace
 
 Device common_device(std::span<const graph::Node* const> nodes, const char* what) {
+  if (nodes.size() == 1) return nodes[0]->device;  // (x * 2: the usual case)
   const graph::Node* first = nullptr;
   const graph::Node* largest = nullptr;
   bool mixed = false;

@@ -63,7 +63,9 @@ Aligned align(std::initializer_list<Operand*> ops, std::initializer_list<DType> 
     if (auto* arr = std::get_if<Array>(o)) {
       // Taken from the operand (the callers' own copies), so a temporary leaves no handle.
       NodeRef n = api::ref_of(std::move(*arr));
-      bool as_is = n->device == d && n->dtype == *t && n->shape == out.shape();
+      // (The common shape is most often this operand's own: no need to compare then.)
+      bool as_is = n->device == d && n->dtype == *t &&
+                   (&n->shape == &out.shape() || n->shape == out.shape());
       out.n[i++] =
           as_is ? std::move(n) : api::broadcast(api::cast(api::copy_to(n, d), *t), out.shape());
     } else {
@@ -76,8 +78,8 @@ Aligned align(std::initializer_list<Operand*> ops, std::initializer_list<DType> 
   return out;
 }
 
-DType binary_compute_dtype(BinaryOp op, DType t) {
-  if (graph::form_of(op) == graph::BinaryForm::Math) {
+DType binary_compute_dtype(BinaryOp op, graph::BinaryForm form, DType t) {
+  if (form == graph::BinaryForm::Math) {
     if (!graph::takes_complex(op)) api::check_real(graph::op_name(op), t);
     return float_dtype(t);
   }
@@ -89,7 +91,7 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
   bool division = op == BinaryOp::FloorDivide || op == BinaryOp::Remainder || op == BinaryOp::Fmod;
   if (division) api::check_real(graph::op_name(op), t);
   bool shift = op == BinaryOp::LeftShift || op == BinaryOp::RightShift;
-  if (graph::form_of(op) == graph::BinaryForm::Bitwise && !is_integer_or_bool(t))
+  if (form == graph::BinaryForm::Bitwise && !is_integer_or_bool(t))
     throw DTypeError(std::string("bitwise ") + graph::op_name(op) + " needs bool or integer " +
                      "operands, got " + dtype_name(t) + "; compare first (a > 0) or use astype");
   // NumPy computes these of bools in int8.
@@ -103,31 +105,33 @@ DType binary_compute_dtype(BinaryOp op, DType t) {
 
 // Takes its operands by value (as the public functions do): a temporary is consumed.
 Array binary_op(BinaryOp op, Operand a, Operand b) {
+  // Looked up once: this runs for every operation a program builds.
+  const graph::BinaryForm form = graph::form_of(op);
+  const char* name = graph::op_name(op);
   DType ta = operand_dtype(a, b), tb = operand_dtype(b, a);
   // A Math op runs NumPy's first loop both operands cast to safely: for two integers each
   // one's float, then the wider (arctan2 of int16 and uint16 is float32, not the float64 of
   // their int32); beside a float, their promotion (int8 with bfloat16 runs bfloat16's loop,
   // to which int8 casts safely, where float16's and bfloat16's floats would meet in float32).
-  if (graph::form_of(op) == graph::BinaryForm::Math && is_integer_or_bool(ta) &&
-      is_integer_or_bool(tb))
+  if (form == graph::BinaryForm::Math && is_integer_or_bool(ta) && is_integer_or_bool(tb))
     ta = float_dtype(ta), tb = float_dtype(tb);
   DType t = promote_types(ta, tb);
-  DType compute = binary_compute_dtype(op, t);
+  DType compute = binary_compute_dtype(op, form, t);
   if (op == BinaryOp::Pow && (is_integer(compute)))
     if (auto* s = std::get_if<Scalar>(&b); s && s->kind() == Scalar::Kind::Int && s->as_int() < 0)
       throw DTypeError(
           "pow: integers to negative integer powers are not allowed; cast the base "
           "to a float dtype first");
-  DType out = graph::is_comparison(op) ? DType::Bool : compute;
+  DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
   // One constant operand (x * 2, 1 - x), the usual case: it is the node's immediate.
   const bool left = std::holds_alternative<Scalar>(a);
   if (left != std::holds_alternative<Scalar>(b)) {
     const Scalar& s = std::get<Scalar>(left ? a : b);
-    api::check_fits(s, compute, graph::op_name(op));
-    auto n = align({left ? &b : &a}, {compute}, graph::op_name(op));
+    api::check_fits(s, compute, name);
+    auto n = align({left ? &b : &a}, {compute}, name);
     return api::finish(api::binary(op, std::move(n[0]), s, left, out));
   }
-  auto n = align({&a, &b}, {compute, compute}, graph::op_name(op));
+  auto n = align({&a, &b}, {compute, compute}, name);
   return api::finish(api::binary(op, std::move(n[0]), std::move(n[1]), out, n.shape()));
 }
 

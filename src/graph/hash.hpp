@@ -8,10 +8,13 @@
 namespace kiln::graph {
 
 inline size_t hash_mix(size_t seed, uint64_t v) {
-  // boost::hash_combine's mixing on 64 bits.
-  v *= 0x9E3779B97F4A7C15ull;
-  v ^= v >> 32;
-  return seed ^ (v + 0x9E3779B97F4A7C15ull + (seed << 6) + (seed >> 2));
+  // wyhash's mix: the 128-bit product of the two (each xored with a constant), its halves
+  // folded; a few instructions where boost::hash_combine's took about fourteen, and it runs
+  // about a dozen times per node built. The seed is xored back in so that the one v that
+  // zeroes the product does not erase what was mixed before.
+  const unsigned __int128 m =
+      static_cast<unsigned __int128>(seed ^ 0xa0761d6478bd642full) * (v ^ 0xe7037ed1a0b428dbull);
+  return static_cast<size_t>(m) ^ static_cast<size_t>(m >> 64) ^ seed;
 }
 
 // Pointer -> value for the walks over a graph (signature, held nodes), which visit every node

@@ -93,15 +93,36 @@ HashConsTable& table() {
   return *t;
 }
 
-size_t spec_hash(const NodeSpec& s) {
-  size_t h = hash_mix(0, static_cast<uint64_t>(s.kind));
-  h = hash_mix(h, s.op);
-  h = hash_mix(h, static_cast<uint64_t>(s.dtype));
-  h = hash_mix(h, static_cast<uint64_t>(s.device.kind) * 131 + s.device.index);
-  for (int64_t d : s.shape) h = hash_mix(h, d);
-  for (const auto& in : s.inputs) h = hash_mix(h, reinterpret_cast<uintptr_t>(in.get()));
-  h = hash_attrs(h, s.attrs);
-  return hash_mix(h, reinterpret_cast<uintptr_t>(s.buffer.get()));
+// A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constant's
+// (Node::value_hash) and the hash-cons key, which adds the values and the inputs' identities.
+struct SpecHashes {
+  size_t local, value, cse;
+};
+inline size_t hash_data(const NodeSpec& n) {
+  size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
+  h = hash_mix(h, n.device.index);
+  for (int64_t d : n.shape) h = hash_mix(h, d);
+  return h;
+}
+
+SpecHashes spec_hashes(const NodeSpec& s) {
+  size_t h = hash_mix(hash_data(s), static_cast<uint64_t>(s.kind) * 256 + s.op);
+  size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values
+  if (s.kind == OpKind::Scalar) {
+    value = constant_hash(s);
+  } else if (const ImmediateAttrs* im = s.immediate()) {
+    h = hash_mix(hash_mix(h, im->left), static_cast<uint64_t>(im->dtype));
+    value = constant_hash(s);
+  } else if (s.kind == OpKind::Random) {
+    values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
+  } else {
+    h = hash_attrs(h, s.attrs);
+  }
+  size_t cse = hash_mix(h, value);
+  if (values) cse = hash_mix(cse, values);
+  for (const auto& in : s.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
+  if (s.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
+  return {h, value, cse};
 }
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
@@ -238,8 +259,9 @@ long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_
 
 Node::~Node() { recycle(*this); }  // out of the table already (release)
 
-NodeRef make_node(NodeSpec spec) {
-  size_t h = spec_hash(spec);
+NodeRef make_node(NodeSpec&& spec) {
+  const SpecHashes hashes = spec_hashes(spec);
+  size_t h = hashes.cse;
   if (h == 0) h = 1;  // 0 marks "not in the table"
   std::unique_lock lock(table().mu);
   NodeRef found;
@@ -263,6 +285,8 @@ NodeRef make_node(NodeSpec spec) {
   }
   auto* node = new (allocate_node()) Node(std::move(spec));
   node->cse_hash = h;
+  node->local_hash = hashes.local;
+  node->value_hash = hashes.value;
   node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
   table().insert(h, node);
   return NodeRef::adopt(node);
@@ -308,6 +332,10 @@ bool same_constant(const NodeSpec& a, const NodeSpec& b) {
 size_t constant_hash(const NodeSpec& n) {
   return hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
 }
+
+size_t data_hash(const NodeSpec& n) { return hash_data(n); }
+
+size_t local_structure_hash(const NodeSpec& n) { return spec_hashes(n).local; }
 
 size_t live_node_count() {
   std::lock_guard lock(table().mu);

@@ -87,6 +87,15 @@ struct Node : NodeSpec {
   ~Node();
 
   size_t cse_hash = 0;
+  // The node's own part of the structural signature, hashed once, here, since a signature is
+  // taken on every evaluation and walks every node: its operation, dtype, device, shape and the
+  // attributes that are structure (a constant's side and dtype, not its value; nothing of a
+  // random draw). Its inputs are left out: the signature mixes in theirs as they are when it
+  // walks (an input evaluated since this node was built is a leaf by then).
+  size_t local_hash = 0;
+  // constant_hash of a Scalar node or of a Binary node's immediate (0 for other nodes): the
+  // signature numbers constants by value.
+  size_t value_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
@@ -109,14 +118,16 @@ struct Node : NodeSpec {
   friend void retain(const Node* n) noexcept;
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
-  friend NodeRef make_node(NodeSpec spec);
+  friend NodeRef make_node(NodeSpec&& spec);
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
 };
 
-// The node for spec: an existing equal node if one is alive, else a new one.
-NodeRef make_node(NodeSpec spec);
+// The node for spec: an existing equal node if one is alive, else a new one. The spec is
+// taken apart either way (moved into the node, or its lists recycled): an rvalue, so that
+// it is moved once, not also into a parameter.
+NodeRef make_node(NodeSpec&& spec);
 // Stores an evaluated result and turns the node into a leaf (drops its inputs, leaves the
 // hash-cons table, since its identity no longer follows from its inputs). Once: a node listed
 // twice in one evaluation keeps its first result.
@@ -128,6 +139,11 @@ NodeRef scalar_node(Scalar v, DType t, Device d);
 // agrees with it.
 bool same_constant(const NodeSpec& a, const NodeSpec& b);
 size_t constant_hash(const NodeSpec& n);
+// The hash of a node's dtype, device and shape: all a leaf's structure, and where its
+// Node::local_hash starts.
+size_t data_hash(const NodeSpec& n);
+// What make_node stores as Node::local_hash, computed from the fields (for tests).
+size_t local_structure_hash(const NodeSpec& n);
 
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.

@@ -37,7 +37,7 @@ class Constants {
   // The place in `values` of the first constant equal to n's, n's own (added) if none is.
   size_t place(const Node& n, std::vector<const Node*>& values) {
     if (2 * (size_ + 1) > slots_.size()) grow();
-    size_t h = constant_hash(n);
+    size_t h = n.value_hash;  // constant_hash(n), hashed when n was built
     for (size_t i = home(h);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (!s.node) {
@@ -116,27 +116,25 @@ struct Hasher {
     return h;
   }
 
-  // The hash of n's structure, its inputs walked.
+  // The hash of n's structure, its inputs walked. A node's own part was hashed when it was
+  // built (Node::local_hash); what depends on the graph around it is mixed in here: which leaf
+  // or draw each value is, which constants are equal, and its inputs as they are now.
   size_t hash_node(const Node& n) {
-    size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
-    h = hash_mix(h, n.device.index);
-    for (int64_t d : n.shape) h = hash_mix(h, d);
-    bool leaf = n.is_leaf();
-    if (leaf || n.kind == OpKind::Random) {
-      h = hash_mix(h, leaf ? 0x1eaf : static_cast<uint64_t>(n.kind) * 256 + n.op);
-      h = hash_mix(h, values.size());
-      values.push_back(&n);
-      return h;
-    }
-    h = hash_mix(h, static_cast<uint64_t>(n.kind) * 256 + n.op);
-    if (n.kind == OpKind::Scalar) return hash_mix(h, constants.place(n, values));
-    if (const ImmediateAttrs* im = n.immediate()) {  // a value too: its side and equals only
-      h = hash_mix(hash_mix(h, im->left), constants.place(n, values));
-      h = hash_mix(h, static_cast<uint64_t>(im->dtype));
-    } else {
-      h = hash_attrs(h, n.attrs);  // a Random's are values, left out above
-    }
+    // Data, whatever computed it: its dtype, device and shape.
+    if (n.is_leaf()) return value(hash_mix(data_hash(n), 0x1eaf), n);
+    // A Random's attributes are values, left out of its local hash.
+    if (n.kind == OpKind::Random) return value(n.local_hash, n);
+    size_t h = n.local_hash;
+    if (n.kind == OpKind::Scalar || n.immediate())  // a constant: which one, by value
+      h = hash_mix(h, constants.place(n, values));
     for (const auto& in : n.args()) h = hash_mix(h, of(in, true));
+    return h;
+  }
+
+  // h with n's place among the values, n added to them.
+  size_t value(size_t h, const Node& n) {
+    h = hash_mix(h, values.size());
+    values.push_back(&n);
     return h;
   }
 

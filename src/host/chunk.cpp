@@ -51,6 +51,8 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
       filled_(g.code.size()),
       idx_(chunk_) {
   size_t bytes = 0;
+  slot_.reserve(g.code.size());  // one allocation each: an evaluator is made per evaluation
+  modes_.reserve(space.strides.size());
   for (const auto& ins : g.code) {
     slot_.push_back(bytes);
     bytes += (chunk_ * itemsize(ins.dtype) + 63) / 64 * 64;
