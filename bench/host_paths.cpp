@@ -6,7 +6,6 @@
 // Usage: host_paths [scale] [repeats]   (scale multiplies every size; default 1)
 #include <kiln/kiln.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -19,18 +18,6 @@ namespace {
 
 using kiln::Array;
 using kiln::DType;
-using Clock = std::chrono::steady_clock;
-
-double time_kiln(const std::function<Array()>& f, int repeats) {
-  f().eval();  // warm-up: plans made, the thread pool started
-  std::vector<double> ms;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    f().eval();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return bench::median(ms);
-}
 
 struct Path {
   std::string name;
@@ -101,7 +88,7 @@ int main(int argc, char** argv) {
   };
   std::printf("host paths against NumPy, scale %g, median of %d runs\n", scale, repeats);
   for (const Path& p : paths) {
-    double k = time_kiln(p.kiln, repeats);
+    double k = bench::time_median_ms([&] { p.kiln().eval(); }, repeats);
     double np = bench::time_numpy(setup, p.numpy, repeats);
     if (np > 0)
       std::printf("  %-40s kiln %9.2f ms   numpy %9.2f ms   kiln/numpy %6.2fx\n", p.name.c_str(), k,

@@ -5,7 +5,6 @@
 // Usage: host_random [elements] [repeats]
 #include <kiln/kiln.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -13,23 +12,6 @@
 #include <vector>
 
 #include "numpy_timer.hpp"
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double time_kiln(const std::function<kiln::Array()>& draw, int repeats) {
-  draw().eval();  // warm-up: the thread pool starts
-  std::vector<double> ms;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    draw().eval();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return bench::median(ms);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 20000000;
@@ -52,7 +34,7 @@ int main(int argc, char** argv) {
   std::printf("random draws on the host, %lld elements, median of %d runs\n",
               static_cast<long long>(n), repeats);
   for (const Draw& d : draws) {
-    double k = time_kiln(d.kiln, repeats);
+    double k = bench::time_median_ms([&] { d.kiln().eval(); }, repeats);
     double np = bench::time_numpy("n=" + std::to_string(n) + "\nrng=np.random.default_rng(0)",
                                   d.numpy, repeats);
     if (np > 0)

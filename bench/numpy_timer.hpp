@@ -2,7 +2,9 @@
 // timeit, one run per repeat, and reports the median.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,20 @@ namespace bench {
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// kiln's side: the median time in ms of `repeats` runs of `run` after one untimed run (plans
+// made, the thread pool started).
+inline double time_median_ms(const std::function<void()>& run, int repeats) {
+  run();
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median(ms);
 }
 
 // NumPy's median time in ms for `statement` after `setup` (Python source, `import numpy as np`
