@@ -12,13 +12,6 @@ namespace {
 
 using Counts = std::map<std::string, int64_t>;
 
-const char* op_kind_name(OpKind k) {
-  static constexpr const char* names[] = {
-      "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
-      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
-  return names[static_cast<int>(k)];
-}
-
 std::string fn_name(const Op& op) {
   static constexpr const char* fft[] = {"fft",   "ifft", "fft2",  "ifft2", "fftn",
                                         "ifftn", "rfft", "irfft", "rfftn", "irfftn"};
@@ -32,7 +25,7 @@ std::string fn_name(const Op& op) {
     case OpKind::Fft:
       return fft[op.fn];
     default:
-      return op_kind_name(op.kind);
+      return kind_name(op.kind);
   }
 }
 

@@ -450,13 +450,6 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
 
 // ---- describing ---------------------------------------------------------------------------------
 
-const char* kind_word(OpKind k) {
-  static constexpr const char* names[] = {
-      "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
-      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
-  return names[static_cast<int>(k)];
-}
-
 std::string fn_name(const Op& op) {
   switch (op.kind) {
     case OpKind::Unary:
@@ -470,7 +463,7 @@ std::string fn_name(const Op& op) {
     case OpKind::AsType:
       return std::string("astype ") + dtype_name(op.dtype);
     default:
-      return kind_word(op.kind);
+      return kind_name(op.kind);
   }
 }
 

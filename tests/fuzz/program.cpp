@@ -3,6 +3,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -14,6 +15,14 @@ const char* kind_name(DataKind k) {
   static constexpr const char* names[] = {"Small",    "Quarters", "Tiny",   "General",
                                           "Specials", "Wide",     "Random", "Arange",
                                           "Steps",    "Linspace", "Full"};
+  return names[static_cast<int>(k)];
+}
+
+const char* kind_name(OpKind k) {
+  static constexpr const char* names[] = {
+      "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
+      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
+  static_assert(std::size(names) == static_cast<size_t>(OpKind::Eval) + 1);
   return names[static_cast<int>(k)];
 }
 

@@ -53,6 +53,8 @@ enum class OpKind : uint8_t {
   Scatter,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
+// "unary", "scatter", ...: the word explanations and coverage counts use for a kind.
+const char* kind_name(OpKind k);
 // The elementwise functions are the graph's own (graph::UnaryOp / BinaryOp are exactly the
 // kiln calls the fuzzer makes), so a second list cannot drift from the first.
 using UnaryFn = graph::UnaryOp;
