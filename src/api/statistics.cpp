@@ -323,6 +323,10 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
                      " must have x's shape " + shape_str(x.shape()));
   if (minlength < 0)
     throw Error("bincount: minlength must not be negative, got " + std::to_string(minlength));
+  if (weights && is_complex(weights->dtype()))
+    throw DTypeError(std::string("bincount: weights of dtype ") + dtype_name(weights->dtype()) +
+                     " cannot be summed in float64 (NumPy raises TypeError); pass real(w) and "
+                     "imag(w) as two bincounts");
   int64_t length = minlength;
   if (x.size() > 0) {
     Array lo = min(x).astype(DType::Int64), hi = max(x).astype(DType::Int64);

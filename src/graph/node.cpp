@@ -98,15 +98,8 @@ HashConsTable& table() {
 struct SpecHashes {
   size_t local, value, cse;
 };
-inline size_t hash_data(const NodeSpec& n) {
-  size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
-  h = hash_mix(h, n.device.index);
-  for (int64_t d : n.shape) h = hash_mix(h, d);
-  return h;
-}
-
 SpecHashes spec_hashes(const NodeSpec& s) {
-  size_t h = hash_mix(hash_data(s), static_cast<uint64_t>(s.kind) * 256 + s.op);
+  size_t h = hash_mix(data_hash(s), static_cast<uint64_t>(s.kind) * 256 + s.op);
   size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
     value = constant_hash(s);
@@ -333,7 +326,12 @@ size_t constant_hash(const NodeSpec& n) {
   return hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
 }
 
-size_t data_hash(const NodeSpec& n) { return hash_data(n); }
+size_t data_hash(const NodeSpec& n) {
+  size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
+  h = hash_mix(h, n.device.index);
+  for (int64_t d : n.shape) h = hash_mix(h, d);
+  return h;
+}
 
 size_t local_structure_hash(const NodeSpec& n) { return spec_hashes(n).local; }
 

@@ -320,6 +320,9 @@ def main():
            lambda a, wt: np.histogram(a, bins=7, weights=wt), bins=7)
     w.case("histogram_f32_weights_2d", "histogram", [hist_in[1][1], data((8, 5), "float32", 86)],
            lambda a, wt: np.histogram(a, bins=3, weights=wt), bins=3)
+    w.case("histogram_complex_weights", "histogram",
+           [hist_in[0][1], data((50,), "complex128", 88)],
+           lambda a, wt: np.histogram(a, bins=4, weights=wt), bins=4)
     w.case("histogram_bad_weights", "histogram", [hist_in[0][1], np.ones(3)],
            lambda a, wt: np.histogram(a, bins=6, weights=wt), bins=6)
 
@@ -340,6 +343,8 @@ def main():
     many = rng.integers(0, 300, 5000)
     w.case("bincount_many", "bincount", [many], lambda x: np.bincount(x))
     w.case("bincount_many_weights", "bincount", [many, rng.standard_normal(5000)],
+           lambda x, wt: np.bincount(x, weights=wt))
+    w.case("bincount_complex_weights", "bincount", [x, wts.astype(np.complex128)],
            lambda x, wt: np.bincount(x, weights=wt))
     w.case("bincount_empty", "bincount", [np.zeros((0,), dtype=np.int64)],
            lambda x: np.bincount(x))
