@@ -52,14 +52,16 @@ KILN_HALF_FN U shift_round_even(U a, unsigned s) {
   return (rem > half || (rem == half && (r & 1))) ? U(r + 1) : r;
 }
 
+// A float16 NaN keeping the top of a wider NaN's payload (one that would vanish becomes 1).
+KILN_HALF_FN u16 half_nan_bits(u32 sign, u32 payload) {
+  return (u16)(sign | 0x7c00u | (payload ? payload : 1u));
+}
+
 #ifdef __CUDA_ARCH__
 // On the GPU one cvt instruction rounds exactly as the recipes below (IEEE, to nearest even,
 // subnormals kept); only a NaN's payload needs the recipe, picked by a select. The branches of
 // the recipes, inlined into every conversion of a kernel, made NVVM duplicate code along every
 // path: a float16 `where` chain took 210 s to compile into 3 MiB of SASS.
-KILN_HALF_FN u16 half_nan_bits(u32 sign, u32 payload) {
-  return (u16)(sign | 0x7c00u | (payload ? payload : 1u));
-}
 KILN_HALF_FN u16 float_to_half_bits(float x) {
   u16 h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -86,8 +88,7 @@ KILN_HALF_FN u16 float_to_half_bits(float x) {
   const u32 f = bits_of(x), sign = (f >> 16) & 0x8000u, a = f & 0x7fffffffu;
   if (a >= 0x7f800000u) {  // infinity or NaN
     if (a == 0x7f800000u) return (u16)(sign | 0x7c00u);
-    const u32 payload = (a & 0x7fffffu) >> 13;
-    return (u16)(sign | 0x7c00u | (payload ? payload : 1u));
+    return half_nan_bits(sign, (a & 0x7fffffu) >> 13);
   }
   if (a >= 0x47800000u) return (u16)(sign | 0x7c00u);           // 2^16 and up: infinity
   if (a <= 0x33000000u) return (u16)sign;                       // up to 2^-25 (a tie): zero
@@ -106,8 +107,7 @@ KILN_HALF_FN u16 double_to_half_bits(double x) {
   const u32 sign = (u32)(d >> 48) & 0x8000u;
   if (a >= 0x7ff0000000000000ull) {
     if (a == 0x7ff0000000000000ull) return (u16)(sign | 0x7c00u);
-    const u32 payload = (u32)((a & 0xfffffffffffffull) >> 42);
-    return (u16)(sign | 0x7c00u | (payload ? payload : 1u));
+    return half_nan_bits(sign, (u32)((a & 0xfffffffffffffull) >> 42));
   }
   if (a >= 0x40f0000000000000ull) return (u16)(sign | 0x7c00u);     // 2^16 and up
   if (a <= 0x3e60000000000000ull) return (u16)sign;                 // up to 2^-25
