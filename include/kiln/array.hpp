@@ -90,7 +90,11 @@ class Array {
   template <class... I>
   At at(I... i) const;
   // Updates at integer arrays, NumPy's x[i] and x[i0, i1, ...] as index(...) reads them: a
-  // scatter, where a repeated index applies each of its updates (see Array::At).
+  // scatter, where a repeated index applies each of its updates (see Array::At). min and max
+  // compare in the promoted dtype, as NumPy's minimum.at; add and multiply cast the value to
+  // x's dtype first, where NumPy computes in the promoted dtype, so a float value x's dtype
+  // cannot hold exactly may round twice (float64 2^-11 + 2^-30 added to a float16 1 gives 1,
+  // NumPy 1.0009765625).
   At at(const Array& indices) const;
   At at(const std::vector<Array>& indices) const;
   At at(std::initializer_list<Array> indices) const;
