@@ -292,13 +292,14 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
   return os.str();
 }
 
-// Vector loads of the dense inputs for a V-lane step at index i.
-std::string vector_loads(const Context& c) {
+// Vector loads of the dense inputs for a V-lane step at index i; `load` names the kernel
+// helper (kiln::load_streaming for a stream read once).
+std::string vector_loads(const Context& c, const char* load = "load") {
   std::ostringstream os;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
     if (c.k.access_kinds[a] == AccessKind::Dense && c.g.accesses[a].buffer >= 0)
       os << "    const kiln::vec<" << cuda_type(c.g.load_dtype(static_cast<int>(a))) << ", V> v"
-         << a << " = kiln::load<V>(in" << a << " + i);\n";
+         << a << " = kiln::" << load << "<V>(in" << a << " + i);\n";
   return os.str();
 }
 
@@ -476,7 +477,7 @@ std::string reduce_full_kernel(Context& c) {
      << "  Op::acc acc = Op::init();\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
-     << vector_loads(c) << strided_bases(c, "i", "    ")
+     << vector_loads(c, "load_streaming") << strided_bases(c, "i", "    ")
      << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
      << lane_program(c, "(i + l)", true) << "      Op::fold(acc, t" << value
      << ", (kiln::i64)(i + l));\n    }\n  };\n"
