@@ -446,6 +446,43 @@ __device__ __forceinline__ void finish_columns(typename Op::acc (&acc)[V],
   if (t == 0) done[blockIdx.x] = 0;
 }
 
+// The end of a narrow column reduction (ReduceNarrowColumns, blocks numbered along y): thread
+// t's lane l holds the fold of column (t * V + l) % n over the rows it met. The block's slots of
+// each column merge in slot order; with several blocks, each stores its n partials and the last
+// to finish merges them in block order, striped over its threads as finish_columns does. The
+// order is fixed, whichever block came last.
+template <class Op, int V, class Out>
+__device__ __forceinline__ void finish_narrow_columns(typename Op::acc (&acc)[V],
+                                                      typename Op::acc* partials,
+                                                      unsigned int* done, Out* out, i64 n, i64 r) {
+  __shared__ typename Op::acc slots[256 * V];
+  const int t = threadIdx.x, cols = (int)n, W = blockDim.x * V;
+#pragma unroll
+  for (int l = 0; l < V; ++l) slots[t * V + l] = acc[l];
+  __syncthreads();
+  typename Op::acc a = Op::init();
+  if (t < cols)
+    for (int k = t; k < W; k += cols) Op::merge(a, slots[k]);
+  if (gridDim.y == 1) {
+    if (t < cols) out[t] = Op::finish(a, r);
+    return;
+  }
+  if (t < cols) partials[(i64)blockIdx.y * n + t] = a;
+  if (!last_of_column(done)) return;  // (its barriers also end the reads of slots above)
+  const int S = blockDim.x / cols, u = t % cols, s = t / cols;
+  a = Op::init();
+  if (s < S)
+#pragma unroll 8  // the partials' loads in flight together; merged in the same order
+    for (unsigned k = s; k < gridDim.y; k += S) Op::merge(a, partials[(i64)k * n + u]);
+  if (s < S) slots[s * cols + u] = a;
+  __syncthreads();
+  if (s == 0) {
+    for (int k = 1; k < S; ++k) Op::merge(a, slots[k * cols + u]);
+    out[u] = Op::finish(a, r);
+  }
+  if (t == 0) done[0] = 0;
+}
+
 // A column's fold in a ColumnFused kernel (32 x 8 threads, thread (x, y) holding the partial
 // of column x over rows y, y + 8, ...): the 8 partials merged in order of y, returned to every
 // thread of the column. The trailing barrier frees the scratch for the next merge.

@@ -106,10 +106,15 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(64, 1000000), {0})), kSms);
   CHECK(l.block_x == 64);
   CHECK(l.block_y == 4);
-  // Seven outputs of a million rows: rows 28 bytes apart cannot all start 16-byte aligned, so
-  // one output per thread; 7 threads across and 256 / 7 = 36 rows at once, so a block reads 252
-  // consecutive values; one column tile, as many blocks down it as fill the GPU.
-  k = kernel_of(kiln::sum(matrix(1000000, 7), {0}));
+  // Seven columns of a million rows, every other column of a wider matrix (not one stream): rows
+  // 56 bytes apart cannot all start 16-byte aligned, so one output per thread; 7 threads across
+  // and 256 / 7 = 36 rows at once, so a block reads 252 rows' values; one column tile, as many
+  // blocks down it as fill the GPU.
+  auto every_other = [](const Array& a) {
+    return a.index({kiln::Slice(), kiln::Slice(0, a.shape()[1], 2)});
+  };
+  k = kernel_of(kiln::sum(every_other(matrix(1000000, 14)), {0}));
+  CHECK(k.form == Form::ReduceColumns);
   CHECK(k.vec == 1);
   l = kiln::codegen::launch_for(k, kSms);
   CHECK(l.block_x == 7);
@@ -118,12 +123,12 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   CHECK(l.grid_y == 1056);
   CHECK(l.partials == 1056 * 7);
   // 33 outputs: two tiles as even as can be (17 and 16 threads), 256 / 17 = 15 rows at once.
-  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100000, 33), {0})), kSms);
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(every_other(matrix(100000, 66)), {0})), kSms);
   CHECK(l.block_x == 17);
   CHECK(l.block_y == 15);
   CHECK(l.grid_x == 2);
   // Too few rows to be worth splitting: 100 rows give 100 / 128 -> 1 block per column.
-  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 64), {0})), kSms);
+  l = kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(100, 128), {0})), kSms);
   CHECK(l.grid_y == 1);
   // float64: 2 per 16-byte load; complex128 and an input read across its rows: 1.
   CHECK(kernel_of(kiln::sum(matrix(64, 64, DType::Float64), {0})).vec == 2);
@@ -132,6 +137,68 @@ TEST_CASE("schedules: column reductions split the rows over blocks only when out
   CHECK(kernel_of(kiln::sum(sq + sq.T(), {0})).vec == 1);
   // bool in memory: 4 per thread at most (the merge's shared memory bounds V).
   CHECK(kernel_of(kiln::any((sq > 0).eval(), {0})).vec == 4);
+}
+
+TEST_CASE("schedules: few columns of a row-major matrix stream through every lane") {
+  // colsum 1000000x7: the 7e6 values as one stream of 4-lane steps; 252 threads (36 x 7) make
+  // 1008 lanes, 144 whole rows, so each lane keeps one column; 7e6 / (1008 x 16 steps) = 435
+  // blocks (fewer than 8 per SM), merged by the last: 435 x 7 partials, one counter.
+  auto k = kernel_of(kiln::sum(matrix(1000000, 7), {0}));
+  CHECK(k.form == Form::ReduceNarrowColumns);
+  CHECK(k.vec == 4);
+  auto l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 252);
+  CHECK(l.block_y == 1);
+  CHECK(l.grid_x == 1);
+  CHECK(l.grid_y == 435);
+  CHECK(l.partials == 435 * 7);
+  CHECK(l.counters == 1);
+  CHECK(kiln::codegen::describe_schedule(k).find("narrow columns: ") == 0);
+  // 64 float64 columns: 2 lanes, 256 threads (512 lanes, 8 rows); 6.4e6 / (512 x 16) = 782.
+  k = kernel_of(kiln::sum(matrix(100000, 64, DType::Float64), {0}));
+  CHECK(k.vec == 2);
+  l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 256);
+  CHECK(l.grid_y == 782);
+  // 33 columns: 33 x 7 = 231 threads; elementwise producers and a transposed view whose memory is
+  // row-major stream too; argmax keeps its row index.
+  CHECK(kiln::codegen::launch_for(kernel_of(kiln::sum(matrix(1000, 33) * 2 + 1, {0})), kSms)
+            .block_x == 231);
+  CHECK(kernel_of(kiln::argmax(matrix(7, 1000).T(), 1)).form == Form::ReduceColumns);
+  CHECK(kernel_of(kiln::argmax(matrix(1000, 7).T(), 1)).form == Form::ReduceNarrowColumns);
+  // Not one stream: more than 64 columns, a column slice, a per-column weight (stride 0 rows).
+  CHECK(kernel_of(kiln::sum(matrix(1000, 65), {0})).form == Form::ReduceColumns);
+  Array x = matrix(1000, 8);
+  CHECK(kernel_of(kiln::sum(x.index({kiln::Slice(), kiln::Slice(0, 7)}), {0})).form ==
+        Form::ReduceColumns);
+  CHECK(kernel_of(kiln::sum(x * matrix(1, 8), {0})).form == Form::ReduceColumns);
+}
+
+TEST_CASE("schedules: narrow column reductions on the host, every dtype and reduction") {
+  // The host executor runs the plan (and with KILN_JIT_ARCH set, NVRTC compiles the narrow
+  // kernel for each dtype and reduction); values against a direct loop.
+  for (DType t : {DType::Bool, DType::UInt8, DType::Int32, DType::Int64, DType::Float16,
+                  DType::Float32, DType::Float64, DType::Complex64}) {
+    for (int64_t cols : {1, 3, 7, 64}) {
+      Array x = small_integers({301, cols}, t);
+      INFO(kiln::dtype_name(t) << " x " << cols);
+      auto v = kiln::real(x.astype(DType::Complex128)).to_vector<double>();
+      auto sums = kiln::real(kiln::sum(x, {0}).astype(DType::Complex128)).to_vector<double>();
+      auto best = kiln::argmax(x, 0).to_vector<int64_t>();
+      for (int64_t c = 0; c < cols; ++c) {
+        double total = 0;
+        int64_t arg = 0;
+        for (int64_t r = 0; r < 301; ++r) {
+          total += v[r * cols + c];
+          if (v[r * cols + c] > v[arg * cols + c]) arg = r;
+        }
+        CHECK(sums[c] == total);
+        CHECK(best[c] == arg);
+      }
+      kiln::min(x, {0}).eval();
+      kiln::mean(x.astype(DType::Float64), {0}).eval();
+    }
+  }
 }
 
 TEST_CASE("schedules: column reductions of every dtype, rows aligned for 16-byte loads") {

@@ -74,9 +74,30 @@ int transposed_axis(const Context& c) {
   return -1;
 }
 
+// At most this many columns read as one stream (ReduceNarrowColumns). Below a warp's width
+// the column form idles lanes or reads short lines (colsum 1000000x7 and 100000x64 on the H200:
+// 40% and 22% of the memory roof, bench/results/h200.md of 2026-12-02).
+constexpr int64_t kNarrowColumns = 64;
+
+// Whether a column reduction can read its inputs as one flat stream: a 2-d space (columns
+// kept, rows reduced) where every input lies row-major in memory (strides 1 and the column
+// count) or is a constant, so that iteration (o, j) is element j * kept + o of every input.
+bool narrow_columns(const Context& c) {
+  const auto& s = c.k.space;
+  if (s.shape.size() != 2 || c.k.kept < 1 || c.k.kept > kNarrowColumns) return false;
+  for (const Instr& ins : c.g.code)
+    if (ins.kind == InstrKind::Gather) return false;
+  for (size_t a = 0; a < s.strides.size(); ++a)
+    if (c.k.access_kinds[a] != AccessKind::Constant &&
+        (s.strides[a][0] != 1 || s.strides[a][1] != c.k.kept))
+      return false;
+  return true;
+}
+
 // Reductions: rows that are contiguous in memory get a block each (a thread each when
 // shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
-// step of the row reads a coalesced line (ReduceColumns).
+// step of the row reads a coalesced line (ReduceColumns), or, for few columns of a row-major
+// matrix, the whole matrix streams through every thread's lanes (ReduceNarrowColumns).
 Form choose_form(const Context& c) {
   if (!c.g.row_axes.empty()) return c.g.row_axes[0] == 0 ? Form::ColumnFused : Form::RowFused;
   if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
@@ -87,7 +108,7 @@ Form choose_form(const Context& c) {
   for (size_t a = 0; a < c.k.space.strides.size(); ++a)
     if (c.k.access_kinds[a] != AccessKind::Constant && c.k.space.strides[a].back() != 0)
       rows_contiguous &= c.k.space.strides[a].back() == 1;
-  if (!rows_contiguous) return Form::ReduceColumns;
+  if (!rows_contiguous) return narrow_columns(c) ? Form::ReduceNarrowColumns : Form::ReduceColumns;
   return c.k.row >= 32 ? Form::ReduceRows : Form::ReducePerThread;
 }
 
@@ -97,7 +118,8 @@ int column_vec(const Context& c);
 int choose_vec(const Context& c) {
   if (c.k.form == Form::ReduceColumns) return column_vec(c);
   if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull &&
-      c.k.form != Form::ReduceRows && c.k.form != Form::RowFused)
+      c.k.form != Form::ReduceRows && c.k.form != Form::RowFused &&
+      c.k.form != Form::ReduceNarrowColumns)
     return 1;
   int widest = 1;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
@@ -109,6 +131,9 @@ int choose_vec(const Context& c) {
           widest = std::max(widest, itemsize(ins.dtype));
   if (!c.g.reduction && c.k.form != Form::RowFused)
     for (const auto& o : c.g.outputs) widest = std::max(widest, itemsize(c.g.code[o.instr].dtype));
+  // Narrow columns keep 256 V accumulators in shared memory to merge, 24 bytes each for an
+  // argmax: at most 4 (as column_vec).
+  if (c.k.form == Form::ReduceNarrowColumns) return std::clamp(16 / widest, 1, 4);
   return std::max(1, 16 / widest);
 }
 
@@ -116,6 +141,8 @@ bool needs_index64(const Context& c) {
   const int64_t limit = int64_t{1} << 31;
   int64_t n = shape_size(c.k.space.shape);
   if (n >= limit) return true;
+  // A narrow-column stream's position runs up to a grid's stride past the end.
+  if (c.k.form == Form::ReduceNarrowColumns && n + (int64_t{1} << 28) >= limit) return true;
   for (size_t a = 0; a < c.k.space.strides.size(); ++a) {
     int64_t reach = std::abs(c.g.accesses[a].offset);
     for (size_t d = 0; d < c.k.space.shape.size(); ++d)
@@ -152,18 +179,19 @@ std::string signature(Context& c) {
       add(Arg::Param, ins.param_index(),
           std::string(cuda_type(ins.dtype)) + " s" + num(ins.param_index()));
   add(Arg::Count, -1, "I n");
+  const bool narrow = c.k.form == Form::ReduceNarrowColumns;
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
       c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused ||
-      c.k.form == Form::ColumnFused)
+      c.k.form == Form::ColumnFused || narrow)
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
       c.k.form == Form::ReduceRows || c.k.form == Form::RowFused ||
-      (c.k.form == Form::ReduceColumns && c.k.vec > 1))
+      (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow)
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.long_rows) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
-      c.k.form == Form::ReduceRows) {
+      c.k.form == Form::ReduceRows || narrow) {
     add(Arg::Partials, -1, "Op::acc* partials");
     add(Arg::Counter, -1, "unsigned int* done");
   }
@@ -486,6 +514,38 @@ std::string reduce_full_kernel(Context& c) {
      << ">(acc, partials, done, out0, (kiln::i64)n);\n}\n";
   c.incremental = false;
   c.pos = "j";
+  return os.str();
+}
+
+// Few columns of row-major inputs (ReduceNarrowColumns): the n x r iteration space is element
+// j * n + o of every input, so the kernel streams positions p, 16 bytes per lane step, with a
+// grid stride that is a whole number of rows (the launch makes blockDim.x * V a multiple of n):
+// lane l of a thread then meets column (p + l) % n at every step and keeps its accumulator, and
+// its row advances by the same count each step (no division per element for argmax's index).
+std::string reduce_narrow_columns_kernel(Context& c) {
+  std::ostringstream os;
+  const int value = c.g.outputs[0].instr;
+  const std::string fold =
+      "        Op::fold(acc[l], t" + num(value) + ", (kiln::i64)(row + lr[l]));\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  constexpr int V = " << c.k.vec << ";\n"
+     << "  Op::acc acc[V];\n  I lr[V];  // lane l's row, less the step's first row\n"
+     << "  const I total = n * r, stride = (I)gridDim.y * blockDim.x * V, rows = stride / n;\n"
+     << "  I p = ((I)blockIdx.y * blockDim.x + threadIdx.x) * V, row = p / n;\n"
+     << "#pragma unroll\n  for (int l = 0; l < V; ++l) {\n"
+     << "    acc[l] = Op::init();\n    lr[l] = (p % n + l) / n;\n  }\n"
+     << "  if (vec) {\n#pragma unroll 2\n"
+     << "    for (; p + V <= total; p += stride, row += rows) {\n"
+     << "      const I i = p;\n"
+     << vector_loads(c, "load_streaming") << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
+     << lane_program(c, "(i + l)", true) << fold << "      }\n    }\n  }\n"
+     << "  for (; p < total; p += stride, row += rows)\n"
+     << "#pragma unroll\n    for (int l = 0; l < V; ++l)\n      if (p + l < total) {\n"
+     << "        const I i = p + l;\n"
+     << lane_program(c, "i", false) << fold << "      }\n"
+     << "  kiln::finish_narrow_columns<Op, V>(acc, partials, done, out0, (kiln::i64)n, "
+        "(kiln::i64)r);\n}\n";
   return os.str();
 }
 
@@ -1050,6 +1110,9 @@ KernelSource generate(const FusedGroup& g) {
   Context c{g, k};
   classify(c);
   k.form = choose_form(c);
+  if (k.form == Form::ReduceNarrowColumns)  // every input is read at its stream position
+    for (auto& kind : k.access_kinds)
+      if (kind == AccessKind::Strided) kind = AccessKind::Dense;
   if (k.form == Form::Tiled) k.tile_axis = transposed_axis(c);
   if (k.form == Form::Tiled) k.tile = choose_tile(c);
   if (k.form == Form::RowFused) choose_row_staging(c);
@@ -1081,6 +1144,8 @@ KernelSource generate(const FusedGroup& g) {
     os << reduce_full_kernel(c);
   else if (k.form == Form::ReduceColumns)
     os << reduce_columns_kernel(c);
+  else if (k.form == Form::ReduceNarrowColumns)
+    os << reduce_narrow_columns_kernel(c);
   else if (k.form == Form::ReduceRows)
     os << reduce_rows_kernel(c);
   else if (k.form == Form::RowFused)

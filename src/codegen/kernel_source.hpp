@@ -12,22 +12,25 @@
 namespace kiln::codegen {
 
 enum class Form : uint8_t {
-  Elementwise,      // grid-stride over the iteration space, V lanes per step when aligned
-  Tiled,            // an input contiguous along another axis than the output (a transpose):
-                    // 32 x 32 tiles of that axis and the last staged through shared memory
-  ReduceFull,       // one output: block partials, merged by the last block to finish
-  ReduceRows,       // a warp per output row (reduced axes contiguous in memory), long rows
-                    // split over blocks when the rows are too few to fill the GPU
-  ReducePerThread,  // a thread per output (short contiguous rows)
-  ReduceColumns,    // reduced axes strided: outputs across the threads of a block row, the
-                    // rows split over its rows of threads and, when outputs are too few, over
-                    // blocks too (column_block)
-  RowFused,         // a group with row axes: a block stages its rows' dense inputs in shared
-                    // memory, then a warp (short rows) or the block (long ones) per row makes
-                    // the reducing passes over it and the pass that writes the outputs
-  ColumnFused,      // a group whose row axes lead (x - mean(x, 0)): a block of 32 x 8 threads
-                    // per tile of 32 columns stages the tile in shared memory, folds each
-                    // column over its 8 rows of threads, and writes the outputs row by row
+  Elementwise,          // grid-stride over the iteration space, V lanes per step when aligned
+  Tiled,                // an input contiguous along another axis than the output (a transpose):
+                        // 32 x 32 tiles of that axis and the last staged through shared memory
+  ReduceFull,           // one output: block partials, merged by the last block to finish
+  ReduceRows,           // a warp per output row (reduced axes contiguous in memory), long rows
+                        // split over blocks when the rows are too few to fill the GPU
+  ReducePerThread,      // a thread per output (short contiguous rows)
+  ReduceColumns,        // reduced axes strided: outputs across the threads of a block row, the
+                        // rows split over its rows of threads and, when outputs are too few, over
+                        // blocks too (column_block)
+  RowFused,             // a group with row axes: a block stages its rows' dense inputs in shared
+                        // memory, then a warp (short rows) or the block (long ones) per row makes
+                        // the reducing passes over it and the pass that writes the outputs
+  ColumnFused,          // a group whose row axes lead (x - mean(x, 0)): a block of 32 x 8 threads
+                        // per tile of 32 columns stages the tile in shared memory, folds each
+                        // column over its 8 rows of threads, and writes the outputs row by row
+  ReduceNarrowColumns,  // reduced rows of few columns, every input dense in memory (colsum
+                        // 1000000x7): the matrix read as one stream of 16-byte loads, each
+                        // thread's lanes keeping one column each, blocks merged by the last
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 

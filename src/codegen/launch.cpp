@@ -2,6 +2,7 @@
 // beside the code generator that wrote the kernel, so that the CUDA executor only allocates
 // what the Launch says and packs arguments.
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "codegen/kernel_source.hpp"
@@ -56,6 +57,21 @@ void columns(Launch& l, const KernelSource& k, int sm_count) {
   if (l.grid_y > 1) {
     l.partials = l.grid_y * k.kept;
     l.counters = l.grid_x;
+  }
+}
+
+// Narrow columns: a block whose lane steps cover whole rows (block_x * V a multiple of the
+// column count, as many threads as that allows up to 256), so every lane keeps one column; a
+// grid of blocks numbered along y (the merge counts them there, as for split columns), enough
+// for 8 resident per SM while each thread still takes kMinRowsPerThread steps.
+void narrow_columns(Launch& l, const KernelSource& k, int sm_count) {
+  const int64_t m = k.kept / std::gcd<int64_t>(k.kept, k.vec);  // threads per whole rows
+  l.block_x = static_cast<int>(kBlock / m * m);
+  const int64_t steps = ceil_div(k.kept * k.row, int64_t{l.block_x} * k.vec * kMinRowsPerThread);
+  l.grid_y = std::clamp<int64_t>(std::min<int64_t>(int64_t{sm_count} * 8, steps), 1, 65535);
+  if (l.grid_y > 1) {
+    l.partials = l.grid_y * k.kept;
+    l.counters = 1;
   }
 }
 
@@ -199,6 +215,9 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
     case Form::ReduceColumns:
       columns(l, k, sm_count);
       break;
+    case Form::ReduceNarrowColumns:
+      narrow_columns(l, k, sm_count);
+      break;
     case Form::RowFused:
       k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
       break;
@@ -233,6 +252,13 @@ std::string describe_schedule(const KernelSource& k) {
       return "columns: " + std::to_string(b.x * k.vec) + " outputs across " + std::to_string(b.x) +
              " threads" + (k.vec > 1 ? " in 16-byte loads" : "") + ", " + std::to_string(b.y) +
              (b.y > 1 ? " rows at once" : " row at a time") + ", rows split over blocks";
+    }
+    case Form::ReduceNarrowColumns: {
+      const int64_t m = k.kept / std::gcd<int64_t>(k.kept, k.vec);
+      return "narrow columns: the matrix read as one stream" +
+             std::string(k.vec > 1 ? " of 16-byte loads" : "") + ", each lane of " +
+             std::to_string(kBlock / m * m) + " threads keeping one of the " +
+             std::to_string(k.kept) + " columns, blocks merged in order";
     }
     case Form::RowFused: {
       std::string staged =
