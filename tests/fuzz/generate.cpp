@@ -63,6 +63,7 @@ class Generator {
   Op fft_op();
   Op scan_op();
   Op scatter_op();
+  Op mask_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
   Shape random_shape_of_size(int64_t n);
 
@@ -464,8 +465,22 @@ Op Generator::scatter_op() {
   return op;
 }
 
+// x[mask] with a mask over x's first 1..ndim axes selecting every period-th flat position
+// from phase on (period 1: all of them; a phase past the end: none). phase < period.
+Op Generator::mask_op() {
+  Op op;
+  op.kind = OpKind::Mask;
+  int x = pick_value();
+  op.args = {{x, {}}};
+  const int nd = ndim_of(x);
+  op.mask_rank = nd > 0 ? static_cast<int>(uniform(1, nd)) : 1;
+  op.period = chance(0.1) ? uniform(6, 40) : uniform(1, 5);  // a long period: often none
+  op.phase = uniform(0, op.period - 1);
+  return op;
+}
+
 Op Generator::propose() {
-  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 2};
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -493,6 +508,8 @@ Op Generator::propose() {
       return scan_op();
     case 12:
       return scatter_op();
+    case 13:
+      return mask_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

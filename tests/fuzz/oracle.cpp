@@ -440,6 +440,13 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
     case OpKind::Scatter:
       t = scatter_dtype(op, v), s = first(op, v).shape;
       break;
+    case OpKind::Mask: {
+      const Shape& x = first(op, v).shape;
+      const auto rank = static_cast<std::ptrdiff_t>(mask_rank(op, x));
+      t = first(op, v).dtype, s = {mask_count(op, shape_size(Shape(x.begin(), x.begin() + rank)))};
+      s.insert(s.end(), x.begin() + rank, x.end());
+      break;
+    }
     case OpKind::Eval:
       t = first(op, v).dtype, s = first(op, v).shape;
       break;

@@ -20,8 +20,8 @@ const char* kind_name(DataKind k) {
 
 const char* kind_name(OpKind k) {
   static constexpr const char* names[] = {
-      "unary",   "binary",       "where",  "clip", "astype", "transpose", "index",
-      "reshape", "broadcast_to", "reduce", "fft",  "scan",   "scatter",   "eval"};
+      "unary",        "binary", "where", "clip", "astype",  "transpose", "index", "reshape",
+      "broadcast_to", "reduce", "fft",   "scan", "scatter", "mask",      "eval"};
   static_assert(std::size(names) == static_cast<size_t>(OpKind::Eval) + 1);
   return names[static_cast<int>(k)];
 }
@@ -360,10 +360,25 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       }
       throw std::logic_error("fuzz: unknown scatter");
     }
+    case OpKind::Mask: {
+      const Array& x = first_array(op, v);
+      const Shape& s = x.shape();
+      Shape covered(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(mask_rank(op, s)));
+      Array at = arange(0, shape_size(covered), 1, DType::Int64, x.device());
+      return masked(x, ((at % op.period) == op.phase).reshape(covered));
+    }
     case OpKind::Eval:
       return first_array(op, v).eval();
   }
   throw std::logic_error("fuzz: unknown op kind");
+}
+
+size_t mask_rank(const Op& op, const Shape& x) {
+  return std::min(x.size(), static_cast<size_t>(op.mask_rank));
+}
+
+int64_t mask_count(const Op& op, int64_t n) {
+  return n > op.phase ? (n - op.phase + op.period - 1) / op.period : 0;
 }
 
 std::vector<Array> build(const Program& p, Device d) {

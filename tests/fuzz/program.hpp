@@ -51,6 +51,10 @@ enum class OpKind : uint8_t {
   // x.at(positions).set / add / min / max (ScatterFn) of args[1] (a scalar, or a value of x's
   // shape without its first axis): NumPy's x[i] = v and add / minimum / maximum.at.
   Scatter,
+  // kiln::masked(x, mask): NumPy's x[mask], mask over x's first mask_rank axes true at the
+  // flat positions i with i % period == phase. A selection whose size depends on data (kiln
+  // evaluates the mask's count first), with a count the oracle derives from the shapes.
+  Mask,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // "unary", "scatter", ...: the word explanations and coverage counts use for a kind.
@@ -109,7 +113,14 @@ struct Op {
   std::vector<Index> index;        // Index
   uint8_t norm = 0;                // Fft: backward, ortho, forward
   std::vector<int64_t> positions;  // Scatter: along the first axis, repeats and negatives too
+  int mask_rank = 1;               // Mask: the axes of x the mask covers
+  int64_t period = 1, phase = 0;   // Mask: which of their flat positions it selects
 };
+// Mask: the axes of a value of shape x its mask covers (a 0-d x: none, and its one element is
+// selected or not, as NumPy's x[True]), and the number of flat positions i < n with
+// i % period == phase.
+size_t mask_rank(const Op& op, const Shape& x);
+int64_t mask_count(const Op& op, int64_t n);
 
 // Values are numbered inputs first, then one per op.
 struct Program {

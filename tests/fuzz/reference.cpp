@@ -454,6 +454,17 @@ void scatter(const Op& op, const std::vector<RefValue>& v, const std::vector<Typ
   }
 }
 
+// x's blocks (the elements under one position of the mask's axes) where the mask is true, in
+// C order.
+void mask(const Op& op, const RefValue& x, RefValue& r) {
+  const auto rank = static_cast<std::ptrdiff_t>(mask_rank(op, x.shape));
+  const int64_t n = shape_size(Shape(x.shape.begin(), x.shape.begin() + rank));
+  const int64_t block = n ? shape_size(x.shape) / n : 0;
+  r.v.clear();
+  for (int64_t i = op.phase; i < n; i += op.period)
+    r.v.insert(r.v.end(), x.v.begin() + i * block, x.v.begin() + (i + 1) * block);
+}
+
 // The input position of each output element of a view.
 void view(const Op& op, const RefValue& a, RefValue& r) {
   const int64_t n = shape_size(r.shape);
@@ -629,6 +640,9 @@ std::optional<std::vector<RefValue>> reference(const Program& p) {
         return std::nullopt;
       case OpKind::Scatter:
         scatter(op, v, types, r);
+        break;
+      case OpKind::Mask:
+        mask(op, v.at(static_cast<size_t>(op.args[0].value)), r);
         break;
       default:
         view(op, v.at(static_cast<size_t>(op.args[0].value)), r);

@@ -275,6 +275,14 @@ std::string op_to_cpp(const Op& op) {
       return a + ".at(kiln::asarray(std::vector<int64_t>" + list(op.positions) + "))" +
              calls[op.fn] + operand(op.args.at(1)) + ")";
     }
+    case OpKind::Mask: {
+      const std::string covered = "kiln::Shape(" + a + ".shape().begin(), " + a +
+                                  ".shape().begin() + std::min<size_t>(" +
+                                  std::to_string(op.mask_rank) + ", " + a + ".ndim()))";
+      return "kiln::masked(" + a + ", (kiln::arange(0, kiln::shape_size(" + covered +
+             "), 1, kiln::DType::Int64, " + a + ".device()) % " + std::to_string(op.period) +
+             " == " + std::to_string(op.phase) + ").reshape(" + covered + "))";
+    }
     case OpKind::Eval:
       return a + ".eval()";
   }
