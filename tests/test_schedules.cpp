@@ -174,6 +174,44 @@ TEST_CASE("schedules: few columns of a row-major matrix stream through every lan
   CHECK(kernel_of(kiln::sum(x * matrix(1, 8), {0})).form == Form::ReduceColumns);
 }
 
+TEST_CASE("schedules: rows of a few values with a broadcast input are written as one stream") {
+  // outer 100000x33: a[:, None] * b[None, :] reads both inputs broadcast; 33 x 7 = 231 threads
+  // make 924 lanes, 28 whole rows, so each lane keeps one column; 3.3e6 / 924 steps = 3572
+  // blocks (under 64 per SM).
+  Array a = small_integers({100000}, DType::Float32), b = small_integers({33}, DType::Float32);
+  auto k = kernel_of(a.reshape({100000, 1}) * b.reshape({1, 33}));
+  CHECK(k.form == Form::NarrowRows);
+  CHECK(k.vec == 4);
+  auto l = kiln::codegen::launch_for(k, kSms);
+  CHECK(l.block_x == 231);
+  CHECK(l.grid_x == 3572);
+  CHECK(l.count == 3300000);
+  CHECK(kiln::codegen::describe_schedule(k).find("narrow rows: ") == 0);
+  // A column slice of a wider matrix, float64: 2 lanes, 33 x 7 threads again.
+  Array w = matrix(1000, 70, DType::Float64);
+  k = kernel_of(w.index({kiln::Slice(), kiln::Slice(0, 33)}) + 1.0);
+  CHECK(k.form == Form::NarrowRows);
+  CHECK(kiln::codegen::launch_for(k, kSms).block_x == 231);
+  // Not narrow: rows of 65, a dense chain (no strided input), a transpose (tiled).
+  CHECK(kernel_of(matrix(100, 65) * small_integers({100, 1}, DType::Float32)).form ==
+        Form::Elementwise);
+  CHECK(kernel_of(matrix(1000, 33) * 2 + 1).form == Form::Elementwise);
+  CHECK(kernel_of(matrix(33, 1000).T() * 2).form == Form::Tiled);
+  // The values, on the host (and through NVRTC with KILN_JIT_ARCH): against a direct loop.
+  for (int64_t cols : {2, 3, 7, 33, 64}) {
+    Array x = small_integers({57, cols + 5}, DType::Float32);
+    Array y = small_integers({57, 1}, DType::Int32);
+    Array z = (x.index({kiln::Slice(), kiln::Slice(0, cols)}) * y + 0.5).eval();
+    auto xv = x.to_vector<float>();
+    auto yv = y.to_vector<int32_t>();
+    auto zv = z.to_vector<double>();
+    INFO(cols);
+    for (int64_t r = 0; r < 57; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        CHECK(zv[r * cols + c] == double(xv[r * (cols + 5) + c]) * yv[r] + 0.5);
+  }
+}
+
 TEST_CASE("schedules: narrow column reductions on the host, every dtype and reduction") {
   // The host executor runs the plan (and with KILN_JIT_ARCH set, NVRTC compiles the narrow
   // kernel for each dtype and reduction); values against a direct loop.
@@ -346,6 +384,29 @@ GPU_TEST_CASE("schedules: long rows and columns, split over blocks, every dtype"
           same_on_gpu("min " + at, x, [&](const Array& a) { return kiln::min(a, {axis}); });
       }
     }
+}
+
+GPU_TEST_CASE("schedules: narrow rows and narrow columns on the GPU, every edge") {
+  // Rows of 2..64 values, the stream's last step partial, vectors misaligned by an offset view.
+  for (int64_t cols : {2, 3, 7, 31, 32, 33, 63, 64})
+    for (int64_t rows : {1, 5, 1000, 100001})
+      for (DType t : {DType::Bool, DType::Float16, DType::Float32, DType::Float64, DType::Int64,
+                      DType::Complex64}) {
+        Array x = small_integers({rows, cols + 3}, t);
+        Array col = small_integers({rows, 1}, t), row = small_integers({1, cols}, t);
+        std::string at =
+            std::to_string(rows) + "x" + std::to_string(cols) + " " + kiln::dtype_name(t);
+        auto part = [&](const Array& a) {
+          return a.index({kiln::Slice(), kiln::Slice(1, cols + 1)});
+        };
+        same_on_gpu("slice + 1 " + at, x, [&](const Array& a) { return part(a) + 1; });
+        same_on_gpu("outer " + at, col,
+                    [&](const Array& a) { return a * kiln::asarray(row, a.device()); });
+        Array dense = small_integers({rows, cols}, t);
+        same_on_gpu("column sums " + at, dense, [&](const Array& a) { return kiln::sum(a, {0}); });
+        same_on_gpu("column argmax " + at, dense,
+                    [&](const Array& a) { return kiln::argmax(a * 2, 0); });
+      }
 }
 
 GPU_TEST_CASE("schedules: rank 3 and 4 over every axis subset, views as inputs") {

@@ -32,6 +32,7 @@ struct Context {
   // dividing per element; `pos` is the position along the row.
   bool incremental = false;
   std::string pos = "j";
+  bool lane_bases = false;  // NarrowRows: strided accesses at b<a>[l], lane l's own offset
   // RowFused over rows staged in shared memory: the pass being emitted, and whether its
   // staged values come as vectors sv<a> of V (16-byte shared loads) rather than one by one.
   int row_pass = 0;
@@ -94,13 +95,27 @@ bool narrow_columns(const Context& c) {
   return true;
 }
 
+// Whether an elementwise group over a 2-d space of rows of 2..kNarrowColumns values reads an
+// input strided or broadcast (not as the output lies): its rows are too short for the 16-byte
+// path's whole-row steps, and each element would find its offsets by division.
+bool narrow_rows(const Context& c) {
+  const auto& s = c.k.space;
+  if (s.shape.size() != 2 || s.shape[1] < 2 || s.shape[1] > kNarrowColumns) return false;
+  for (const Instr& ins : c.g.code)
+    if (ins.kind == InstrKind::Gather) return false;
+  return has_strided(c);
+}
+
 // Reductions: rows that are contiguous in memory get a block each (a thread each when
 // shorter than a warp); otherwise neighbouring threads take neighbouring outputs, so every
 // step of the row reads a coalesced line (ReduceColumns), or, for few columns of a row-major
 // matrix, the whole matrix streams through every thread's lanes (ReduceNarrowColumns).
 Form choose_form(const Context& c) {
   if (!c.g.row_axes.empty()) return c.g.row_axes[0] == 0 ? Form::ColumnFused : Form::RowFused;
-  if (!c.g.reduction) return transposed_axis(c) >= 0 ? Form::Tiled : Form::Elementwise;
+  if (!c.g.reduction)
+    return transposed_axis(c) >= 0 ? Form::Tiled
+           : narrow_rows(c)        ? Form::NarrowRows
+                                   : Form::Elementwise;
   if (c.k.kept == 1) return Form::ReduceFull;
   // An access broadcast along the row (stride 0: one value per row, as max(x, 1, keepdims) in
   // softmax's sum(exp(x - max))) reads the same element all along it and says nothing here.
@@ -119,7 +134,7 @@ int choose_vec(const Context& c) {
   if (c.k.form == Form::ReduceColumns) return column_vec(c);
   if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull &&
       c.k.form != Form::ReduceRows && c.k.form != Form::RowFused &&
-      c.k.form != Form::ReduceNarrowColumns)
+      c.k.form != Form::ReduceNarrowColumns && c.k.form != Form::NarrowRows)
     return 1;
   int widest = 1;
   for (size_t a = 0; a < c.g.accesses.size(); ++a)
@@ -142,7 +157,9 @@ bool needs_index64(const Context& c) {
   int64_t n = shape_size(c.k.space.shape);
   if (n >= limit) return true;
   // A narrow-column stream's position runs up to a grid's stride past the end.
-  if (c.k.form == Form::ReduceNarrowColumns && n + (int64_t{1} << 28) >= limit) return true;
+  if ((c.k.form == Form::ReduceNarrowColumns || c.k.form == Form::NarrowRows) &&
+      n + (int64_t{1} << 28) >= limit)
+    return true;
   for (size_t a = 0; a < c.k.space.strides.size(); ++a) {
     int64_t reach = std::abs(c.g.accesses[a].offset);
     for (size_t d = 0; d < c.k.space.shape.size(); ++d)
@@ -186,7 +203,7 @@ std::string signature(Context& c) {
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
       c.k.form == Form::ReduceRows || c.k.form == Form::RowFused ||
-      (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow)
+      (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow || c.k.form == Form::NarrowRows)
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.long_rows) add(Arg::StagedLength, -1, "I sr");
@@ -218,6 +235,7 @@ std::string element_index(const Context& c, int a, const std::string& idx) {
       if (c.k.form == Form::Tiled)
         return "(ob" + num(a) + " + dd * (I)L.strides[" + num(a) + "][" + num(c.k.tile_axis) +
                "] + ll * (I)L.strides[" + num(a) + "][" + num(c.k.space.shape.size() - 1) + "])";
+      if (c.lane_bases) return "b" + num(a) + "[l]";
       if (c.incremental)
         return "(b" + num(a) + " + " + c.pos + " * (I)L.strides[" + num(a) + "][" +
                num(c.k.space.shape.size() - 1) + "])";
@@ -436,6 +454,55 @@ std::string strided_bases(const Context& c, const std::string& at, const std::st
 std::string vec_condition(const Context& c) {
   if (!has_strided(c) || c.k.vec == 1) return "vec";
   return "vec && L.shape[" + num(c.k.space.shape.size() - 1) + "] % " + num(c.k.vec) + " == 0";
+}
+
+// Rows of a few values (NarrowRows): positions p of the output stream, V lanes a step, with a
+// grid stride that is a whole number of rows (the launch makes blockDim.x * V a multiple of the
+// row length), so lane l keeps one column and its row advances by the same count each step:
+// each strided input's offset for lane l (b<a>[l]) is found once and then advanced by adding.
+std::string narrow_rows_kernel(Context& c) {
+  c.lane_bases = true;
+  std::string bases, set_bases, advance;
+  for (size_t a = 0; a < c.k.access_kinds.size(); ++a) {
+    if (c.k.access_kinds[a] != AccessKind::Strided) continue;
+    const std::string b = "b" + num(a), s = "(I)L.strides[" + num(a) + "]";
+    bases += "  I " + b + "[V];\n";
+    set_bases += "    " + b + "[l] = (row + q / cols) * " + s + "[0] + q % cols * " + s + "[1];\n";
+    advance += "      " + b + "[l] += rows * " + s + "[0];\n";
+  }
+  std::string results, stores, vector_stores, singles;
+  for (size_t o = 0; o < c.g.outputs.size(); ++o) {
+    const std::string t = cuda_type(c.g.code[c.g.outputs[o].instr].dtype);
+    const std::string r = "r" + num(o), v = "t" + num(c.g.outputs[o].instr);
+    results += "      kiln::vec<" + t + ", V> " + r + ";\n";
+    stores += "        " + r + "[l] = " + v + ";\n";
+    vector_stores += "      kiln::store<V>(out" + num(o) + " + i, " + r + ");\n";
+    singles += "          out" + num(o) + "[i] = " + v + ";\n";
+  }
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  constexpr int V = " << c.k.vec << ";\n"
+     << "  const I cols = (I)L.shape[1], stride = (I)gridDim.x * blockDim.x * V;\n"
+     << "  const I rows = stride / cols;\n"
+     << "  I p = ((I)blockIdx.x * blockDim.x + threadIdx.x) * V;\n"
+     << "  const I row = p / cols;\n"
+     << bases << "#pragma unroll\n  for (int l = 0; l < V; ++l) {\n"
+     << "    const I q = p % cols + l;\n"
+     << set_bases << "  }\n"
+     << "  for (; p < n; p += stride) {\n"
+     << "    if (vec && p + V <= n) {\n"
+     << "      const I i = p;\n"
+     << vector_loads(c) << results << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
+     << lane_program(c, "(i + l)", true) << stores << "      }\n"
+     << vector_stores << "    } else {\n"
+     << "#pragma unroll\n      for (int l = 0; l < V; ++l)\n        if (p + l < n) {\n"
+     << "          const I i = p + l;\n"
+     << lane_program(c, "i", false) << singles << "        }\n    }\n"
+     << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
+     << advance << "    }\n  }\n}\n";
+  c.lane_bases = false;
+  return os.str();
 }
 
 std::string elementwise_kernel(Context& c) {
@@ -1146,6 +1213,8 @@ KernelSource generate(const FusedGroup& g) {
     os << reduce_columns_kernel(c);
   else if (k.form == Form::ReduceNarrowColumns)
     os << reduce_narrow_columns_kernel(c);
+  else if (k.form == Form::NarrowRows)
+    os << narrow_rows_kernel(c);
   else if (k.form == Form::ReduceRows)
     os << reduce_rows_kernel(c);
   else if (k.form == Form::RowFused)

@@ -31,6 +31,9 @@ enum class Form : uint8_t {
   ReduceNarrowColumns,  // reduced rows of few columns, every input dense in memory (colsum
                         // 1000000x7): the matrix read as one stream of 16-byte loads, each
                         // thread's lanes keeping one column each, blocks merged by the last
+  NarrowRows,           // an elementwise output of rows of at most 64 values with a strided or
+               // broadcast input (outer 100000x33): written as one stream of 16-byte stores,
+               // each lane keeping one column, its inputs' offsets advanced per step
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 

@@ -75,6 +75,15 @@ void narrow_columns(Launch& l, const KernelSource& k, int sm_count) {
   }
 }
 
+// Narrow rows (NarrowRows): blocks whose lane steps cover whole rows (block_x * V a multiple
+// of the row length), as for narrow columns; as many blocks as the elementwise form takes.
+void narrow_rows(Launch& l, const KernelSource& k, int sm_count) {
+  const int64_t cols = k.space.shape[1], m = cols / std::gcd<int64_t>(cols, k.vec);
+  l.block_x = static_cast<int>(kBlock / m * m);
+  const int64_t steps = ceil_div(shape_size(k.space.shape), int64_t{l.block_x} * k.vec);
+  l.grid_x = std::clamp<int64_t>(steps, 1, int64_t{sm_count} * 64);
+}
+
 // Row reductions: row_threads per row (a few lanes for short rows, a warp, or the whole block for
 // long ones), 256 / row_threads rows per block; rows too few to fill the GPU are split over
 // blocks while each warp's share stays at least kMinPerWarp elements long (a block's share then
@@ -185,7 +194,8 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
   };
   const int64_t n = shape_size(k.space.shape);
   const int64_t steps = ceil_div(n, int64_t{k.vec} * kBlock);
-  const bool elementwise = k.form == Form::Elementwise || k.form == Form::Tiled;
+  const bool elementwise =
+      k.form == Form::Elementwise || k.form == Form::Tiled || k.form == Form::NarrowRows;
   l.count = elementwise || k.form == Form::ReduceFull ? n : k.kept;
   if ((elementwise ? n : k.kept) == 0) {  // an empty output: nothing to launch
     l.grid_x = 0;
@@ -217,6 +227,9 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
       break;
     case Form::ReduceNarrowColumns:
       narrow_columns(l, k, sm_count);
+      break;
+    case Form::NarrowRows:
+      narrow_rows(l, k, sm_count);
       break;
     case Form::RowFused:
       k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
@@ -259,6 +272,13 @@ std::string describe_schedule(const KernelSource& k) {
              std::string(k.vec > 1 ? " of 16-byte loads" : "") + ", each lane of " +
              std::to_string(kBlock / m * m) + " threads keeping one of the " +
              std::to_string(k.kept) + " columns, blocks merged in order";
+    }
+    case Form::NarrowRows: {
+      const int64_t cols = k.space.shape[1], m = cols / std::gcd<int64_t>(cols, k.vec);
+      return "narrow rows: the output written as one stream" +
+             std::string(k.vec > 1 ? " of 16-byte stores" : "") + ", each lane of " +
+             std::to_string(kBlock / m * m) + " threads keeping one of the " +
+             std::to_string(cols) + " columns, its inputs' offsets advanced per step";
     }
     case Form::RowFused: {
       std::string staged =

@@ -215,7 +215,8 @@ void count_schedules(const Program& p, const std::vector<Array>& values, Counts&
                                           "reductions and their broadcast over rows",
                                           "reductions and their broadcast "
                                           "down columns",
-                                          "narrow columns read as one stream"};
+                                          "narrow columns read as one stream",
+                                          "narrow rows written as one stream"};
   std::vector<graph::NodeRef> outs;
   for (int o : p.outputs) outs.push_back(values.at(static_cast<size_t>(o)).node());
   for (const auto& step : plan::make_plan(outs).steps) {
