@@ -2,7 +2,8 @@
    and row sums) beside
    torch.compile and PyTorch eager, at shapes beyond run_gpu_bench.py's list: kiln through
    `gpu_bench layout`, the roof from a device-to-device copy. Prints one line per shape and
-   writes OUT/rows.txt. Usage on the GPU machine: python3 bench/shape_sweep.py BUILD OUT"""
+   writes OUT/rows.txt. Usage on the GPU machine: python3 bench/shape_sweep.py BUILD OUT
+   [WORKLOAD...] (only those workloads, e.g. colsum outer)"""
 import json, subprocess, sys, time, torch
 build, out = sys.argv[1], sys.argv[2]
 SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 262144, 33),
@@ -26,7 +27,12 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           # batch statistics down columns (ColumnFused up to 256 float32 rows, two kernels past)
           ("colnorm", 256, 16384), ("colnorm", 128, 100000), ("colnorm", 64, 65536),
           ("colnorm", 256, 4096), ("colnorm", 200, 1000), ("colnorm", 32, 1000000),
-          ("colnorm", 4096, 4096)]
+          ("colnorm", 4096, 4096),
+          # narrow outputs with broadcast inputs (NarrowRows): a[rows] times b[cols]
+          ("outer", 100000, 33), ("outer", 1000000, 7), ("outer", 300000, 3),
+          ("outer", 50000, 64), ("outer", 100000, 48), ("outer", 20000, 63)]
+if len(sys.argv) > 3:
+    SHAPES = [s for s in SHAPES if s[0] in sys.argv[3:]]
 def ms(fn, iters=20, reps=7):
     fn(); torch.cuda.synchronize(); r = []
     for _ in range(reps):
@@ -37,13 +43,15 @@ def ms(fn, iters=20, reps=7):
 progs = {"softmax": lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x - x.amax(1, keepdim=True))),
          "layernorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5))(x - x.mean(1, keepdim=True)),
          "colnorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(0, keepdim=True) + 1e-5))(x - x.mean(0, keepdim=True)),
-         "colsum": lambda x: x.sum(0), "rowsum": lambda x: x.sum(1)}
+         "colsum": lambda x: x.sum(0), "rowsum": lambda x: x.sum(1),
+         "outer": lambda ab: ab[0][:, None] * ab[1][None, :]}
 a = torch.empty(2**28, device="cuda"); b = torch.empty_like(a)
 copy = 2 * a.numel() * 4 / ms(lambda: b.copy_(a)) / 1e9; del a, b
 lines = [f"copy {copy:.2f} TB/s"]
 for w, r, c in SHAPES:
     k = json.loads(subprocess.check_output([f"{build}/bin/gpu_bench", "layout", w, str(r), str(c)]).decode().strip().splitlines()[-1])
-    x = torch.rand(r, c, device="cuda")
+    x = (torch.rand(r, device="cuda"), torch.rand(c, device="cuda")) if w == "outer" else \
+        torch.rand(r, c, device="cuda")
     torch._dynamo.reset()
     comp = torch.compile(lambda t: progs[w](t), dynamic=False)
     tc = ms(lambda: comp(x)); te = ms(lambda: progs[w](x))
