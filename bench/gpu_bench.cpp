@@ -1,5 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|lazy_loop_200
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|lazy_loop_200|
+//             selection
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
@@ -289,6 +290,18 @@ void bench_randint() {
   print("randint", {{"kiln_ms", ms}, {"bytes", 4000.0 * 4000 * 8}});
 }
 
+// Issue 13's scans and selections on 2^27 float32: cumsum, take of 2^26 random indices, and
+// x[x > 0.5] (its count evaluated first, as kiln::masked does).
+void bench_selection() {
+  const int64_t n = int64_t{1} << 27;
+  kiln::random::Generator g(7, kiln::cuda());
+  auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
+  auto idx = g.randint(0, n, {n / 2}, kiln::DType::Int64).eval();
+  print("selection", {{"cumsum_ms", time_ms([&] { kiln::cumsum(x).eval(); }, 10, 5)},
+                      {"take_ms", time_ms([&] { kiln::take(x, idx).eval(); }, 10, 5)},
+                      {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)}});
+}
+
 // The 2-d programs of PERFORMANCE.md's second set, at any shape:
 //   gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS COLS
 // (outer: a of ROWS times b of COLS). Prints the time and the bytes that must move once.
@@ -356,13 +369,15 @@ int main(int argc, char** argv) {
     bench_randint();
   else if (w == "lazy_loop_200")
     bench_lazy_loop();
+  else if (w == "selection")
+    bench_selection();
   else if (w == "layout" && argc == 5)
     bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
   else {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
-        "lazy_loop_200\n"
+        "lazy_loop_200|selection\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n");
     return 2;

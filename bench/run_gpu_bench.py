@@ -196,6 +196,17 @@ def peers():
     tb = torch.as_tensor(b, device="cuda")
     res["fftn_c64_torch_ms"] = cuda_ms(lambda: torch.fft.fftn(tb), tsync)
     res["randint_cupy_ms"] = cuda_ms(lambda: cp.random.randint(0, 255, (4000, 4000), dtype=cp.int64), sync)
+    # Issue 13's scans and selections on 2^27 float32 (gpu_bench selection).
+    xs = torch.rand(N, device="cuda")
+    ids = torch.randint(0, N, (N // 2,), device="cuda")
+    res["cumsum_torch_ms"] = cuda_ms(lambda: torch.cumsum(xs, 0), tsync, 10, 5)
+    res["take_torch_ms"] = cuda_ms(lambda: torch.take(xs, ids), tsync, 10, 5)
+    res["mask_torch_ms"] = cuda_ms(lambda: xs[xs > 0.5], tsync, 10, 5)
+    xc, ic = cp.asarray(xs), cp.asarray(ids)
+    res["cumsum_cupy_ms"] = cuda_ms(lambda: cp.cumsum(xc), sync, 10, 5)
+    res["take_cupy_ms"] = cuda_ms(lambda: cp.take(xc, ic), sync, 10, 5)
+    res["mask_cupy_ms"] = cuda_ms(lambda: xc[xc > 0.5], sync, 10, 5)
+    del xs, ids, xc, ic
     del a, b, out, tb
     s = cp.ones(1, dtype=cp.float32)
     for _ in range(100):
@@ -221,7 +232,8 @@ def main():
         results["versions"] = {"cupy": cupy.__version__, "torch": torch.__version__}
     except Exception as e:
         results["gpu"] = "unknown (%s)" % e
-    for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint", "lazy_loop_200"]:
+    for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint", "lazy_loop_200",
+              "selection"]:
         if not ONLY or w in ONLY:
             results[w] = kiln(w)
     if not ONLY or "layout" in ONLY:
@@ -319,6 +331,13 @@ def rows(r):
         roof_ms = c["bytes"] / (roof / 2) / 1e9  # writing the output once at copy speed
         out.append(("randint", f"{c['kiln_ms']:.4f} ms", f"CuPy {p['randint_cupy_ms']:.4f} ms; write roof {roof_ms:.4f} ms",
                     f"{100 * roof_ms / c['kiln_ms']:.0f}% of write bandwidth", ">= 80% of the bandwidth of writing the output once"))
+    c = r.get("selection", {})
+    for what, label, target in (("cumsum", "cumsum float32 2^27", 1.05), ("take", "take 2^26 of 2^27 float32", 1.0),
+                                ("mask", "x[x > 0.5], 2^27 float32", 1.0)):
+        if f"{what}_ms" in c and f"{what}_torch_ms" in p:
+            out.append((label, f"{c[what + '_ms']:.3f} ms",
+                        f"torch {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
+                        f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", f"<= {target}x torch (issue 13)"))
     c = r.get("warm_disk", {})
     if "kiln_ms" in c:
         out.append(("warm_disk", f"{c['kiln_ms']:.2f} ms, {int(c['compiles'])} compiles", "",
