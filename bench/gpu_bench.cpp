@@ -23,6 +23,9 @@
 #include "graph/node.hpp"
 #include "jit/jit.hpp"
 #include "plan/planner.hpp"
+#include "runtime/pipeline.hpp"
+#include "runtime/plan_cache.hpp"
+#include "runtime/run_plan.hpp"
 
 namespace {
 
@@ -128,6 +131,26 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
                   auto sig = kiln::graph::signature({r.node()});
                 })});
   kv.push_back({"alloc_free_us", us_per([] { kiln::gpu::allocate(0, 4); })});
+  // The evaluation's stages, each timed with those before it (runtime/pipeline.cpp's realize
+  // without storing the result): the differences say what each costs.
+  namespace rt = kiln::runtime;
+  auto stages = [&](int last) {
+    auto r = s + 1;
+    auto hold = rt::hold_evaluation();
+    kiln::graph::Signature sig;
+    rt::Request req = rt::to_realize({r.node()}, &sig);
+    if (last < 1) return;
+    const kiln::plan::Plan& p = rt::cached_plan(req.nodes, sig, req.held);
+    if (last < 2) return;
+    rt::PlanRun run(p, sig);
+    if (last < 3) return;
+    run.compile();
+    if (last < 4) return;
+    run.run();
+  };
+  static constexpr const char* names[] = {"to_realize_us", "plan_hit_us", "plan_run_us",
+                                          "compile_us", "launch_us"};
+  for (int k = 0; k < 5; ++k) kv.push_back({names[k], us_per([&] { stages(k); })});
   auto k = kiln::jit::get({"k_empty",
                            "extern \"C\" __global__ void k_empty(float* p) {}",
                            "empty",
