@@ -1,6 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
 //   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|lazy_loop_200|
-//             selection
+//             selection|compile4
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codegen/kernel_source.hpp"
+#include "compile_ahead.hpp"
 #include "cuda/runtime.hpp"
 #include "graph/node.hpp"
 #include "jit/jit.hpp"
@@ -313,6 +314,16 @@ void bench_randint() {
   print("randint", {{"kiln_ms", ms}, {"bytes", 4000.0 * 4000 * 8}});
 }
 
+// A plan of four new kernels compiled at once against each alone (run with KILN_CACHE=off).
+void bench_compile4() {
+  auto t = bench::compile_ahead_times(kiln::cuda());
+  print("compile4", {{"single_0_ms", t.single_ms[0]},
+                     {"single_1_ms", t.single_ms[1]},
+                     {"single_2_ms", t.single_ms[2]},
+                     {"single_3_ms", t.single_ms[3]},
+                     {"plan_of_4_ms", t.plan_ms}});
+}
+
 // Issue 13's scans and selections on 2^27 float32: cumsum, take of 2^26 random indices, and
 // x[x > 0.5] (its count evaluated first, as kiln::masked does).
 void bench_selection() {
@@ -394,13 +405,15 @@ int main(int argc, char** argv) {
     bench_lazy_loop();
   else if (w == "selection")
     bench_selection();
+  else if (w == "compile4")
+    bench_compile4();
   else if (w == "layout" && argc == 5)
     bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
   else {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
-        "lazy_loop_200|selection\n"
+        "lazy_loop_200|selection|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n");
     return 2;

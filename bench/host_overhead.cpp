@@ -17,6 +17,9 @@
 //                 an evaluation whose plan is cached and whose work is nil, i.e. the engine's
 //                 host side per evaluation (signature, plan-cache hit, binding, running the
 //                 plan's one step, storing the result): us per evaluation
+//   compile4      kiln::compile of a plan of four new kernels against each compiled alone
+//                 (bench/compile_ahead.hpp); only when named, under KILN_JIT_ARCH=sm_90
+//                 KILN_CACHE=off
 // Usage: host_overhead [repeats] [only]   (only: run the workloads whose id starts so)
 // Prints one JSON object per line. The process starts a thread first, as every kiln program
 // on a GPU has (the CUDA runtime's): once a process has had a second thread, libstdc++ changes
@@ -33,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "compile_ahead.hpp"
 #include "graph/node.hpp"
 #include "runtime/plan_cache.hpp"
 
@@ -258,5 +262,13 @@ int main(int argc, char** argv) {
   if (runs("lazy_loop_200")) bench_lazy_loop(x, repeats);
   if (runs("loop_steady")) bench_loop_steady(repeats);
   if (runs("eval_tiny")) bench_eval_tiny(repeats);
+  if (only == "compile4") {
+    auto t = bench::compile_ahead_times(kiln::host());
+    print("compile4", {{"single_0_ms", t.single_ms[0]},
+                       {"single_1_ms", t.single_ms[1]},
+                       {"single_2_ms", t.single_ms[2]},
+                       {"single_3_ms", t.single_ms[3]},
+                       {"plan_of_4_ms", t.plan_ms}});
+  }
   return 0;
 }

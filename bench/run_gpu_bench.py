@@ -241,6 +241,8 @@ def main():
                              for w, r_, c_ in LAYOUT}
     with tempfile.TemporaryDirectory() as d:
         results["cold"] = kiln("cold", {"KILN_CACHE_DIR": d})
+    if not ONLY or "compile4" in ONLY:
+        results["compile4"] = kiln("compile4", {"KILN_CACHE": "off"})
     with tempfile.TemporaryDirectory() as d:
         kiln("warm_disk", {"KILN_CACHE_DIR": d})  # populates the disk cache
         results["warm_disk"] = kiln("warm_disk", {"KILN_CACHE_DIR": d})
@@ -331,6 +333,12 @@ def rows(r):
         roof_ms = c["bytes"] / (roof / 2) / 1e9  # writing the output once at copy speed
         out.append(("randint", f"{c['kiln_ms']:.4f} ms", f"CuPy {p['randint_cupy_ms']:.4f} ms; write roof {roof_ms:.4f} ms",
                     f"{100 * roof_ms / c['kiln_ms']:.0f}% of write bandwidth", ">= 80% of the bandwidth of writing the output once"))
+    c = r.get("compile4", {})
+    if "plan_of_4_ms" in c:
+        slowest = max(c[f"single_{k}_ms"] for k in range(4))
+        out.append(("compile4", f"{c['plan_of_4_ms']:.1f} ms for 4 new kernels",
+                    "alone: " + ", ".join(f"{c[f'single_{k}_ms']:.1f}" for k in range(4)) + " ms",
+                    f"{c['plan_of_4_ms'] / slowest:.2f}x the slowest", "<= 1.5x the slowest single compile (issue 15)"))
     c = r.get("selection", {})
     for what, label, target in (("cumsum", "cumsum float32 2^27", 1.05), ("take", "take 2^26 of 2^27 float32", 1.0),
                                 ("mask", "x[x > 0.5], 2^27 float32", 1.0)):

@@ -5,6 +5,7 @@
 // its first evaluation is a miss.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <kiln/kiln.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include "graph/node.hpp"
 #include "plan/planner.hpp"
+#include "runtime/host_backend.hpp"
 #include "runtime/plan_cache.hpp"
 #include "support/gpu.hpp"
 
@@ -317,4 +319,69 @@ GPU_TEST_CASE("transfer policy: Explicit refuses mixed devices, Auto copies the 
   kiln::set_transfer_policy(kiln::TransferPolicy::Explicit);
   CHECK(r.device() == kiln::cuda());
   CHECK(r.get().to_vector<float>()[10] == 20.0f);
+}
+
+namespace {
+
+// Four programs of one kernel each (different shapes, so four groups), used by this test only,
+// on the device where kiln compiles kernels: the GPU, or the host under KILN_JIT_ARCH.
+std::vector<Array> four_new_kernels(kiln::Device d) {
+  auto x = kiln::linspace(-1, 1, 11, true, DType::Float32, d);
+  auto y = kiln::linspace(0, 2, 13, true, DType::Float64, d);
+  auto m = kiln::linspace(1, 6, 12, true, DType::Float32, d).reshape({3, 4});
+  return {kiln::hypot(x, 0.75f) * kiln::cosh(x), kiln::sum(kiln::expm1(m) * 0.5f, {0}),
+          kiln::log1p(y) - kiln::sinh(y), kiln::max(kiln::arctan(y * 3.0))};
+}
+
+}  // namespace
+
+TEST_CASE("compile() plans and compiles without running; the evaluation after compiles nothing") {
+  const bool gpu = kiln::cuda_available();
+  if (!gpu && kiln::runtime::compile_only_arch().empty()) {
+    MESSAGE("skipped: no GPU and no KILN_JIT_ARCH, so kiln compiles no kernel here");
+    return;
+  }
+  const kiln::Device d = gpu ? kiln::cuda() : kiln::host();
+  std::vector<Array> out = four_new_kernels(d);
+  CountFromZero counting;
+  kiln::cache::reset_stats();
+  kiln::compile(out);
+  // Each of the four kernels looked up once (compiled, or found on disk from an earlier run of
+  // the suite), in one plan; nothing evaluated.
+  auto s = kiln::cache::stats();
+  CHECK(s.compiles + s.disk_hits + s.memory_hits == 4);
+  check_counters(1, 0);
+  for (const Array& a : out) CHECK(!a.node()->is_leaf());
+  kiln::cache::reset_stats();
+  kiln::eval(out);
+  s = kiln::cache::stats();
+  CHECK(s.compiles + s.disk_hits + s.memory_hits == 0);  // the plan's kernels were ready
+  check_counters(1, 1);
+  // The values, against the same arithmetic in double.
+  auto v0 = out[0].get().to_vector<float>();
+  for (int i = 0; i < 11; ++i) {
+    double x = -1 + 0.2 * i;
+    CHECK(v0[i] == doctest::Approx(std::hypot(x, 0.75) * std::cosh(x)).epsilon(1e-5));
+  }
+  auto v1 = out[1].get().to_vector<float>();
+  for (int c = 0; c < 4; ++c) {
+    double t = 0;
+    for (int r = 0; r < 3; ++r) t += std::expm1(1 + 5.0 * (r * 4 + c) / 11) * 0.5;
+    CHECK(v1[c] == doctest::Approx(t).epsilon(1e-5));
+  }
+  auto v2 = out[2].get().to_vector<double>();
+  for (int i = 0; i < 13; ++i) {
+    double y = 2.0 * i / 12;
+    CHECK(v2[i] == doctest::Approx(std::log1p(y) - std::sinh(y)).epsilon(1e-12));
+  }
+  CHECK(out[3].get().item<double>() == doctest::Approx(std::atan(6.0)).epsilon(1e-12));
+}
+
+TEST_CASE("compile() of evaluated arrays, or of none, does nothing") {
+  Array done = (kiln::arange(0, 5, 1, DType::Float64) * 2.0).eval();
+  CountFromZero counting;
+  kiln::compile({done});
+  kiln::compile({});
+  check_counters(0, 0);
+  CHECK(done.to_vector<double>()[4] == 8.0);
 }

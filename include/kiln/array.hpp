@@ -130,6 +130,12 @@ class Array {
 
 // Evaluates several arrays in one plan, so shared work runs once.
 void eval(const std::vector<Array>& arrays);
+// Plans what evaluating `arrays` together would run and compiles its kernels (through the
+// kernel cache, a plan's new kernels in parallel), without running anything: a program can warm
+// up at its start, as with jax's .lower().compile(). A later eval of the same structure (other
+// values, same shapes and dtypes) finds the plan and kernels ready and compiles nothing. On a
+// machine with no GPU the host executor compiles nothing, unless KILN_JIT_ARCH asks for it.
+void compile(const std::vector<Array>& arrays);
 
 // ---- creation --------------------------------------------------------------------------
 Array asarray(const Array& a, Device d = host());  // a itself when already on d, else a copy

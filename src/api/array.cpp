@@ -434,6 +434,8 @@ const Array& Array::eval() const {
 
 void eval(const std::vector<Array>& arrays) { runtime::realize(api::refs_of(arrays)); }
 
+void compile(const std::vector<Array>& arrays) { runtime::compile_ahead(api::refs_of(arrays)); }
+
 Array Array::get() const { return to(host()); }
 
 Array Array::to(Device d) const {

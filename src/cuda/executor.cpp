@@ -22,6 +22,12 @@ plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) {
   return prepared_group(prepare_group(step, device_));
 }
 
+bool Executor::needs_compile(const plan::KernelStep& step) const { return !step.compiled->value; }
+
+plan::PreparedGroup Executor::compile_kernel(const plan::KernelStep& step) {
+  return prepared_group(compile_group(step, device(device_).arch));
+}
+
 void Executor::run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
                          const std::function<void*(int)>& data) {
   gpu::run_group(step, params, device_, data);

@@ -15,6 +15,8 @@ class Executor final : public plan::Backend {
 
   std::shared_ptr<graph::Buffer> allocate(size_t nbytes) override;
   plan::PreparedGroup prepare(const plan::KernelStep& step) override;
+  bool needs_compile(const plan::KernelStep& step) const override;
+  plan::PreparedGroup compile_kernel(const plan::KernelStep& step) override;
   void check_user_code(const plan::KernelStep&) override {}  // NVRTC compiles user code
   void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
                  const std::function<void*(int)>& data) override;

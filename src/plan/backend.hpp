@@ -35,6 +35,13 @@ class Backend {
 
   // Generates and compiles the group's kernel (kept in step.compiled), before any step runs.
   virtual PreparedGroup prepare(const KernelStep& step) = 0;
+  // Whether prepare() would generate and compile the group's kernel now (one this process has
+  // not met), and that work alone, without loading the kernel anywhere: the plan runner calls
+  // compile_kernel for a plan's new kernels on threads of their own (different steps at once),
+  // then prepare() on its own thread (whose report then says where the kernel came from as
+  // compile_kernel's did). An executor that compiles nothing keeps the defaults.
+  virtual bool needs_compile(const KernelStep&) const { return false; }
+  virtual PreparedGroup compile_kernel(const KernelStep& step) { return {&step.group.name}; }
   // Throws DeviceError when the group's user code (kiln::elementwise) cannot run here; called
   // before any step runs, so a plan that cannot finish does no work.
   virtual void check_user_code(const KernelStep& step) = 0;

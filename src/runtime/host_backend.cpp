@@ -22,4 +22,12 @@ plan::PreparedGroup HostBackend::prepare(const plan::KernelStep& step) {
   return gpu::prepared_group(gpu::compile_group(step, compile_only_arch()));
 }
 
+bool HostBackend::needs_compile(const plan::KernelStep& step) const {
+  return !compile_only_arch().empty() && !step.compiled->value;
+}
+
+plan::PreparedGroup HostBackend::compile_kernel(const plan::KernelStep& step) {
+  return gpu::prepared_group(gpu::compile_group(step, compile_only_arch()));
+}
+
 }  // namespace kiln::runtime

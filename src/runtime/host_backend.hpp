@@ -14,6 +14,8 @@ class HostBackend final : public cpu::Executor {
  public:
   std::shared_ptr<graph::Buffer> allocate(size_t nbytes) override;
   plan::PreparedGroup prepare(const plan::KernelStep& step) override;
+  bool needs_compile(const plan::KernelStep& step) const override;
+  plan::PreparedGroup compile_kernel(const plan::KernelStep& step) override;
 };
 
 // The arch every host group is compiled for; empty when a GPU is present or none is set.

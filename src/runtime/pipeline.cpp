@@ -38,6 +38,15 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   store(req, run);
 }
 
+void compile_ahead(const std::vector<graph::NodeRef>& nodes) {
+  auto hold = hold_evaluation();
+  graph::Signature sig;
+  Request req = to_realize(nodes, &sig);
+  if (req.nodes.empty()) return;
+  PlanRun run(cached_plan(req.nodes, sig, req.held), sig);
+  run.compile();
+}
+
 std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mutex()); }
 
 // The structure of what is evaluated (hashed) and the values bound into it (buffers, scalars,

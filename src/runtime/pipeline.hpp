@@ -12,6 +12,9 @@
 namespace kiln::runtime {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
+// realize's stages up to the compiled kernels (kiln::compile): the plan made or found, every
+// kernel generated and compiled, nothing run and nothing stored.
+void compile_ahead(const std::vector<graph::NodeRef>& nodes);
 
 // What an evaluation of `nodes` plans: their unevaluated nodes, then (when
 // kiln::get_materialize_held()) the `held` nodes below them that the program holds, which the

@@ -1,9 +1,12 @@
 #include "runtime/run_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <string>
+#include <thread>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -101,13 +104,51 @@ graph::BufferRef PlanRun::get(int id) {
   return bufs_[id];
 }
 
+// A plan's kernels that this process has not compiled yet compile on threads of their own, up to
+// one per core (NVRTC is thread-safe; the kernel cache locks per key, not while compiling): k new
+// kernels then cost about the slowest compile, not the sum. Loading them stays in prepare(), on
+// this thread. The first failure, in step order, is rethrown once all have finished. Returns
+// what each step's compile reported (a null name where it compiled nothing here).
+std::vector<plan::PreparedGroup> PlanRun::compile_new_kernels() {
+  std::vector<plan::PreparedGroup> early(p_.steps.size(), {nullptr});
+  std::vector<size_t> fresh;
+  for (size_t i = 0; i < p_.steps.size(); ++i)
+    if (const auto* k = std::get_if<plan::KernelStep>(&p_.steps[i]);
+        k && backend_of(k->group.outputs[0].buffer).needs_compile(*k))
+      fresh.push_back(i);
+  if (fresh.size() < 2) return early;
+  std::vector<std::exception_ptr> errors(fresh.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next++) < fresh.size();) {
+      const auto& k = std::get<plan::KernelStep>(p_.steps[fresh[j]]);
+      try {
+        early[fresh[j]] = backend_of(k.group.outputs[0].buffer).compile_kernel(k);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    }
+  };
+  // As many threads as cores (each NVRTC compile holds its own memory), this one among them.
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(fresh.size(), cores); ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return early;
+}
+
 void PlanRun::compile() {
+  const std::vector<plan::PreparedGroup> early = compile_new_kernels();
   if (debug_level() >= 1) kernels_.assign(p_.steps.size(), {nullptr});
   for (size_t i = 0; i < p_.steps.size(); ++i) {
     const auto* k = std::get_if<plan::KernelStep>(&p_.steps[i]);
     if (!k) continue;
     plan::Backend& b = backend_of(k->group.outputs[0].buffer);
     plan::PreparedGroup prepared = b.prepare(*k);
+    if (early[i].name) prepared = early[i];  // compiled just now, on another thread
     if (!kernels_.empty()) kernels_[i] = prepared;
     if (!k->group.user_calls.empty()) check_user_code(*k, b);
   }

@@ -32,6 +32,7 @@ class PlanRun {
   const Device& device_of(int id) const { return p_.buffers[id].device; }
   plan::Backend& backend_of(int id) const;
   void check_user_code(const plan::KernelStep& k, plan::Backend& b) const;
+  std::vector<plan::PreparedGroup> compile_new_kernels();
 
   void run_step(const plan::KernelStep& s);
   void run_step(const plan::CopyStep& s);
