@@ -1,0 +1,297 @@
+// kiln::matmul (kiln/linalg.hpp) against NumPy's answers in tests/data/matmul.txt, written by
+// tests/data/make_matmul_fixtures.py: result dtypes and shapes as NumPy's, bool and integer
+// values exactly, float and complex values within the dtype's error bound of a float64 /
+// complex128 product of the same operands; the plans it makes (a BLAS step reading views in
+// place, elementwise neighbours fused around it); bad input. GPU cases run the same fixtures
+// through cuBLASLt (or the fused kernel for integers) and check them the same way.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <kiln/kiln.hpp>
+#include <string>
+#include <vector>
+
+#include "support/fixture_cases.hpp"
+#include "support/gpu.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Shape;
+using cd = std::complex<double>;
+using Case = fixtures::Case<cd>;
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all =
+      fixtures::read_cases<cd>(KILN_TEST_DATA "/matmul.txt", "tests/data/make_matmul_fixtures.py");
+  return all;
+}
+
+Array swap_last(const Array& x) {
+  std::vector<int> perm;
+  for (int i = 0; i < x.ndim(); ++i) perm.push_back(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return x.transpose(perm);
+}
+
+// The script's VIEWS, in kiln.
+Array view(const Array& x, const std::string& v) {
+  using kiln::_;
+  using kiln::ellipsis;
+  using kiln::Slice;
+  if (v == "T") return swap_last(x);
+  if (v == "rows2") return x(ellipsis, "::2", _);
+  if (v == "cols2") return x(ellipsis, "::2");
+  if (v == "rev") return x(ellipsis, "::-1", _);
+  if (v == "Tsub") return swap_last(x)(ellipsis, "1:", "1:");
+  return x;
+}
+
+struct Operands {
+  Array a, b;
+};
+Operands operands(const Case& c, kiln::Device d) {
+  return {view(fixtures::make_array(c.in[0], d), *fixtures::kw(c, "a_view")),
+          view(fixtures::make_array(c.in[1], d), *fixtures::kw(c, "b_view"))};
+}
+
+// Machine epsilon of the arithmetic a product of dtype t does (float16 and bfloat16 accumulate
+// in float32; tf32: inputs rounded to 10 mantissa bits) and of the dtype it is stored in.
+double compute_eps(DType t, bool tf32) {
+  if (t == DType::Float64 || t == DType::Complex128) return std::ldexp(1.0, -52);
+  return tf32 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -23);
+}
+double storage_eps(DType t) {
+  if (t == DType::Float16) return std::ldexp(1.0, -10);
+  if (t == DType::BFloat16) return std::ldexp(1.0, -7);
+  return 0;
+}
+
+// Exact for bool and integers; floats within the classic dot-product bound
+// (k + 2) eps (|a| @ |b|), four times that for complex products, plus one rounding to the
+// stored dtype.
+void check_result(const Case& c, const Array& got, int64_t k, bool tf32 = false) {
+  const auto& expect = c.out[0];
+  CHECK(kiln::dtype_name(got.dtype()) == std::string(kiln::dtype_name(expect.dtype)));
+  REQUIRE(got.shape() == expect.shape);
+  std::vector<cd> v = got.to_vector<cd>();
+  if (kiln::is_integer_or_bool(expect.dtype)) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      INFO("element " << i);
+      CHECK(v[i] == expect.v[i]);
+    }
+    return;
+  }
+  const auto& ref = c.out[1].v;
+  const auto& mag = c.out[2].v;
+  double scale = (kiln::is_complex(expect.dtype) ? 4.0 : 1.0) * static_cast<double>(k + 2) *
+                 compute_eps(expect.dtype, tf32);
+  int bad = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    double bound = scale * mag[i].real() + storage_eps(expect.dtype) * std::abs(ref[i]) + 1e-300;
+    if (!(std::abs(v[i] - ref[i]) <= bound) && bad++ < 3)
+      FAIL_CHECK("element " << i << ": " << v[i] << ", NumPy's float64 product " << ref[i]
+                            << ", bound " << bound);
+  }
+}
+
+void run_case(const Case& c, kiln::Device d, bool tf32 = false) {
+  INFO("case " << c.name << " on " << d.str());
+  auto [a, b] = operands(c, d);
+  if (c.error) {
+    CHECK_THROWS_AS(kiln::matmul(a, b).eval(), kiln::ShapeError);
+    return;
+  }
+  Array r = kiln::matmul(a, b);
+  CHECK(r.device() == d);
+  int64_t k = a.shape().back();
+  check_result(c, d.is_host() ? r : r.get(), k, tf32);
+}
+
+int count(const std::string& text, const std::string& word) {
+  int n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+Array sample(Shape s, DType t, double start = 0.25) {
+  int64_t n = kiln::shape_size(s);
+  return kiln::arange(start, start + static_cast<double>(n) * 0.5, 0.5, DType::Float64)
+      .reshape(s)
+      .astype(t);
+}
+
+}  // namespace
+
+TEST_CASE("matmul matches NumPy's fixtures on the host") {
+  REQUIRE(cases().size() > 300);
+  for (const auto& c : cases()) run_case(c, kiln::host());
+}
+
+TEST_CASE(
+    "matmul: the product is one Eigen step; transposed and row-sliced views are read in place") {
+  Array a = sample({4, 3}, DType::Float32).eval(), b = sample({4, 5}, DType::Float32).eval();
+  std::string plan = kiln::explain({kiln::matmul(a.T(), b)});
+  INFO(plan);
+  CHECK(plan.find("matmul (Eigen) float32 (3, 4)^T @ (4, 5) -> (3, 5)") != std::string::npos);
+  CHECK(count(plan, "step ") == 1);  // no kernel copies the transpose
+  Array tall = sample({2, 9, 4}, DType::Float64).eval();
+  plan +=
+      kiln::explain({kiln::matmul(tall(kiln::ellipsis, "::2", kiln::_), b.astype(DType::Float64))});
+  CHECK(count(plan, "kernel ") == 1);  // b's cast only: the slice is strides
+  CHECK(plan.find("matmul (Eigen) float64 (2, 5, 4) @ (2, 4, 5) -> (2, 5, 5)") !=
+        std::string::npos);
+}
+
+TEST_CASE("matmul: views a BLAS cannot read are written densely first, then read") {
+  Array a = sample({3, 8}, DType::Float32).eval(), b = sample({4, 2}, DType::Float32).eval();
+  Array cols = a(kiln::_, "::2");  // (3, 4) with a column step of 2
+  std::string plan = kiln::explain({kiln::matmul(cols, b)});
+  INFO(plan);
+  CHECK(count(plan, "kernel ") == 1);
+  CHECK(count(plan, "matmul (Eigen)") == 1);
+  CHECK(kiln::allclose(kiln::matmul(cols, b), kiln::matmul(cols.astype(DType::Float64), b)));
+}
+
+TEST_CASE("matmul: elementwise producers and consumers stay in fused kernels around the step") {
+  Array x = sample({6, 5}, DType::Float32).eval(), w = sample({5, 4}, DType::Float32).eval();
+  Array y = kiln::maximum(kiln::matmul(x * 2 - 1, w) + 0.5, 0) * 3;
+  std::string plan = kiln::explain({y});
+  INFO(plan);
+  CHECK(count(plan, "step ") == 3);  // kernel (x * 2 - 1), matmul, kernel (+, max, *)
+  CHECK(count(plan, "kernel ") == 2);
+  // Against the same arithmetic done step by step.
+  Array xs = (x * 2 - 1).eval();
+  Array ps = kiln::matmul(xs, w).eval();
+  CHECK(kiln::array_equal(y, kiln::maximum(ps + 0.5, 0) * 3));
+}
+
+TEST_CASE("matmul: a slice of an expression is written once and read as strides") {
+  Array x = sample({7, 4}, DType::Float64).eval(), w = sample({4, 3}, DType::Float64).eval();
+  Array view = (x * 3)("1::2", kiln::_);  // rows 1, 3, 5 of x * 3
+  Array dense = (x * 3)("1::2", kiln::_).astype(DType::Float64) + 0.0;
+  dense.eval();
+  CHECK(kiln::array_equal(kiln::matmul(view, w), kiln::matmul(dense, w)));
+}
+
+TEST_CASE("matmul: integers wrap as NumPy's, in the result dtype") {
+  // 2^62 * 2 + 2^62 * 2 + 3 = 2^64 + 3, which wraps to 3 in int64.
+  int64_t big = int64_t{1} << 62;
+  Array a = kiln::asarray(std::vector<int64_t>{big, big, 3});
+  Array b = kiln::asarray(std::vector<int64_t>{2, 2, 1});
+  CHECK(kiln::matmul(a, b).item<int64_t>() == 3);
+  // int32: 2^30 * 2 + 2^30 * 2 = 2^32 wraps to 0; -2^31 * 1 stays.
+  Array c = kiln::asarray(std::vector<int32_t>{1 << 30, 1 << 30, INT32_MIN});
+  Array d = kiln::asarray(std::vector<int32_t>{2, 2, 1});
+  CHECK(kiln::matmul(c, d).item<int32_t>() == INT32_MIN);
+  std::string plan = kiln::explain({kiln::matmul(c, d)});
+  CHECK(plan.find("matmul (") == std::string::npos);  // a fused reduction, not a BLAS
+}
+
+TEST_CASE("matmul: bad input names both shapes and evaluates nothing") {
+  Array x = sample({3, 4}, DType::Float32) * 2, y = sample({5, 6}, DType::Float32) + 1;
+  kiln::reset_engine_stats();
+  CHECK_THROWS_WITH_AS(kiln::matmul(x, y),
+                       doctest::Contains("shapes (3, 4) and (5, 6) do not align"),
+                       kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(kiln::matmul(x, Array(sample({2}, DType::Float32))),
+                       doctest::Contains("(3, 4) and (2,)"), kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(
+      kiln::matmul(sample({2, 3, 4}, DType::Float32), sample({3, 4, 2}, DType::Float32)),
+      doctest::Contains("batch axes"), kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(kiln::matmul(kiln::full({}, 2.0), x), doctest::Contains("0-d"),
+                       kiln::ShapeError);
+  CHECK(kiln::engine_stats().plans == 0);
+}
+
+TEST_CASE("matmul: eager mode, repeated products of new data, inputs left unchanged") {
+  Array w = sample({5, 3}, DType::Float64).eval();
+  Array before = w + 0.0;
+  before.eval();
+  for (int i = 0; i < 3; ++i) {  // the cached plan is rebound to each new input
+    Array x = sample({2, 5}, DType::Float64, i + 1.0);
+    Array r = kiln::matmul(x, w);
+    std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>(),
+                        rv = r.to_vector<double>();
+    for (int m = 0; m < 2; ++m)
+      for (int n = 0; n < 3; ++n) {
+        double s = 0;
+        for (int k = 0; k < 5; ++k) s += xv[m * 5 + k] * wv[k * 3 + n];
+        CHECK(rv[m * 3 + n] == doctest::Approx(s).epsilon(1e-14));
+      }
+  }
+  CHECK(kiln::array_equal(w, before));
+  kiln::EagerScope eager;
+  Array e = kiln::matmul(sample({2, 5}, DType::Float32), w.astype(DType::Float32));
+  CHECK(e.dtype() == DType::Float32);
+  CHECK(kiln::allclose(e, kiln::matmul(sample({2, 5}, DType::Float64), w), 1e-5));
+}
+
+TEST_CASE("matmul precision: float32 exact by default, Tf32 on request, read back") {
+  CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+  CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Tf32);
+  // The host has no TF32: Eigen computes in float32 either way.
+  Array a = sample({3, 4}, DType::Float32), b = sample({4, 2}, DType::Float32);
+  CHECK(kiln::explain({kiln::matmul(a, b)}).find("matmul (Eigen)") != std::string::npos);
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+  CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
+}
+
+GPU_TEST_CASE("gpu matmul: every fixture through cuBLASLt (integers: the fused kernel)") {
+  for (const auto& c : cases()) run_case(c, kiln::cuda());
+}
+
+GPU_TEST_CASE("gpu matmul: Tf32 float32 products within TF32's bound; explain says which") {
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+  for (const auto& c : cases())
+    if (!c.error && c.out[0].dtype == DType::Float32) run_case(c, kiln::cuda(), true);
+  Array a = sample({64, 32}, DType::Float32, 0.0).to(kiln::cuda());
+  std::string tf32 = kiln::explain({kiln::matmul(a, a.T())});
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+  std::string exact = kiln::explain({kiln::matmul(a, a.T())});
+  CHECK(tf32.find("matmul (cuBLASLt, TF32) float32 (64, 32) @ (32, 64)^T") != std::string::npos);
+  CHECK(exact.find("matmul (cuBLASLt, FP32) float32 (64, 32) @ (32, 64)^T") != std::string::npos);
+  INFO(tf32 << exact);
+}
+
+GPU_TEST_CASE("gpu matmul: large and batched products match the host") {
+  struct Shapes {
+    Shape a, b;
+  };
+  for (auto s : {Shapes{{256, 512}, {512, 128}}, Shapes{{64, 96, 80}, {64, 80, 72}},
+                 Shapes{{8, 1, 33, 17}, {5, 17, 9}}})
+    for (DType t :
+         {DType::Float32, DType::Float64, DType::Complex64, DType::Float16, DType::BFloat16}) {
+      INFO(kiln::dtype_name(t) << " " << kiln::shape_str(s.a) << " @ " << kiln::shape_str(s.b));
+      Array a = kiln::sin(sample(s.a, DType::Float64)).astype(t).eval();
+      Array b = kiln::cos(sample(s.b, DType::Float64)).astype(t).eval();
+      Array host = kiln::matmul(a, b);
+      Array dev = kiln::matmul(a.to(kiln::cuda()), swap_last(swap_last(b).to(kiln::cuda())));
+      double tol = t == DType::Float64 ? 1e-12 : kiln::is_half(t) ? 3e-2 : 1e-4;
+      CHECK(kiln::allclose(dev.get(), host, tol, tol * 10));
+    }
+}
+
+GPU_TEST_CASE("gpu matmul: plans are cached per shape and LRU-capped") {
+  kiln::clear_matmul_plan_cache();
+  auto before = kiln::matmul_plan_cache();
+  CHECK(before.plans == 0);
+  Array a = sample({16, 8}, DType::Float32).to(kiln::cuda()).eval();
+  Array b = sample({8, 4}, DType::Float32).to(kiln::cuda()).eval();
+  kiln::matmul(a, b).eval();
+  auto one = kiln::matmul_plan_cache();
+  CHECK(one.plans == 1);
+  CHECK(one.misses == before.misses + 1);
+  kiln::matmul(a + 1, b).eval();  // same shape, strides and alignment: a hit
+  CHECK(kiln::matmul_plan_cache().hits >= one.hits + 1);
+  kiln::set_matmul_plan_cache_limit(1);
+  kiln::matmul(a.T(), a).eval();  // another shape evicts the first
+  CHECK(kiln::matmul_plan_cache().plans == 1);
+  kiln::set_matmul_plan_cache_limit(256);
+  kiln::clear_matmul_plan_cache();
+  CHECK(kiln::matmul_plan_cache().plans == 0);
+}
