@@ -1,15 +1,16 @@
-// kiln::matmul (kiln/linalg.hpp) against NumPy's answers in tests/data/matmul.txt, written by
-// tests/data/make_matmul_fixtures.py: result dtypes and shapes as NumPy's, bool and integer
-// values exactly, float and complex values within the dtype's error bound of a float64 /
-// complex128 product of the same operands; the plans it makes (a BLAS step reading views in
-// place, elementwise neighbours fused around it); bad input. GPU cases run the same fixtures
-// through cuBLASLt (or the fused kernel for integers) and check them the same way.
+// kiln::matmul, dot, vdot, inner, outer and tensordot (kiln/linalg.hpp) against NumPy's answers in
+// tests/data/matmul.txt, written by tests/data/make_matmul_fixtures.py: result dtypes and shapes as
+// NumPy's, bool and integer values exactly, float and complex values within the dtype's error bound
+// of a float64 / complex128 product of the same operands; the plans it makes (a BLAS step reading
+// views in place, elementwise neighbours fused around it); bad input. GPU cases run the same
+// fixtures through cuBLASLt (or the fused kernel for integers) and check them the same way.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <kiln/kiln.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -98,17 +99,41 @@ void check_result(const Case& c, const Array& got, int64_t k, bool tf32 = false)
   }
 }
 
+std::vector<int> ints(const std::string& text) {
+  std::vector<int> r;
+  std::istringstream is(text);
+  std::string t;
+  while (std::getline(is, t, ',')) r.push_back(std::stoi(t));
+  return r;
+}
+
+// The case's function of (a, b).
+Array call(const Case& c, const Array& a, const Array& b) {
+  const std::string& f = c.func;
+  if (f == "matmul") return kiln::matmul(a, b);
+  if (f == "dot") return kiln::dot(a, b);
+  if (f == "vdot") return kiln::vdot(a, b);
+  if (f == "inner") return kiln::inner(a, b);
+  if (f == "outer") return kiln::outer(a, b);
+  if (f == "tensordot") {
+    if (auto axes = fixtures::kw(c, "axes")) return kiln::tensordot(a, b, std::stoi(*axes));
+    return kiln::tensordot(a, b, ints(*fixtures::kw(c, "a_axes")),
+                           ints(*fixtures::kw(c, "b_axes")));
+  }
+  FAIL("no function " << f);
+  return a;
+}
+
 void run_case(const Case& c, kiln::Device d, bool tf32 = false) {
   INFO("case " << c.name << " on " << d.str());
   auto [a, b] = operands(c, d);
   if (c.error) {
-    CHECK_THROWS_AS(kiln::matmul(a, b).eval(), kiln::ShapeError);
+    CHECK_THROWS_AS(call(c, a, b).eval(), kiln::ShapeError);
     return;
   }
-  Array r = kiln::matmul(a, b);
+  Array r = call(c, a, b);
   CHECK(r.device() == d);
-  int64_t k = a.shape().back();
-  check_result(c, d.is_host() ? r : r.get(), k, tf32);
+  check_result(c, d.is_host() ? r : r.get(), std::stoll(*fixtures::kw(c, "k")), tf32);
 }
 
 int count(const std::string& text, const std::string& word) {
@@ -126,8 +151,8 @@ Array sample(Shape s, DType t, double start = 0.25) {
 
 }  // namespace
 
-TEST_CASE("matmul matches NumPy's fixtures on the host") {
-  REQUIRE(cases().size() > 300);
+TEST_CASE("matmul, dot, vdot, inner, outer and tensordot match NumPy's fixtures on the host") {
+  REQUIRE(cases().size() > 500);
   for (const auto& c : cases()) run_case(c, kiln::host());
 }
 

@@ -14,15 +14,36 @@
 // Errors: ShapeError for a 0-d operand (NumPy refuses scalars: use a * b), for contracted axes
 // of different lengths and for batch axes that do not broadcast, naming both shapes; nothing
 // is evaluated then.
+//
+// dot, vdot, inner, outer and tensordot are NumPy's, built from matmul (a transpose and reshape
+// of each operand into one matrix, which the planner writes densely when it is not a view) or,
+// for outer and 0-d operands, from a broadcast multiply. Their dtypes and errors are NumPy's
+// (ShapeError where NumPy raises ValueError).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kiln/array.hpp"
 
 namespace kiln {
 
 Array matmul(const Array& a, const Array& b);
+// 0-d: a * b; 1-d . 1-d: the inner product (0-d); otherwise a sum over a's last axis and b's
+// second-to-last (its only one when 1-d): shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:].
+Array dot(const Array& a, const Array& b);
+// sum(conj(ravel(a)) * ravel(b)); the sizes must agree. 0-d.
+Array vdot(const Array& a, const Array& b);
+// 0-d: a * b; otherwise a sum over both last axes: shape a.shape[:-1] + b.shape[:-1].
+Array inner(const Array& a, const Array& b);
+// ravel(a)[i] * ravel(b)[j]: shape (a.size, b.size).
+Array outer(const Array& a, const Array& b);
+// A sum over a's last `axes` axes and b's first `axes` (0: the outer product over every axis).
+Array tensordot(const Array& a, const Array& b, int axes = 2);
+// A sum over a_axes of a against b_axes of b, pairwise (negative axes count from the end; each
+// axis once). Shape: a's other axes, then b's, in order.
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                const std::vector<int>& b_axes);
 
 // How float32 matrix products may round on a GPU. Float32 (the default, as NumPy and CuPy):
 // IEEE float32 arithmetic. Tf32: tensor cores round the inputs to TF32 (PyTorch's

@@ -2,6 +2,7 @@
 // cast to the result's dtype and broadcast to the batch shape (views, which the planner hands
 // the BLAS as strides). A bool or integer product is NumPy's sum over k of a[i, k] * b[k, j] as
 // kiln's own operations, a multiply fused into a reduction, exact on every device.
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -100,5 +101,103 @@ Array matmul(const Array& a, const Array& b) {
   Array product = api::finish(graph::make_node(std::move(spec)));
   return product.shape() == s.result ? product : product.reshape(s.result);
 }
+
+}  // namespace kiln
+
+// ---- compositions of matmul -----------------------------------------------------------------
+namespace kiln {
+namespace {
+
+std::string axes_str(const std::vector<int>& axes) {
+  std::string s = "[";
+  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
+  return s + "]";
+}
+
+// Non-negative, each at most once (ShapeError naming the function otherwise).
+std::vector<int> checked_axes(const std::vector<int>& axes, int ndim, const char* what) {
+  std::vector<int> out;
+  for (int a : axes) {
+    int n = graph::normalize_axis(a, ndim, what);
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      throw ShapeError(std::string(what) + ": axis " + std::to_string(a) + " of " + axes_str(axes) +
+                       " is given twice; give each axis once");
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<int> other_axes(const std::vector<int>& axes, int ndim) {
+  std::vector<int> rest;
+  for (int d = 0; d < ndim; ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) rest.push_back(d);
+  return rest;
+}
+
+}  // namespace
+
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                const std::vector<int>& b_axes) {
+  const Shape &sa = a.shape(), &sb = b.shape();
+  if (a_axes.size() != b_axes.size())
+    throw ShapeError("tensordot: " + axes_str(a_axes) + " and " + axes_str(b_axes) +
+                     " pair different numbers of axes; give one b axis per a axis");
+  std::vector<int> ca = checked_axes(a_axes, a.ndim(), "tensordot");
+  std::vector<int> cb = checked_axes(b_axes, b.ndim(), "tensordot");
+  int64_t k = 1;
+  for (size_t i = 0; i < ca.size(); ++i) {
+    if (sa[ca[i]] != sb[cb[i]])
+      throw ShapeError("tensordot: shapes " + shape_str(sa) + " and " + shape_str(sb) +
+                       " do not align: a's axis " + std::to_string(ca[i]) + " (" +
+                       std::to_string(sa[ca[i]]) + ") against b's axis " + std::to_string(cb[i]) +
+                       " (" + std::to_string(sb[cb[i]]) + ")");
+    k *= sa[ca[i]];
+  }
+  std::vector<int> fa = other_axes(ca, a.ndim()), fb = other_axes(cb, b.ndim());
+  Shape out;
+  int64_t m = 1, n = 1;
+  for (int d : fa) m *= sa[d], out.push_back(sa[d]);
+  for (int d : fb) n *= sb[d], out.push_back(sb[d]);
+  // a as (free, contracted) and b as (contracted, free) matrices: views where strides allow.
+  std::vector<int> pa = fa, pb = cb;
+  pa.insert(pa.end(), ca.begin(), ca.end());
+  pb.insert(pb.end(), fb.begin(), fb.end());
+  Array x = a.transpose(pa).reshape({m, k}), y = b.transpose(pb).reshape({k, n});
+  return matmul(x, y).reshape(out);
+}
+
+Array tensordot(const Array& a, const Array& b, int axes) {
+  if (axes < 0 || axes > a.ndim() || axes > b.ndim())
+    throw ShapeError("tensordot: axes=" + std::to_string(axes) + " for shapes " +
+                     shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     "; it must be between 0 and the smaller rank");
+  std::vector<int> ca, cb;
+  for (int i = 0; i < axes; ++i) {
+    ca.push_back(a.ndim() - axes + i);
+    cb.push_back(i);
+  }
+  return tensordot(a, b, ca, cb);
+}
+
+Array dot(const Array& a, const Array& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) return a * b;
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
+  return tensordot(a, b, {-1}, {b.ndim() == 1 ? 0 : -2});
+}
+
+Array vdot(const Array& a, const Array& b) {
+  if (a.size() != b.size())
+    throw ShapeError("vdot: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     " have different sizes; vdot needs as many elements in each");
+  Array x = a.reshape({-1});
+  return matmul(is_complex(a.dtype()) ? conj(x) : x, b.reshape({-1}));
+}
+
+Array inner(const Array& a, const Array& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) return a * b;
+  return tensordot(a, b, {-1}, {-1});
+}
+
+Array outer(const Array& a, const Array& b) { return a.reshape({-1, 1}) * b.reshape({1, -1}); }
 
 }  // namespace kiln

@@ -93,15 +93,26 @@ class Writer:
         self.lines = [f"numpy {np.__version__}"]
         self.names = set()
 
-    def case(self, name, a, b, ta, tb, a_view="none", b_view="none"):
-        """a, b: the stored operands as NumPy arrays (float32 standing in for bfloat16)."""
+    def case(self, name, a, b, ta, tb, a_view="none", b_view="none", func="matmul", k=None,
+             **kw):
+        """a, b: the stored operands as NumPy arrays (float32 standing in for bfloat16); func:
+        a numpy function of (a, b, **kw); k: the length of its sums (default a's last axis)."""
         assert name not in self.names, name
         self.names.add(name)
-        self.lines += [f"case {name}", f"call matmul a_view={a_view} b_view={b_view}",
-                       fmt_array("in", a, ta), fmt_array("in", b, tb)]
         x, y = VIEWS[a_view](a), VIEWS[b_view](b)
+        f = lambda p, q: getattr(np, func)(p, q, **kw)
+        if k is None:
+            k = x.shape[-1] if x.ndim else 1
+        written = dict(kw)
+        if isinstance(kw.get("axes"), tuple):  # tensordot's pair of lists
+            written = {"a_axes": kw["axes"][0], "b_axes": kw["axes"][1]}
+        args = " ".join(f"{key}=" + (",".join(map(str, v)) if isinstance(v, (list, tuple))
+                                     else str(v)) for key, v in written.items())
+        self.lines += [f"case {name}",
+                       f"call {func} a_view={a_view} b_view={b_view} k={k} {args}".rstrip(),
+                       fmt_array("in", a, ta), fmt_array("in", b, tb)]
         try:
-            r = np.matmul(x, y)
+            r = f(x, y)
         except (ValueError, TypeError):
             self.lines += ["error", "end"]
             return
@@ -118,8 +129,8 @@ class Writer:
             self.lines += [fmt_array("out", r, rname), "end"]
             return
         wide = np.complex128 if r.dtype.kind == "c" else np.float64
-        ref = np.matmul(x.astype(wide), y.astype(wide))
-        mag = np.matmul(np.abs(x).astype(np.float64), np.abs(y).astype(np.float64))
+        ref = np.asarray(f(x.astype(wide), y.astype(wide)))
+        mag = np.asarray(f(np.abs(x).astype(np.float64), np.abs(y).astype(np.float64)))
         self.lines += [fmt_array("out", ref, rname), fmt_array("out", ref),
                        fmt_array("out", mag), "end"]
 
@@ -182,6 +193,41 @@ def main():
                          ("mv_mismatch", (3, 4), (3,)), ("batch_mismatch", (2, 3, 4), (3, 4, 2)),
                          ("scalar_a", (), (3,)), ("scalar_b", (3, 3), ())]:
         w.case(f"bad_{name}", data(sa, "float64", 1), data(sb, "float64", 2), "float64", "float64")
+    # dot, vdot, inner, outer, tensordot: compositions of matmul
+    comps = [
+        ("dot", "vv", (4,), (4,), {}), ("dot", "mv", (3, 4), (4,), {}),
+        ("dot", "mm", (3, 4), (4, 5), {}), ("dot", "nd_v", (2, 3, 4), (4,), {}),
+        ("dot", "nd_nd", (2, 3, 4), (5, 4, 2), {}), ("dot", "v_nd", (4,), (2, 4, 3), {}),
+        ("dot", "scalar", (), (2, 3), {}), ("dot", "bad", (3, 4), (5,), {}),
+        ("dot", "empty", (2, 0), (0, 3), {}),
+        ("vdot", "vv", (5,), (5,), {}), ("vdot", "mm", (2, 3), (3, 2), {}),
+        ("vdot", "bad", (2, 3), (5,), {}),
+        ("inner", "vv", (4,), (4,), {}), ("inner", "mm", (2, 3), (4, 3), {}),
+        ("inner", "nd", (2, 3, 4), (5, 4), {}), ("inner", "scalar", (3,), (), {}),
+        ("inner", "bad", (2, 3), (3, 2), {}),
+        ("outer", "vv", (3,), (4,), {}), ("outer", "mv", (2, 2), (3,), {}),
+        ("outer", "empty", (0,), (3,), {}),
+        ("tensordot", "ax2", (2, 3, 4), (3, 4, 5), {"axes": 2}),
+        ("tensordot", "ax1", (2, 3), (3, 4), {"axes": 1}),
+        ("tensordot", "ax0", (2,), (3, 2), {"axes": 0}),
+        ("tensordot", "pairs", (3, 4, 5), (4, 3, 2), {"axes": ([1, 0], [0, 1])}),
+        ("tensordot", "neg", (3, 4, 5), (5, 2, 4), {"axes": ([-1, 1], [0, -1])}),
+        ("tensordot", "bad", (2, 3), (4, 5), {"axes": 1}),
+    ]
+    for func, label, sa, sb, kw in comps:
+        for dt in ("float32", "float64", "complex64", "complex128", "int32", "bool"):
+            seed += 1
+            a, b = data(sa, dt, seed), data(sb, dt, seed + 1000)
+            k = 1
+            if func == "vdot":
+                k = a.size
+            elif func in ("dot", "inner") and a.ndim and b.ndim:
+                k = a.shape[-1]
+            elif func == "tensordot":
+                axes = kw["axes"]
+                ca = list(range(a.ndim - axes, a.ndim)) if isinstance(axes, int) else axes[0]
+                k = int(np.prod([a.shape[i] for i in ca]))
+            w.case(f"{func}_{label}_{dt}", a, b, dt, dt, func=func, k=k, **kw)
     w.write()
 
 
