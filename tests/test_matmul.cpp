@@ -9,11 +9,13 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <fstream>
 #include <kiln/kiln.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cuda/cublaslt.hpp"
 #include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
@@ -264,6 +266,30 @@ TEST_CASE("matmul precision: float32 exact by default, Tf32 on request, read bac
   CHECK(kiln::explain({kiln::matmul(a, b)}).find("matmul (Eigen)") != std::string::npos);
   kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
   CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
+}
+
+bool cublaslt_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libcublasLt") != std::string::npos) return true;
+  return false;
+}
+
+TEST_CASE("cuBLASLt is opened by the first GPU matmul, not at start; its descriptors build") {
+  // Nothing before this case multiplies on a GPU (the host cases run Eigen).
+  CHECK_FALSE(cublaslt_mapped());
+  const auto& lt = kiln::gpu::lt::api();
+  CHECK(cublaslt_mapped());
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layout = nullptr;
+  CHECK(lt.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) ==
+        CUBLAS_STATUS_SUCCESS);
+  CHECK(lt.cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 4, 3, 4) == CUBLAS_STATUS_SUCCESS);
+  CHECK(std::string(lt.cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED)) ==
+        "CUBLAS_STATUS_NOT_SUPPORTED");
+  lt.cublasLtMatrixLayoutDestroy(layout);
+  lt.cublasLtMatmulDescDestroy(desc);
 }
 
 GPU_TEST_CASE("gpu matmul: every fixture through cuBLASLt (integers: the fused kernel)") {

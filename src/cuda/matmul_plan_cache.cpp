@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "cuda/cublaslt.hpp"
 #include "cuda/lru_cache.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
@@ -18,8 +19,8 @@ constexpr size_t kDefaultMaxPlans = 256;
 // no device memory).
 cublasLtHandle_t handle(int device) {
   static PerDevice<cublasLtHandle_t> handles;
-  return handles.get(device,
-                     [](cublasLtHandle_t& h) { check(cublasLtCreate(&h), "cublasLtCreate"); });
+  return handles.get(
+      device, [](cublasLtHandle_t& h) { check(lt::api().cublasLtCreate(&h), "cublasLtCreate"); });
 }
 
 struct Types {
@@ -50,17 +51,17 @@ Types types_of(DType t, bool tf32) {
 
 template <class T>
 void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, T value) {
-  check(cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof value),
+  check(lt::api().cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof value),
         "cublasLtMatmulDescSetAttribute");
 }
 template <class T>
 void set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, T value) {
-  check(cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof value),
+  check(lt::api().cublasLtMatrixLayoutSetAttribute(l, attr, &value, sizeof value),
         "cublasLtMatrixLayoutSetAttribute");
 }
 template <class T>
 void set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, T value) {
-  check(cublasLtMatmulPreferenceSetAttribute(p, attr, &value, sizeof value),
+  check(lt::api().cublasLtMatmulPreferenceSetAttribute(p, attr, &value, sizeof value),
         "cublasLtMatmulPreferenceSetAttribute");
 }
 
@@ -68,14 +69,14 @@ void set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr
 cublasLtMatrixLayout_t layout(cudaDataType_t t, int64_t rows, int64_t cols, int64_t ld,
                               int64_t batch, int64_t batch_stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  check(cublasLtMatrixLayoutCreate(&l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols),
-                                   ld),
+  check(lt::api().cublasLtMatrixLayoutCreate(&l, t, static_cast<uint64_t>(rows),
+                                             static_cast<uint64_t>(cols), ld),
         "cublasLtMatrixLayoutCreate");
   try {
     set(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
     set(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, batch_stride);
   } catch (...) {
-    cublasLtMatrixLayoutDestroy(l);
+    lt::api().cublasLtMatrixLayoutDestroy(l);
     throw;
   }
   return l;
@@ -107,8 +108,8 @@ LruCache<Plan>& cache() {
 
 void check(cublasStatus_t s, const char* call) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
-  std::string msg = std::string(call) + " failed: " + cublasLtGetStatusName(s) + " (" +
-                    cublasLtGetStatusString(s) + ")";
+  std::string msg = std::string(call) + " failed: " + lt::api().cublasLtGetStatusName(s) + " (" +
+                    lt::api().cublasLtGetStatusString(s) + ")";
   if (s == CUBLAS_STATUS_ALLOC_FAILED)
     throw OutOfMemory(msg + "; free arrays you no longer need or multiply smaller pieces");
   throw CudaError(msg + "; please report the shapes, strides and dtypes of the product");
@@ -140,14 +141,15 @@ Plan::Plan(const Spec& s, int device) : device_(device) {
   double_scale_ = t.scale == CUDA_R_64F || t.scale == CUDA_C_64F;
   cublasLtMatmulPreference_t pref = nullptr;
   try {
-    check(cublasLtMatmulDescCreate(&desc_, t.compute, t.scale), "cublasLtMatmulDescCreate");
+    check(lt::api().cublasLtMatmulDescCreate(&desc_, t.compute, t.scale),
+          "cublasLtMatmulDescCreate");
     Operand x = operand(s.b, s.k, s.n), y = operand(s.a, s.m, s.k);
     set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, x.op);
     set(desc_, CUBLASLT_MATMUL_DESC_TRANSB, y.op);
     a_ = layout(t.data, x.rows, x.cols, s.b.ld, s.batch, s.b.batch_stride);
     b_ = layout(t.data, y.rows, y.cols, s.a.ld, s.batch, s.a.batch_stride);
     d_ = layout(t.data, s.n, s.m, s.n, s.batch, s.out_batch_stride);
-    check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    check(lt::api().cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
     set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.align_b);
     set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.align_a);
@@ -155,17 +157,17 @@ Plan::Plan(const Spec& s, int device) : device_(device) {
     set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, s.align_out);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    check(cublasLtMatmulAlgoGetHeuristic(handle(device), desc_, a_, b_, d_, d_, pref, 1, &result,
-                                         &found),
+    check(lt::api().cublasLtMatmulAlgoGetHeuristic(handle(device), desc_, a_, b_, d_, d_, pref, 1,
+                                                   &result, &found),
           "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0)
       throw CudaError("matmul: cuBLASLt has no algorithm for " + spec_str(s) +
                       "; please report the shapes, strides and dtypes of the product");
     algo_ = result.algo;
     workspace_ = result.workspaceSize;
-    cublasLtMatmulPreferenceDestroy(pref);
+    lt::api().cublasLtMatmulPreferenceDestroy(pref);
   } catch (...) {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (pref) lt::api().cublasLtMatmulPreferenceDestroy(pref);
     destroy();
     throw;
   }
@@ -175,10 +177,10 @@ Plan::Plan(const Spec& s, int device) : device_(device) {
 Plan::~Plan() { destroy(); }
 
 void Plan::destroy() noexcept {
-  if (d_) cublasLtMatrixLayoutDestroy(d_);
-  if (b_) cublasLtMatrixLayoutDestroy(b_);
-  if (a_) cublasLtMatrixLayoutDestroy(a_);
-  if (desc_) cublasLtMatmulDescDestroy(desc_);
+  if (d_) lt::api().cublasLtMatrixLayoutDestroy(d_);
+  if (b_) lt::api().cublasLtMatrixLayoutDestroy(b_);
+  if (a_) lt::api().cublasLtMatrixLayoutDestroy(a_);
+  if (desc_) lt::api().cublasLtMatmulDescDestroy(desc_);
   d_ = b_ = a_ = nullptr;
   desc_ = nullptr;
 }
@@ -191,8 +193,9 @@ void Plan::run(const void* a, const void* b, void* out) const {
   const void* beta = double_scale_ ? static_cast<const void*>(kZeroD) : kZeroF;
   std::shared_ptr<graph::Buffer> work;  // freed in stream order once enqueued
   if (workspace_ > 0) work = allocate(device_, workspace_);
-  check(cublasLtMatmul(handle(device_), desc_, alpha, b, a_, a, b_, beta, out, d_, out, d_, &algo_,
-                       work ? work->data() : nullptr, workspace_, device(device_).stream),
+  check(lt::api().cublasLtMatmul(handle(device_), desc_, alpha, b, a_, a, b_, beta, out, d_, out,
+                                 d_, &algo_, work ? work->data() : nullptr, workspace_,
+                                 device(device_).stream),
         "cublasLtMatmul");
 }
 
