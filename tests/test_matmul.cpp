@@ -75,30 +75,38 @@ double storage_eps(DType t) {
 
 // Exact for bool and integers; floats within the classic dot-product bound
 // (k + 2) eps (|a| @ |b|), four times that for complex products, plus one rounding to the
-// stored dtype.
+// stored dtype. `ref`: the values to compare with (NumPy's float64 product, or another
+// device's result, which may be off by the bound itself: `spread` 2).
+void check_values(const Case& c, const std::vector<cd>& v, const std::vector<cd>& ref, int64_t k,
+                  bool tf32, double spread, const char* what) {
+  const auto& expect = c.out[0];
+  REQUIRE(v.size() == ref.size());
+  if (kiln::is_integer_or_bool(expect.dtype)) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      INFO("element " << i << " against " << what);
+      CHECK(v[i] == ref[i]);
+    }
+    return;
+  }
+  const auto& mag = c.out[2].v;
+  double scale = spread * (kiln::is_complex(expect.dtype) ? 4.0 : 1.0) *
+                 static_cast<double>(k + 2) * compute_eps(expect.dtype, tf32);
+  int bad = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    double bound = scale * mag[i].real() +
+                   spread * storage_eps(expect.dtype) * std::abs(c.out[1].v[i]) + 1e-300;
+    if (!(std::abs(v[i] - ref[i]) <= bound) && bad++ < 3)
+      FAIL_CHECK("element " << i << ": " << v[i] << ", " << what << " " << ref[i] << ", bound "
+                            << bound);
+  }
+}
+
 void check_result(const Case& c, const Array& got, int64_t k, bool tf32 = false) {
   const auto& expect = c.out[0];
   CHECK(kiln::dtype_name(got.dtype()) == std::string(kiln::dtype_name(expect.dtype)));
   REQUIRE(got.shape() == expect.shape);
-  std::vector<cd> v = got.to_vector<cd>();
-  if (kiln::is_integer_or_bool(expect.dtype)) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      INFO("element " << i);
-      CHECK(v[i] == expect.v[i]);
-    }
-    return;
-  }
-  const auto& ref = c.out[1].v;
-  const auto& mag = c.out[2].v;
-  double scale = (kiln::is_complex(expect.dtype) ? 4.0 : 1.0) * static_cast<double>(k + 2) *
-                 compute_eps(expect.dtype, tf32);
-  int bad = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    double bound = scale * mag[i].real() + storage_eps(expect.dtype) * std::abs(ref[i]) + 1e-300;
-    if (!(std::abs(v[i] - ref[i]) <= bound) && bad++ < 3)
-      FAIL_CHECK("element " << i << ": " << v[i] << ", NumPy's float64 product " << ref[i]
-                            << ", bound " << bound);
-  }
+  const auto& ref = kiln::is_integer_or_bool(expect.dtype) ? expect.v : c.out[1].v;
+  check_values(c, got.to_vector<cd>(), ref, k, tf32, 1, "NumPy's float64 product");
 }
 
 std::vector<int> ints(const std::string& text) {
@@ -135,7 +143,12 @@ void run_case(const Case& c, kiln::Device d, bool tf32 = false) {
   }
   Array r = call(c, a, b);
   CHECK(r.device() == d);
-  check_result(c, d.is_host() ? r : r.get(), std::stoll(*fixtures::kw(c, "k")), tf32);
+  const int64_t k = std::stoll(*fixtures::kw(c, "k"));
+  if (d.is_host()) return check_result(c, r, k, tf32);
+  Array got = r.get();
+  check_result(c, got, k, tf32);
+  auto [ha, hb] = operands(c, kiln::host());  // and against the host executor's answer
+  check_values(c, got.to_vector<cd>(), call(c, ha, hb).to_vector<cd>(), k, tf32, 2, "the host's");
 }
 
 int count(const std::string& text, const std::string& word) {
