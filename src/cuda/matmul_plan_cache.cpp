@@ -207,7 +207,7 @@ MatmulPlanCacheInfo plan_cache_info() {
   auto i = cache().info();
   return {i.entries, i.max_entries, i.hits, i.misses};
 }
-void set_plan_cache_limit(size_t max_plans) { cache().set_limit(max_plans); }
+void set_plan_cache_limit(size_t max_plans) { cache().set_limits(max_plans); }
 void clear_plan_cache() { cache().clear(); }
 
 }  // namespace kiln::gpu::matmul
