@@ -270,6 +270,41 @@ TEST_CASE("matmul: eager mode, repeated products of new data, inputs left unchan
   CHECK(kiln::allclose(e, kiln::matmul(sample({2, 5}, DType::Float64), w), 1e-5));
 }
 
+TEST_CASE("matmul: chained products and a power iteration in a lazy loop") {
+  const int n = 6;
+  std::vector<double> m(n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) m[i * n + j] = 1.0 / (1 + i + j) + (i == j ? 1.0 : 0.0);
+  Array a = kiln::asarray(m.data(), DType::Float64, {n, n});
+  // (a @ a.T) @ a: the inner product is written once and read by the outer one.
+  Array c = kiln::matmul(kiln::matmul(a, a.T()), a);
+  std::vector<double> cv = c.to_vector<double>();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = 0;
+      for (int k = 0; k < n; ++k)
+        for (int l = 0; l < n; ++l) s += m[i * n + l] * m[k * n + l] * m[k * n + j];
+      CHECK(cv[i * n + j] == doctest::Approx(s).epsilon(1e-13));
+    }
+  // Power iteration, never evaluated inside the loop: the graph stays bounded and the
+  // products run as steps of one plan after another.
+  Array v = kiln::ones({n}, DType::Float64);
+  std::vector<double> w(n, 1.0);
+  for (int it = 0; it < 40; ++it) {
+    v = kiln::matmul(a, v);
+    v = v / kiln::sqrt(kiln::sum(v * v));
+    std::vector<double> next(n, 0.0);
+    double norm = 0;
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < n; ++k) next[i] += m[i * n + k] * w[k];
+      norm += next[i] * next[i];
+    }
+    for (int i = 0; i < n; ++i) w[i] = next[i] / std::sqrt(norm);
+  }
+  std::vector<double> got = v.to_vector<double>();
+  for (int i = 0; i < n; ++i) CHECK(got[i] == doctest::Approx(w[i]).epsilon(1e-12));
+}
+
 TEST_CASE("matmul precision: float32 exact by default, Tf32 on request, read back") {
   CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
   kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
