@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "cuda/cublaslt.hpp"
+#include "cuda/matmul_calls.hpp"
+#include "plan/planner.hpp"
 #include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
@@ -314,6 +316,77 @@ TEST_CASE("matmul precision: float32 exact by default, Tf32 on request, read bac
   CHECK(kiln::explain({kiln::matmul(a, b)}).find("matmul (Eigen)") != std::string::npos);
   kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
   CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
+}
+
+// The matmul step of r's plan (r: a product of arrays in memory).
+kiln::plan::MatmulStep step_of(const Array& r) {
+  kiln::plan::Plan p = kiln::plan::make_plan({r.node()});
+  for (const auto& s : p.steps)
+    if (const auto* m = std::get_if<kiln::plan::MatmulStep>(&s)) return *m;
+  FAIL("no matmul step");
+  return {};
+}
+
+// The cuBLASLt calls of a step, for buffers at these (fake, never read) addresses.
+kiln::gpu::matmul::Calls calls_of(const Array& r) {
+  auto* base = reinterpret_cast<const char*>(uintptr_t{1} << 20);
+  return kiln::gpu::matmul::calls_for(step_of(r), r.dtype(), base, base + 4096, base + 8192);
+}
+
+using At = kiln::gpu::matmul::Calls::At;
+bool same(const std::vector<At>& x, const std::vector<At>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].a != y[i].a || x[i].b != y[i].b || x[i].out != y[i].out) return false;
+  return true;
+}
+
+TEST_CASE("cuBLASLt calls, worked out without a GPU: batches, broadcasts, transposes, offsets") {
+  auto f32 = [](Shape s) { return sample(s, DType::Float32).eval(); };
+  {  // (2,1,3,4) @ (5,4,2): the inner batch axis (5) is cuBLASLt's, a broadcast along it
+     // (stride 0); the outer one (2), along which b is broadcast, a loop of two calls.
+    auto c = calls_of(kiln::matmul(f32({2, 1, 3, 4}), f32({5, 4, 2})));
+    CHECK((c.spec.m == 3 && c.spec.n == 2 && c.spec.k == 4 && c.spec.batch == 5));
+    CHECK((!c.spec.a.col_major && c.spec.a.ld == 4 && c.spec.a.batch_stride == 0));
+    CHECK((!c.spec.b.col_major && c.spec.b.ld == 2 && c.spec.b.batch_stride == 8));
+    CHECK(c.spec.out_batch_stride == 6);
+    CHECK(same(c.at, {{0, 0, 0}, {48, 0, 120}}));  // bytes: a's 12 floats, out's 30
+    CHECK((c.spec.align_a == 16 && c.spec.align_b == 32 && c.spec.align_out == 8));
+  }
+  {  // contiguous batch axes merge into one strided batch: one call
+    auto c = calls_of(kiln::matmul(f32({2, 3, 4, 5}), f32({2, 3, 5, 6})));
+    CHECK((c.spec.batch == 6 && c.spec.a.batch_stride == 20 && c.spec.b.batch_stride == 30 &&
+           c.spec.out_batch_stride == 24));
+    CHECK(same(c.at, {{0, 0, 0}}));
+    CHECK((c.spec.align_a == 16 && c.spec.align_b == 8 && c.spec.align_out == 32));
+  }
+  {  // a.T() read in place: column-major, leading dimension a's row length
+    Array a = f32({4, 3});
+    auto c = calls_of(kiln::matmul(a.T(), f32({4, 5})));
+    CHECK((c.spec.m == 3 && c.spec.k == 4 && c.spec.batch == 1));
+    CHECK((c.spec.a.col_major && c.spec.a.ld == 3));
+    CHECK(same(c.at, {{0, 0, 0}}));
+  }
+  {  // a row slice: an offset into its buffer, which lowers the alignment cuBLASLt may assume
+    Array x = f32({5, 4});
+    auto c = calls_of(kiln::matmul(x("1:", kiln::_), f32({4, 2})));
+    CHECK(same(c.at, {{16, 0, 0}}));
+    CHECK(c.spec.align_a == 16);
+    auto d = calls_of(kiln::matmul(x("1::2", kiln::_), f32({4, 2})));  // every other row
+    CHECK((!d.spec.a.col_major && d.spec.a.ld == 8));
+  }
+  {  // 1-d operands: a row and a column of length-1 axes, leading dimensions at least 1
+    auto c = calls_of(kiln::matmul(f32({4}), f32({4})));
+    CHECK((c.spec.m == 1 && c.spec.n == 1 && c.spec.k == 4));
+    CHECK((c.spec.a.ld >= 1 && c.spec.b.ld >= 1));
+  }
+  {  // float64 and complex: 8- and 16-byte elements in the offsets
+    Array x = sample({3, 2, 4}, DType::Complex128).eval();
+    Array y = sample({4, 2}, DType::Complex128).eval();
+    auto c = calls_of(kiln::matmul(x, y));
+    CHECK((c.spec.batch == 3 && c.spec.a.batch_stride == 8 && c.spec.b.batch_stride == 0));
+    CHECK(c.spec.dtype == DType::Complex128);
+  }
 }
 
 bool cublaslt_mapped() {

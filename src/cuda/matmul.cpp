@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/library.hpp"
+#include "cuda/matmul_calls.hpp"
 #include "cuda/matmul_plan_cache.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
@@ -61,59 +62,64 @@ matmul::Side side(const plan::MatmulOperand& o, int64_t rows, int64_t cols, int6
 
 }  // namespace
 
-void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, const void* a,
-                const void* b, void* out, int device) {
-  ScopedDevice scoped(device);
-  const size_t esize = static_cast<size_t>(itemsize(out_desc.dtype));
-  const int64_t count = shape_size(s.batch);
-  if (count == 0 || s.m == 0 || s.n == 0) return;
-  if (s.k == 0) {  // an empty sum: zeros, as NumPy
-    KILN_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(count * s.m * s.n) * esize,
-                                    gpu::device(device).stream));
-    return;
-  }
+namespace matmul {
+
+Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b, const void* out) {
+  const int64_t esize = itemsize(t);
   std::vector<BatchAxis> axes = batch_axes(s);
   BatchAxis inner = axes.empty() ? BatchAxis{1, 0, 0, 0} : axes.back();
   if (!axes.empty()) axes.pop_back();
   if (inner.size > INT32_MAX)
     throw Error("matmul: more than 2^31 - 1 products in one batch axis; split the batch");
-  auto* a0 = static_cast<const char*>(a) + s.a.offset * static_cast<int64_t>(esize);
-  auto* b0 = static_cast<const char*>(b) + s.b.offset * static_cast<int64_t>(esize);
-  auto* o0 = static_cast<char*>(out);
-  auto bytes = [esize](int64_t elements) { return elements * static_cast<int64_t>(esize); };
-  // Every address a loop step can reach shares the alignment of the first and of the steps.
-  std::vector<int64_t> a_steps{bytes(inner.a)}, b_steps{bytes(inner.b)}, o_steps{bytes(inner.out)};
+  const int64_t a0 = s.a.offset * esize, b0 = s.b.offset * esize;
+  // Every address a call can reach shares the alignment of the first and of the steps.
+  std::vector<int64_t> a_steps{inner.a * esize}, b_steps{inner.b * esize},
+      o_steps{inner.out * esize};
   for (const auto& ax : axes) {
-    a_steps.push_back(bytes(ax.a));
-    b_steps.push_back(bytes(ax.b));
-    o_steps.push_back(bytes(ax.out));
+    a_steps.push_back(ax.a * esize);
+    b_steps.push_back(ax.b * esize);
+    o_steps.push_back(ax.out * esize);
   }
-  matmul::Spec spec{out_desc.dtype,
-                    s.tf32,
-                    s.m,
-                    s.n,
-                    s.k,
-                    inner.size,
-                    side(s.a, s.m, s.k, inner.a),
-                    side(s.b, s.k, s.n, inner.b),
-                    inner.out,
-                    alignment(a0, a_steps),
-                    alignment(b0, b_steps),
-                    alignment(o0, o_steps)};
-  auto plan = matmul::acquire_plan(spec, device);
+  Calls c{Spec{t, s.tf32, s.m, s.n, s.k, inner.size, side(s.a, s.m, s.k, inner.a),
+               side(s.b, s.k, s.n, inner.b), inner.out,
+               alignment(static_cast<const char*>(a) + a0, a_steps),
+               alignment(static_cast<const char*>(b) + b0, b_steps), alignment(out, o_steps)},
+          {}};
   int64_t loops = 1;
   for (const auto& ax : axes) loops *= ax.size;
   for (int64_t i = 0; i < loops; ++i) {
-    int64_t rest = i, da = 0, db = 0, dout = 0;
+    Calls::At at{a0, b0, 0};
+    int64_t rest = i;
     for (size_t d = axes.size(); d-- > 0;) {
-      int64_t c = rest % axes[d].size;
+      int64_t coord = rest % axes[d].size;
       rest /= axes[d].size;
-      da += c * axes[d].a;
-      db += c * axes[d].b;
-      dout += c * axes[d].out;
+      at.a += coord * axes[d].a * esize;
+      at.b += coord * axes[d].b * esize;
+      at.out += coord * axes[d].out * esize;
     }
-    plan->run(a0 + bytes(da), b0 + bytes(db), o0 + bytes(dout));
+    c.at.push_back(at);
   }
+  return c;
+}
+
+}  // namespace matmul
+
+void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, const void* a,
+                const void* b, void* out, int device) {
+  ScopedDevice scoped(device);
+  const int64_t count = shape_size(s.batch);
+  if (count == 0 || s.m == 0 || s.n == 0) return;
+  if (s.k == 0) {  // an empty sum: zeros, as NumPy
+    KILN_CUDA_CHECK(
+        cudaMemsetAsync(out, 0, static_cast<size_t>(count * s.m * s.n * itemsize(out_desc.dtype)),
+                        gpu::device(device).stream));
+    return;
+  }
+  matmul::Calls calls = matmul::calls_for(s, out_desc.dtype, a, b, out);
+  auto plan = matmul::acquire_plan(calls.spec, device);
+  for (const auto& at : calls.at)
+    plan->run(static_cast<const char*>(a) + at.a, static_cast<const char*>(b) + at.b,
+              static_cast<char*>(out) + at.out);
 }
 
 }  // namespace kiln::gpu
