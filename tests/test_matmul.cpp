@@ -318,6 +318,31 @@ TEST_CASE("matmul precision: float32 exact by default, Tf32 on request, read bac
   CHECK(kiln::get_matmul_precision() == kiln::MatmulPrecision::Float32);
 }
 
+bool cublaslt_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libcublasLt") != std::string::npos) return true;
+  return false;
+}
+
+TEST_CASE("cuBLASLt is opened by the first GPU matmul, not at start; its descriptors build") {
+  // Nothing before this case opens cuBLASLt (the host cases run Eigen; the next case builds
+  // descriptors, which loads it).
+  CHECK_FALSE(cublaslt_mapped());
+  const auto& lt = kiln::gpu::lt::api();
+  CHECK(cublaslt_mapped());
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layout = nullptr;
+  CHECK(lt.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) ==
+        CUBLAS_STATUS_SUCCESS);
+  CHECK(lt.cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 4, 3, 4) == CUBLAS_STATUS_SUCCESS);
+  CHECK(std::string(lt.cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED)) ==
+        "CUBLAS_STATUS_NOT_SUPPORTED");
+  lt.cublasLtMatrixLayoutDestroy(layout);
+  lt.cublasLtMatmulDescDestroy(desc);
+}
+
 // The matmul step of r's plan (r: a product of arrays in memory).
 kiln::plan::MatmulStep step_of(const Array& r) {
   kiln::plan::Plan p = kiln::plan::make_plan({r.node()});
@@ -380,6 +405,21 @@ TEST_CASE("cuBLASLt calls, worked out without a GPU: batches, broadcasts, transp
     CHECK((c.spec.m == 1 && c.spec.n == 1 && c.spec.k == 4));
     CHECK((c.spec.a.ld >= 1 && c.spec.b.ld >= 1));
   }
+  // cuBLASLt accepts every dtype's descriptors, layouts and preference (host objects, built
+  // here without a GPU; choosing the algorithm needs one).
+  for (DType t : {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128,
+                  DType::Float16, DType::BFloat16})
+    for (bool tf32 : {false, true}) {
+      const std::string what = std::string(kiln::dtype_name(t)) + (tf32 ? " tf32" : "");
+      INFO(what);
+      if (tf32) kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+      Array a = sample({3, 4, 6}, t).eval(), b = sample({2, 4}, t).eval();
+      auto c = calls_of(kiln::matmul(swap_last(a)(kiln::_, "1:", kiln::_), b.T()));
+      kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+      CHECK(c.spec.tf32 == (tf32 && t == DType::Float32));
+      CHECK((c.spec.a.col_major && c.spec.b.col_major));
+      CHECK_NOTHROW(kiln::gpu::matmul::Descriptors{c.spec});
+    }
   {  // float64 and complex: 8- and 16-byte elements in the offsets
     Array x = sample({3, 2, 4}, DType::Complex128).eval();
     Array y = sample({4, 2}, DType::Complex128).eval();
@@ -387,30 +427,6 @@ TEST_CASE("cuBLASLt calls, worked out without a GPU: batches, broadcasts, transp
     CHECK((c.spec.batch == 3 && c.spec.a.batch_stride == 8 && c.spec.b.batch_stride == 0));
     CHECK(c.spec.dtype == DType::Complex128);
   }
-}
-
-bool cublaslt_mapped() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("libcublasLt") != std::string::npos) return true;
-  return false;
-}
-
-TEST_CASE("cuBLASLt is opened by the first GPU matmul, not at start; its descriptors build") {
-  // Nothing before this case multiplies on a GPU (the host cases run Eigen).
-  CHECK_FALSE(cublaslt_mapped());
-  const auto& lt = kiln::gpu::lt::api();
-  CHECK(cublaslt_mapped());
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t layout = nullptr;
-  CHECK(lt.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) ==
-        CUBLAS_STATUS_SUCCESS);
-  CHECK(lt.cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 4, 3, 4) == CUBLAS_STATUS_SUCCESS);
-  CHECK(std::string(lt.cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED)) ==
-        "CUBLAS_STATUS_NOT_SUPPORTED");
-  lt.cublasLtMatrixLayoutDestroy(layout);
-  lt.cublasLtMatmulDescDestroy(desc);
 }
 
 GPU_TEST_CASE("gpu matmul: every fixture through cuBLASLt (integers: the fused kernel)") {

@@ -135,67 +135,66 @@ std::vector<int64_t> Spec::key(int device) const {
           device};
 }
 
-Plan::Plan(const Spec& s, int device) : device_(device) {
-  ScopedDevice scoped(device);
+Descriptors::Descriptors(const Spec& s) {
   Types t = types_of(s.dtype, s.tf32);
-  double_scale_ = t.scale == CUDA_R_64F || t.scale == CUDA_C_64F;
-  cublasLtMatmulPreference_t pref = nullptr;
+  double_scale = t.scale == CUDA_R_64F || t.scale == CUDA_C_64F;
   try {
-    check(lt::api().cublasLtMatmulDescCreate(&desc_, t.compute, t.scale),
-          "cublasLtMatmulDescCreate");
+    check(lt::api().cublasLtMatmulDescCreate(&op, t.compute, t.scale), "cublasLtMatmulDescCreate");
     Operand x = operand(s.b, s.k, s.n), y = operand(s.a, s.m, s.k);
-    set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, x.op);
-    set(desc_, CUBLASLT_MATMUL_DESC_TRANSB, y.op);
-    a_ = layout(t.data, x.rows, x.cols, s.b.ld, s.batch, s.b.batch_stride);
-    b_ = layout(t.data, y.rows, y.cols, s.a.ld, s.batch, s.a.batch_stride);
-    d_ = layout(t.data, s.n, s.m, s.n, s.batch, s.out_batch_stride);
-    check(lt::api().cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
-    set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.align_b);
-    set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.align_a);
-    set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, s.align_out);
-    set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, s.align_out);
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    check(lt::api().cublasLtMatmulAlgoGetHeuristic(handle(device), desc_, a_, b_, d_, d_, pref, 1,
-                                                   &result, &found),
-          "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0)
-      throw CudaError("matmul: cuBLASLt has no algorithm for " + spec_str(s) +
-                      "; please report the shapes, strides and dtypes of the product");
-    algo_ = result.algo;
-    workspace_ = result.workspaceSize;
-    lt::api().cublasLtMatmulPreferenceDestroy(pref);
+    set(op, CUBLASLT_MATMUL_DESC_TRANSA, x.op);
+    set(op, CUBLASLT_MATMUL_DESC_TRANSB, y.op);
+    a = layout(t.data, x.rows, x.cols, s.b.ld, s.batch, s.b.batch_stride);
+    b = layout(t.data, y.rows, y.cols, s.a.ld, s.batch, s.a.batch_stride);
+    d = layout(t.data, s.n, s.m, s.n, s.batch, s.out_batch_stride);
+    check(lt::api().cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
+    set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
+    set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, s.align_b);
+    set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, s.align_a);
+    set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, s.align_out);
+    set(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, s.align_out);
   } catch (...) {
-    if (pref) lt::api().cublasLtMatmulPreferenceDestroy(pref);
-    destroy();
+    release();
     throw;
   }
 }
 
-// Descriptors and layouts are host objects: nothing queued on the device uses them.
-Plan::~Plan() { destroy(); }
+void Descriptors::release() noexcept {
+  if (!op) return;                // made first: without it nothing was (and cuBLASLt may not
+  const lt::Api& lt = lt::api();  // have loaded); with it, the library is loaded
+  if (preference) lt.cublasLtMatmulPreferenceDestroy(preference);
+  if (d) lt.cublasLtMatrixLayoutDestroy(d);
+  if (b) lt.cublasLtMatrixLayoutDestroy(b);
+  if (a) lt.cublasLtMatrixLayoutDestroy(a);
+  if (op) lt.cublasLtMatmulDescDestroy(op);
+  preference = nullptr, d = b = a = nullptr, op = nullptr;
+}
 
-void Plan::destroy() noexcept {
-  if (d_) lt::api().cublasLtMatrixLayoutDestroy(d_);
-  if (b_) lt::api().cublasLtMatrixLayoutDestroy(b_);
-  if (a_) lt::api().cublasLtMatrixLayoutDestroy(a_);
-  if (desc_) lt::api().cublasLtMatmulDescDestroy(desc_);
-  d_ = b_ = a_ = nullptr;
-  desc_ = nullptr;
+Plan::Plan(const Spec& s, int device) : device_(device), desc_(s) {
+  ScopedDevice scoped(device);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  check(
+      lt::api().cublasLtMatmulAlgoGetHeuristic(handle(device), desc_.op, desc_.a, desc_.b, desc_.d,
+                                               desc_.d, desc_.preference, 1, &result, &found),
+      "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0)
+    throw CudaError("matmul: cuBLASLt has no algorithm for " + spec_str(s) +
+                    "; please report the shapes, strides and dtypes of the product");
+  algo_ = result.algo;
+  workspace_ = result.workspaceSize;
 }
 
 void Plan::run(const void* a, const void* b, void* out) const {
   // Real and complex ones (1 + 0i); beta 0, so D is not read first.
   static const float kOneF[2] = {1, 0}, kZeroF[2] = {0, 0};
   static const double kOneD[2] = {1, 0}, kZeroD[2] = {0, 0};
-  const void* alpha = double_scale_ ? static_cast<const void*>(kOneD) : kOneF;
-  const void* beta = double_scale_ ? static_cast<const void*>(kZeroD) : kZeroF;
+  const void* alpha = desc_.double_scale ? static_cast<const void*>(kOneD) : kOneF;
+  const void* beta = desc_.double_scale ? static_cast<const void*>(kZeroD) : kZeroF;
   std::shared_ptr<graph::Buffer> work;  // freed in stream order once enqueued
   if (workspace_ > 0) work = allocate(device_, workspace_);
-  check(lt::api().cublasLtMatmul(handle(device_), desc_, alpha, b, a_, a, b_, beta, out, d_, out,
-                                 d_, &algo_, work ? work->data() : nullptr, workspace_,
-                                 device(device_).stream),
+  check(lt::api().cublasLtMatmul(handle(device_), desc_.op, alpha, b, desc_.a, a, desc_.b, beta,
+                                 out, desc_.d, out, desc_.d, &algo_, work ? work->data() : nullptr,
+                                 workspace_, device(device_).stream),
         "cublasLtMatmul");
 }
 

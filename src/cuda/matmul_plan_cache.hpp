@@ -38,10 +38,28 @@ struct Spec {
   std::vector<int64_t> key(int device) const;
 };
 
+// cuBLASLt's description of a spec: the operation (compute and scale types, transposes) and
+// the column-major layouts of its D (n x m) = op(A) op(B), with A holding b's matrices and B
+// a's, so that no operand is copied; and the heuristic's preference (the work-area cap, the
+// operands' alignments). Host objects: they are made without a GPU.
+struct Descriptors {
+  explicit Descriptors(const Spec& spec);
+  ~Descriptors() { release(); }
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  bool double_scale = false;  // alpha and beta are double (FP64 compute), else float
+
+ private:
+  void release() noexcept;
+};
+
 class Plan {
  public:
-  Plan(const Spec& spec, int device);
-  ~Plan();
+  Plan(const Spec& spec, int device);  // the heuristic's choice for the device
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
 
@@ -49,16 +67,10 @@ class Plan {
   void run(const void* a, const void* b, void* out) const;
 
  private:
-  void destroy() noexcept;
-
   int device_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  // cuBLASLt's column-major view of the row-major product: D (n x m) = op(A) op(B) with A
-  // holding b and B holding a, so no operand is copied.
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  Descriptors desc_;
   cublasLtMatmulAlgo_t algo_{};
   size_t workspace_ = 0;
-  bool double_scale_ = false;  // alpha and beta are double (FP64 compute), else float
 };
 
 std::shared_ptr<Plan> acquire_plan(const Spec& spec, int device);
