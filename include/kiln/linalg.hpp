@@ -10,7 +10,8 @@
 //    tensor cores on a GPU (inputs rounded to 10 mantissa bits, about 1e-3 relative error).
 //  - float16, bfloat16: accumulated in float32, rounded once to the dtype.
 //  - bool and integers: exact, with the result dtype's wraparound as NumPy; a fused
-//    multiply-and-sum kernel on either device rather than a BLAS.
+//    multiply-and-sum kernel on either device rather than a BLAS (m * n * k multiply-adds with
+//    no BLAS blocking: expect it to be much slower than a float product of the same size).
 // Errors: ShapeError for a 0-d operand (NumPy refuses scalars: use a * b), for contracted axes
 // of different lengths and for batch axes that do not broadcast, naming both shapes; nothing
 // is evaluated then.
