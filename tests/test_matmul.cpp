@@ -59,8 +59,9 @@ struct Operands {
   Array a, b;
 };
 Operands operands(const Case& c, kiln::Device d) {
-  return {view(fixtures::make_array(c.in[0], d), *fixtures::kw(c, "a_view")),
-          view(fixtures::make_array(c.in[1], d), *fixtures::kw(c, "b_view"))};
+  // c.kw, not fixtures::kw, which gives nothing for "none"
+  return {view(fixtures::make_array(c.in[0], d), c.kw.at("a_view")),
+          view(fixtures::make_array(c.in[1], d), c.kw.at("b_view"))};
 }
 
 // Machine epsilon of the arithmetic a product of dtype t does (float16 and bfloat16 accumulate
