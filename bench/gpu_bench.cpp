@@ -1,6 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|lazy_loop_200|
-//             selection|compile4
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|matmul|
+//             lazy_loop_200|selection|compile4
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
@@ -336,6 +336,32 @@ void bench_selection() {
                       {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)}});
 }
 
+// Matrix products (issue 13), operands in memory, each evaluation writing a new product:
+// float32 4096^3 in exact FP32 (kiln's default) and, for reference, TF32; float16 8192^3
+// (float32 accumulation); 64 batched float32 512^3 products.
+void bench_matmul() {
+  using kiln::DType;
+  kiln::random::Generator g(5, kiln::cuda());
+  auto a = g.uniform(-1, 1, {4096, 4096}, DType::Float32).eval();
+  auto b = g.uniform(-1, 1, {4096, 4096}, DType::Float32).eval();
+  double f32 = time_ms([&] { kiln::matmul(a, b).eval(); });
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+  double tf32 = time_ms([&] { kiln::matmul(a, b).eval(); });
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+  a = b = kiln::Array();
+  auto h = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
+  auto h2 = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
+  double f16 = time_ms([&] { kiln::matmul(h, h2).eval(); });
+  h = h2 = kiln::Array();
+  auto x = g.uniform(-1, 1, {64, 512, 512}, DType::Float32).eval();
+  auto y = g.uniform(-1, 1, {64, 512, 512}, DType::Float32).eval();
+  double bmm = time_ms([&] { kiln::matmul(x, y).eval(); });
+  print("matmul", {{"matmul_f32_4096_ms", f32},
+                   {"matmul_tf32_4096_ms", tf32},
+                   {"matmul_f16_8192_ms", f16},
+                   {"bmm_64x512x512_f32_ms", bmm}});
+}
+
 // The 2-d programs of PERFORMANCE.md's second set, at any shape:
 //   gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS COLS
 // (outer: a of ROWS times b of COLS). Prints the time and the bytes that must move once.
@@ -401,6 +427,8 @@ int main(int argc, char** argv) {
     bench_fft_first();
   else if (w == "randint")
     bench_randint();
+  else if (w == "matmul")
+    bench_matmul();
   else if (w == "lazy_loop_200")
     bench_lazy_loop();
   else if (w == "selection")
@@ -413,7 +441,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
-        "lazy_loop_200|selection|compile4\n"
+        "matmul|lazy_loop_200|selection|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n");
     return 2;

@@ -1,7 +1,7 @@
 // The host executor's paths of issue 14 (and 13's scans and selection) against NumPy on the
 // same machine, in the same run: scatter (add.at, fancy assignment), gathers, boolean masks,
-// nonzero, cumsum, joining and padding, statistics and histograms. Inputs are made and
-// evaluated once; each timing evaluates a fresh result. kiln: median of `repeats` runs;
+// nonzero, cumsum, joining and padding, statistics and histograms, and matrix products. Inputs are
+// made and evaluated once; each timing evaluates a fresh result. kiln: median of `repeats` runs;
 // NumPy: median of as many timeit runs (Debian's python3-numpy).
 // Usage: host_paths [scale] [repeats]   (scale multiplies every size; default 1)
 #include <kiln/kiln.hpp>
@@ -40,6 +40,11 @@ int main(int argc, char** argv) {
   Array small = g.uniform(0, 1, {m}, DType::Float64).eval();
   Array grid = g.uniform(0, 1, {side, side}, DType::Float32).eval();
   Array bins = g.randint(0, 1000, {n}, DType::Int64).eval();
+  const int64_t mside = static_cast<int64_t>(1024 * (scale < 1 ? scale : 1));
+  Array ma = g.uniform(-1, 1, {mside, mside}, DType::Float32).eval();
+  Array mb = g.uniform(-1, 1, {mside, mside}, DType::Float32).eval();
+  Array ba = g.uniform(-1, 1, {64, 128, 128}, DType::Float32).eval();
+  Array bb = g.uniform(-1, 1, {64, 128, 128}, DType::Float32).eval();
   const std::string dir = "/tmp/kiln_host_paths";
   std::system(("mkdir -p " + dir).c_str());
   for (auto [name, a] : std::vector<std::pair<std::string, Array>>{{"x", x},
@@ -47,10 +52,14 @@ int main(int argc, char** argv) {
                                                                    {"mask", mask},
                                                                    {"small", small},
                                                                    {"grid", grid},
-                                                                   {"bins", bins}})
+                                                                   {"bins", bins},
+                                                                   {"ma", ma},
+                                                                   {"mb", mb},
+                                                                   {"ba", ba},
+                                                                   {"bb", bb}})
     kiln::save_npy(dir + "/" + name + ".npy", a);
   std::string setup;
-  for (const char* name : {"x", "idx", "mask", "small", "grid", "bins"})
+  for (const char* name : {"x", "idx", "mask", "small", "grid", "bins", "ma", "mb", "ba", "bb"})
     setup += std::string(name) + "=np.load(\"" + dir + "/" + name + ".npy\")\n";
 
   const std::vector<Path> paths = {
@@ -85,6 +94,11 @@ int main(int argc, char** argv) {
        },
        "np.histogram(x, 100, (0.0, 1.0))"},
       {"float16 cast, 1e7", [&] { return x.astype(DType::Float16); }, "x.astype(np.float16)"},
+      {"matmul 1024^3 float32", [&] { return kiln::matmul(ma, mb); }, "ma @ mb"},
+      {"matmul 1024^3 float32, a.T", [&] { return kiln::matmul(ma.T(), mb); }, "ma.T @ mb"},
+      {"matmul 1024^3 float64", [&] { return kiln::matmul(ma, mb.astype(DType::Float64)); },
+       "ma @ mb.astype(np.float64)"},
+      {"batched matmul 64x128x128 float32", [&] { return kiln::matmul(ba, bb); }, "ba @ bb"},
   };
   std::printf("host paths against NumPy, scale %g, median of %d runs\n", scale, repeats);
   for (const Path& p : paths) {

@@ -217,9 +217,26 @@ def peers():
         s + 1
     res["tiny_cupy_us"] = (time.perf_counter() - t0) * 1e6 / 20000
     sync()
+    if not ONLY or "matmul" in ONLY:
+        matmul_peers(res, cp, torch, sync, tsync)
     if not ONLY or "layout" in ONLY:
         layout_peers(res, cp, torch, sync, tsync)
     return res
+
+
+def matmul_peers(res, cp, torch, sync, tsync):
+    """gpu_bench matmul's products in torch and CuPy: float32 in exact FP32 (torch's TF32 off,
+    CuPy's default), float16 with float32 accumulation, 64 batched float32 products."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for key, shape, dtype in (("matmul_f32_4096", (4096, 4096), torch.float32),
+                              ("matmul_f16_8192", (8192, 8192), torch.float16),
+                              ("bmm_64x512x512_f32", (64, 512, 512), torch.float32)):
+        ta = torch.rand(shape, device="cuda", dtype=dtype) * 2 - 1
+        tb = torch.rand(shape, device="cuda", dtype=dtype) * 2 - 1
+        res[f"{key}_torch_ms"] = cuda_ms(lambda: ta @ tb, tsync)
+        a, b = cp.asarray(ta), cp.asarray(tb)
+        res[f"{key}_cupy_ms"] = cuda_ms(lambda: a @ b, sync)
+        del ta, tb, a, b
 
 
 def main():
@@ -232,8 +249,8 @@ def main():
         results["versions"] = {"cupy": cupy.__version__, "torch": torch.__version__}
     except Exception as e:
         results["gpu"] = "unknown (%s)" % e
-    for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint", "lazy_loop_200",
-              "selection"]:
+    for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint", "matmul",
+              "lazy_loop_200", "selection"]:
         if not ONLY or w in ONLY:
             results[w] = kiln(w)
     if not ONLY or "layout" in ONLY:
@@ -346,6 +363,16 @@ def rows(r):
             out.append((label, f"{c[what + '_ms']:.3f} ms",
                         f"torch {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
                         f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", f"<= {target}x torch (issue 13)"))
+    c = r.get("matmul", {})
+    for key, label, flops in (("matmul_f32_4096", "matmul float32 4096^3 (exact FP32)", 2 * 4096 ** 3),
+                              ("matmul_f16_8192", "matmul float16 8192^3", 2 * 8192 ** 3),
+                              ("bmm_64x512x512_f32", "batched matmul 64x512x512 float32", 64 * 2 * 512 ** 3)):
+        ms, torch_ms = c.get(f"{key}_ms"), p.get(f"{key}_torch_ms")
+        if ms and torch_ms:
+            tf32 = f"; TF32 {c['matmul_tf32_4096_ms']:.3f} ms" if key == "matmul_f32_4096" else ""
+            out.append((label, f"{ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s{tf32})",
+                        f"torch {torch_ms:.3f} ms ({flops / torch_ms / 1e9:.1f} TFLOP/s); CuPy {p[f'{key}_cupy_ms']:.3f} ms",
+                        f"{ratio(ms, torch_ms):.2f}x torch", "<= 1.05x torch"))
     c = r.get("warm_disk", {})
     if "kiln_ms" in c:
         out.append(("warm_disk", f"{c['kiln_ms']:.2f} ms, {int(c['compiles'])} compiles", "",

@@ -22,6 +22,7 @@ namespace plan = kiln::plan;
 namespace {
 
 size_t hash_of(const Array& a) { return graph::structural_hash({a.node()}); }
+size_t h_matmul(const graph::Attrs& a) { return graph::hash_attrs(0, a); }
 
 // The one step of kind S in the plan of `a`.
 template <class S>
@@ -90,6 +91,30 @@ TEST_CASE("attributes: an FFT's axes, lengths, direction and norm reach its step
   CHECK(backward.node() != ortho.node());
   CHECK(hash_of(backward) != hash_of(ortho));
   CHECK(hash_of(kiln::fft::fft(x, 8, 0)) != hash_of(kiln::fft::fft(x, 8, 1)));
+}
+
+TEST_CASE("attributes: a matmul's precision is structure and reaches its step with the views") {
+  Array a = kiln::arange(0, 12, 1, DType::Float32).reshape({4, 3}).eval();
+  Array b = kiln::arange(0, 20, 1, DType::Float32).reshape({4, 5}).eval();
+  Array exact = kiln::matmul(a.T(), b);
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+  Array tf32 = kiln::matmul(a.T(), b);
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+  CHECK(exact.node() == kiln::matmul(a.T(), b).node());
+  CHECK(exact.node() != tf32.node());
+  CHECK(hash_of(exact) != hash_of(tf32));
+  CHECK(h_matmul(graph::MatmulAttrs{false}) != h_matmul(graph::MatmulAttrs{true}));
+  plan::MatmulStep s = only_step<plan::MatmulStep>(tf32);
+  CHECK(s.tf32);
+  CHECK_FALSE(only_step<plan::MatmulStep>(exact).tf32);
+  CHECK((s.m == 3 && s.n == 5 && s.k == 4));
+  CHECK(s.a.strides == std::vector<int64_t>{1, 3});  // a.T() read in place, column-major
+  CHECK(s.b.strides == std::vector<int64_t>{5, 1});
+  // float64 ignores the setting: no TF32 for it, one node either way.
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
+  Array wide = kiln::matmul(a.T().astype(DType::Float64), b);
+  kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
+  CHECK(wide.node() == kiln::matmul(a.T().astype(DType::Float64), b).node());
 }
 
 TEST_CASE("attributes: a random draw's seed, offset and bounds are values, not structure") {

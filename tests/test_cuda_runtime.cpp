@@ -1,4 +1,5 @@
-// The CUDA runtime layer: errors, device contexts, the device and pinned allocators, copies.
+// The CUDA runtime layer: errors, device contexts, the device and pinned allocators, copies,
+// the LRU cache of library plans.
 // GPU cases say they are skipped when no GPU is found; the no-GPU cases run everywhere.
 #include <doctest/doctest.h>
 
@@ -9,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/lru_cache.hpp"
 #include "cuda/runtime.hpp"
 #include "kiln/device.hpp"
 #include "kiln/errors.hpp"
@@ -79,6 +81,36 @@ TEST_CASE("device() rejects indices that name no device, saying how many there a
     CHECK_THROWS_AS(gpu::device(bad), DeviceError);
     CHECK(msg.find(std::to_string(n) + " ") != std::string::npos);
   }
+}
+
+TEST_CASE("library plan cache: hits, least recently used evicted first, by count and by cost") {
+  kiln::gpu::LruCache<int> cache(2, 100);
+  int made = 0;
+  auto get = [&](int64_t key, size_t cost = 10) {
+    return *cache.acquire(
+        {key}, [&] { return std::make_shared<int>(static_cast<int>(key) * 10 + made++); },
+        [cost](const int&) { return cost; });
+  };
+  CHECK(get(1) == 10);
+  CHECK(get(2) == 21);
+  CHECK(get(1) == 10);  // a hit: 1 is now the most recently used
+  CHECK(get(3) == 32);  // evicts 2, the least recently used
+  auto i = cache.info();
+  CHECK((i.entries == 2 && i.cost == 20 && i.hits == 1 && i.misses == 3));
+  CHECK(get(1) == 10);
+  CHECK(get(2) == 23);      // made again
+  CHECK(get(4, 95) == 44);  // over the cost cap: evicts until the sum fits, 4 itself stays
+  i = cache.info();
+  CHECK((i.entries == 1 && i.cost == 95));
+  cache.set_limits(0);  // caching off: each value is made anew, and still handed out
+  CHECK(get(4) == 45);
+  CHECK(cache.info().entries == 0);
+  cache.set_limits(8);
+  get(5);
+  get(6);
+  cache.clear();
+  i = cache.info();
+  CHECK((i.entries == 0 && i.cost == 0 && i.max_entries == 8));
 }
 
 NO_GPU_TEST_CASE("without a GPU: devices are refused, pinned memory falls back to host memory") {

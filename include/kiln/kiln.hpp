@@ -10,6 +10,7 @@
 #include "kiln/fft.hpp"
 #include "kiln/interop.hpp"
 #include "kiln/joining.hpp"
+#include "kiln/linalg.hpp"
 #include "kiln/npy.hpp"
 #include "kiln/random.hpp"
 #include "kiln/scalar.hpp"

@@ -72,6 +72,12 @@ struct Describe {
        << " values, " << s.outer * s.inner << " times, moves "
        << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
   }
+  void operator()(const plan::MatmulStep& s) const {
+    int64_t bytes = bytes_of(p.buffers[s.a.buffer]) + bytes_of(p.buffers[s.b.buffer]) +
+                    bytes_of(p.buffers[s.out]);
+    os << plan::describe(s, p) << ", reads " << buffer(p, s.a.buffer) << " and "
+       << buffer(p, s.b.buffer) << ", moves " << mb(bytes) << "\n";
+  }
   void operator()(const plan::FreeStep&) const {}
 };
 

@@ -1,14 +1,12 @@
 #include "cuda/fft_plan_cache.hpp"
 
-#include <list>
-#include <map>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include <cufftXt.h>
 
 #include "cuda/fft_kernels.hpp"
+#include "cuda/lru_cache.hpp"
 #include "cuda/runtime.hpp"
 #include "kiln/errors.hpp"
 
@@ -57,92 +55,25 @@ cufftType type_of(const PlanSpec& s) {
 constexpr size_t kDefaultMaxPlans = 64;
 constexpr size_t kDefaultMaxWorkBytes = size_t{1} << 30;
 
-class PlanCache {
- public:
-  PlanRef acquire(const PlanSpec& spec, int device) {
-    Key key = spec.key();
-    key.push_back(device);
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = index_.find(key); it != index_.end()) {
-        ++hits_;
-        lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
-        return it->second->second;
-      }
-      ++misses_;
-    }
-    PlanRef plan = create(spec, device);  // unlocked: planning takes milliseconds
-    std::vector<PlanRef> evicted;         // destroyed after the lock is released
-    std::lock_guard lock(mu_);
-    if (auto it = index_.find(key); it != index_.end()) return it->second->second;  // a race
-    lru_.emplace_front(key, plan);
-    index_[key] = lru_.begin();
-    work_bytes_ += plan->work_bytes();
-    trim(evicted);
-    return plan;
-  }
-
-  kiln::fft::PlanCacheInfo info() {
-    std::lock_guard lock(mu_);
-    return {lru_.size(), work_bytes_, max_plans_, max_work_bytes_, hits_, misses_};
-  }
-
-  void set_limits(size_t max_plans, size_t max_work_bytes) {
-    std::vector<PlanRef> evicted;
-    std::lock_guard lock(mu_);
-    max_plans_ = max_plans;
-    max_work_bytes_ = max_work_bytes;
-    trim(evicted);
-  }
-
-  void clear() {
-    std::vector<PlanRef> evicted;
-    std::lock_guard lock(mu_);
-    size_t keep = std::exchange(max_plans_, 0);  // trim everything, then restore the limit
-    trim(evicted);
-    max_plans_ = keep;
-  }
-
- private:
-  using Key = std::vector<int64_t>;
-  using Lru = std::list<std::pair<Key, PlanRef>>;
-
-  // On an allocation failure (cuFFT's own twiddle tables, or the work area) the memory other
-  // cached plans and kiln's allocator hold is given back, and the plan made once more.
-  PlanRef create(const PlanSpec& spec, int device) {
-    try {
-      return std::make_shared<CachedPlan>(spec, device);
-    } catch (const OutOfMemory&) {
-      clear();
-      release_cache(device);
-    }
-    return std::make_shared<CachedPlan>(spec, device);
-  }
-
-  // Called with the lock held; the caller destroys `evicted` after unlocking, since
-  // cufftDestroy may wait for the device.
-  void trim(std::vector<PlanRef>& evicted) {
-    while (!lru_.empty() && (lru_.size() > max_plans_ || work_bytes_ > max_work_bytes_)) {
-      work_bytes_ -= lru_.back().second->work_bytes();
-      evicted.push_back(std::move(lru_.back().second));
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-  }
-
-  std::mutex mu_;
-  Lru lru_;
-  std::map<Key, Lru::iterator> index_;
-  size_t work_bytes_ = 0;
-  size_t max_plans_ = kDefaultMaxPlans, max_work_bytes_ = kDefaultMaxWorkBytes;
-  int64_t hits_ = 0, misses_ = 0;
-};
+using Cache = LruCache<CachedPlan>;
 
 // Leaked on purpose: destroying plans from a static destructor at exit would call cuFFT after
 // the CUDA runtime may already be gone.
-PlanCache& cache() {
-  static auto* c = new PlanCache;
+Cache& cache() {
+  static auto* c = new Cache(kDefaultMaxPlans, kDefaultMaxWorkBytes);
   return *c;
+}
+
+// On an allocation failure (cuFFT's own twiddle tables, or the work area) the memory other
+// cached plans and kiln's allocator hold is given back, and the plan made once more.
+PlanRef create(const PlanSpec& spec, int device) {
+  try {
+    return std::make_shared<CachedPlan>(spec, device);
+  } catch (const OutOfMemory&) {
+    cache().clear();
+    release_cache(device);
+  }
+  return std::make_shared<CachedPlan>(spec, device);
 }
 
 }  // namespace
@@ -211,8 +142,18 @@ CachedPlan::~CachedPlan() {
   cudaGetLastError();
 }
 
-PlanRef acquire_plan(const PlanSpec& spec, int device) { return cache().acquire(spec, device); }
-kiln::fft::PlanCacheInfo plan_cache_info() { return cache().info(); }
+PlanRef acquire_plan(const PlanSpec& spec, int device) {
+  Cache::Key key = spec.key();
+  key.push_back(device);
+  return cache().acquire(
+      key, [&] { return create(spec, device); },
+      [](const CachedPlan& p) { return p.work_bytes(); });
+}
+
+kiln::fft::PlanCacheInfo plan_cache_info() {
+  auto i = cache().info();
+  return {i.entries, i.cost, i.max_entries, i.max_cost, i.hits, i.misses};
+}
 void set_plan_cache_limits(size_t max_plans, size_t max_work_bytes) {
   cache().set_limits(max_plans, max_work_bytes);
 }

@@ -33,6 +33,11 @@ std::vector<std::string> compile_scatter_helpers(const std::string& arch,
 std::vector<std::string> compile_scan_helpers(const std::string& arch,
                                               std::span<const DType> dtypes = kAllDTypes);
 
+// out = a @ b per batch entry through cuBLASLt (cpu::run_matmul's contract), on the device's
+// kiln stream; float sums associate as cuBLASLt's algorithm does.
+void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
+                const void* b, void* out, int device);
+
 // Fills `out` with the same numbers the host's cpu::run_random gives for this step.
 void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,
                 int device);

@@ -119,8 +119,16 @@ struct ScanAttrs {
   bool operator==(const ScanAttrs&) const = default;
 };
 
-using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
-                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs>;
+// Matmul: whether a float32 product may use TF32 tensor cores (kiln::set_matmul_precision when
+// it was built). Structure: the plan and the library's algorithm depend on it.
+struct MatmulAttrs {
+  bool tf32 = false;
+  bool operator==(const MatmulAttrs&) const = default;
+};
+
+using Attrs =
+    std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs, FftAttrs,
+                 RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs, MatmulAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

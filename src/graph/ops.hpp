@@ -38,6 +38,10 @@ enum class OpKind : uint8_t {
   // Inclusive scan along ScanAttrs' axis of an input of the result's dtype and shape (cumsum,
   // cumprod); `op` is a ScanOp.
   Scan,
+  // Matrix product over the last two axes (kiln::matmul): inputs a of (batch..., m, k) and b of
+  // (batch..., k, n), both of the result's dtype (a float or complex one) and broadcast to its
+  // batch shape; the result is (batch..., m, n). MatmulAttrs says how float32 may round.
+  Matmul,
 };
 
 // The elementwise operations and their traits come from graph/op_table.hpp, one row each.

@@ -5,6 +5,7 @@
 #include "graph/host_buffer.hpp"
 #include "host/fft.hpp"
 #include "host/fused.hpp"
+#include "host/matmul.hpp"
 #include "host/random.hpp"
 #include "host/scan.hpp"
 #include "host/scatter.hpp"
@@ -42,6 +43,11 @@ void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer
 void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc,
                         const void* in, void* out) {
   cpu::run_scan(step, out_desc, in, out);
+}
+
+void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
+                          const void* a, const void* b, void* out) {
+  cpu::run_matmul(step, out_desc, a, b, out);
 }
 
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool) {

@@ -67,6 +67,12 @@ class Backend {
   virtual void run_scan(const ScanStep& step, const PlanBuffer& out_desc, const void* in,
                         void* out) = 0;
 
+  // out (dense, out_desc: batch... x m x n) = a @ b per batch entry, the operands read in place
+  // through step.a's and step.b's offsets and strides from `a` and `b` (their buffers' starts).
+  // Float or complex dtypes only; float sums may associate differently between backends.
+  virtual void run_matmul(const MatmulStep& step, const PlanBuffer& out_desc, const void* a,
+                          const void* b, void* out) = 0;
+
   // Copies between host memory and this backend's memory (a host backend: a memcpy).
   // copy_from_host returns true when the copy may still be reading `src` on return (a pinned
   // source): synchronize() before that memory is reused.

@@ -59,6 +59,10 @@ struct Describe {
     os << "  scan " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
        << buffer_str(p, s.out) << "\n";
   }
+  void operator()(const MatmulStep& s) const {
+    os << "  " << describe(s, p) << ", reads " << buffer_str(p, s.a.buffer) << " "
+       << buffer_str(p, s.b.buffer) << ", writes " << buffer_str(p, s.out) << "\n";
+  }
   void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
 };
 

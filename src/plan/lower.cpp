@@ -545,4 +545,21 @@ Shape FusedGroup::out_shape() const {
   return out;
 }
 
+std::optional<StridedView> strided_view(const Node& n,
+                                        const std::function<bool(const Node*)>& stop) {
+  std::vector<const Node*> views;  // outermost first
+  const Node* base = &n;
+  while (is_view(base->kind) && !base->is_leaf() && !stop(base)) {
+    views.push_back(base);
+    base = base->inputs[0].get();
+  }
+  Layout l{base->shape, graph::contiguous_strides(base->shape), 0};
+  try {
+    for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+  } catch (const NeedsMaterialize&) {
+    return std::nullopt;
+  }
+  return StridedView{base, l.offset, std::move(l.strides)};
+}
+
 }  // namespace kiln::plan

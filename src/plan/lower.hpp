@@ -2,6 +2,7 @@
 // the leaves and composed into one strided Access per leaf, so they cost nothing.
 #pragma once
 #include <functional>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -35,5 +36,17 @@ FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
                        const std::function<bool(const graph::Node*)>& is_materialized,
                        std::vector<const graph::Node*>& param_nodes);
+
+// n, a chain of views (or none), as strides over the first node below it that is not a view
+// or that `stop` accepts (read densely, in its own shape): that node, and the offset and
+// strides in elements of n's elements in it. Nothing when a reshape on the way is not a view.
+// How a library step reads an operand in place.
+struct StridedView {
+  const graph::Node* base;
+  int64_t offset;
+  Strides strides;
+};
+std::optional<StridedView> strided_view(const graph::Node& n,
+                                        const std::function<bool(const graph::Node*)>& stop);
 
 }  // namespace kiln::plan

@@ -3,6 +3,7 @@
 #pragma once
 #include <cassert>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -201,11 +202,43 @@ struct ScatterStep {
   int x, positions, values, out;
   graph::ScatterOp op;
 };
+// A matmul operand: the matrices of plan buffer `buffer` read in place, element (batch..., i,
+// j) at offset + the dot product of those coordinates with `strides` (in elements). Transposed
+// and sliced views, and batch axes broadcast with stride 0, cost no copy; the planner writes
+// any other view densely first (matrix_layout says which a BLAS can read).
+struct MatmulOperand {
+  int buffer;
+  int64_t offset;
+  Strides strides;  // over (batch..., rows, cols); 0 on a batch axis of length 1
+};
+// out (dense, batch... x m x n) = a (batch... x m x k) times b (batch... x k x n), all of one
+// float or complex dtype (out's); float16 and bfloat16 accumulate in float32 and round once.
+// tf32: a float32 product may round its inputs to TF32 (kiln::MatmulPrecision::Tf32).
+struct MatmulStep {
+  MatmulOperand a, b;
+  int out;
+  Shape batch;
+  int64_t m, n, k;
+  bool tf32;
+};
+// How a BLAS reads a rows x cols matrix whose element (i, j) is at i * row + j * col: row-major
+// (col = 1) or column-major (row = 1), with a leading dimension `ld` (the other stride) no
+// smaller than a row's (column's) length. Nothing for other strides (a broadcast row, a step
+// along both axes, a negative stride).
+struct MatrixLayout {
+  bool col_major;
+  int64_t ld;
+};
+std::optional<MatrixLayout> matrix_layout(int64_t rows, int64_t cols, int64_t row, int64_t col);
+// Whether a BLAS reads operand `strides` of `shape` (batch..., rows, cols) in place: its matrix
+// layout exists and its batch strides are not negative.
+bool blas_readable(const Shape& shape, const Strides& strides);
+
 struct FreeStep {
   int buffer;
 };
-using Step =
-    std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep, FreeStep>;
+using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep,
+                          MatmulStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;
@@ -238,6 +271,11 @@ struct Plan {
                              // value the plan does not write, see make_plan)
   Bindings bindings;         // filled when planned against a signature
 };
+
+// What explain() and KILN_DEBUG say of a matmul step: the library, its arithmetic and the
+// operands, e.g. "matmul (cuBLASLt, FP32) float32 (8, 64, 32) @ (8, 32, 16)^T -> (8, 64, 16)"
+// (^T: an operand read in place as a transpose).
+std::string describe(const MatmulStep& s, const Plan& p);
 
 // Human-readable plan (used by KILN_DEBUG=2 and explain()).
 std::string to_string(const Plan& p);

@@ -18,7 +18,7 @@ using graph::OpKind;
 
 bool is_library(OpKind k) {
   return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter ||
-         k == OpKind::Scan;
+         k == OpKind::Scan || k == OpKind::Matmul;
 }
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
@@ -93,6 +93,15 @@ class Planner {
     return in_memory && is_integer_or_bool(src->dtype) ? src : in;
   }
 
+  // What a matmul reads for its operand `in`: the node below in's views when the BLAS can read
+  // in as strides over it (a transpose, a slice, a broadcast batch), so only that node is
+  // written (if it is not in memory already); else in itself, written densely by a kernel.
+  static const Node* matmul_source(const Node& in) {
+    auto v = strided_view(in, [](const Node* n) { return n->is_leaf(); });
+    bool constant = v && (v->base->kind == OpKind::Scalar || v->base->kind == OpKind::Iota);
+    return v && !constant && blas_readable(in.shape, v->strides) ? v->base : &in;
+  }
+
   // Views of a leaf, a scalar, an iota or a value in memory: a load wherever they are read.
   bool cheap(const Node* n) const {
     while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
@@ -144,6 +153,8 @@ class Planner {
       if (n->kind == OpKind::Fft) library_inputs_.insert(fft_source(*n));
       if (n->kind == OpKind::Copy || n->kind == OpKind::Scan)
         library_inputs_.insert(n->inputs[0].get());
+      if (n->kind == OpKind::Matmul)
+        for (const auto& in : n->inputs) library_inputs_.insert(matmul_source(*in));
       if (n->kind == OpKind::Scatter)  // x, positions and values, each written by its kernel
         for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
@@ -405,6 +416,8 @@ class Planner {
         plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
       } else if (r->kind == OpKind::Scan) {
         plan_.steps.push_back(scan_step(*r));
+      } else if (r->kind == OpKind::Matmul) {
+        plan_.steps.push_back(matmul_step(*r));
       } else if (r->kind == OpKind::Scatter) {
         const auto& in = r->inputs;
         plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
@@ -432,6 +445,30 @@ class Planner {
     for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
     return ScanStep{
         buffer_of(n.inputs[0].get()), buffer_of(&n), n.scan_op(), outer, n.shape[axis], inner};
+  }
+
+  // An operand read in place when it is strides over a value in memory that the BLAS can
+  // read; otherwise the planner writes it densely (a root) and tries again.
+  MatmulOperand matmul_operand(const Node& in) {
+    auto v = strided_view(in, [this](const Node* n) { return materialized(n); });
+    if (!v || !materialized(v->base) || !blas_readable(in.shape, v->strides))
+      throw NeedsMaterialize{&in};
+    for (size_t d = 0; d + 2 < in.shape.size(); ++d)
+      if (in.shape[d] == 1) v->strides[d] = 0;
+    return MatmulOperand{buffer_of(v->base), v->offset, std::move(v->strides)};
+  }
+
+  MatmulStep matmul_step(const Node& n) {
+    const Shape& a = n.inputs[0]->shape;
+    const size_t r = n.shape.size();
+    return MatmulStep{matmul_operand(*n.inputs[0]),
+                      matmul_operand(*n.inputs[1]),
+                      buffer_of(&n),
+                      Shape(n.shape.begin(), n.shape.end() - 2),
+                      n.shape[r - 2],
+                      n.shape[r - 1],
+                      a[r - 1],
+                      n.attr<graph::MatmulAttrs>().tf32};
   }
 
   FftStep fft_step(const Node& n) {
@@ -482,6 +519,7 @@ class Planner {
     if (auto* c = std::get_if<CopyStep>(&s)) return {c->src};
     if (auto* t = std::get_if<ScatterStep>(&s)) return {t->x, t->positions, t->values};
     if (auto* u = std::get_if<ScanStep>(&s)) return {u->in};
+    if (auto* m = std::get_if<MatmulStep>(&s)) return {m->a.buffer, m->b.buffer};
     return {};
   }
 

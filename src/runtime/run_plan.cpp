@@ -285,4 +285,17 @@ void PlanRun::run_step(const plan::ScanStep& s) {
            device_of(s.out), bytes, t0);
 }
 
+void PlanRun::run_step(const plan::MatmulStep& s) {
+  Range range("matmul");
+  ++counters().library;
+  int64_t bytes = bytes_of(p_.buffers[s.a.buffer]) + bytes_of(p_.buffers[s.b.buffer]) +
+                  bytes_of(p_.buffers[s.out]);
+  counters().bytes += bytes;
+  auto t0 = debug_clock();
+  plan::Backend& b = backend_of(s.out);
+  b.run_matmul(s, p_.buffers[s.out], data(s.a.buffer), data(s.b.buffer), data(s.out));
+  if (debug_level() >= 1)
+    report(plan::describe(s, p_), plan::KernelOrigin::None, b, device_of(s.out), bytes, t0);
+}
+
 }  // namespace kiln::runtime

@@ -1,0 +1,203 @@
+// numpy's matmul on the graph. A float or complex product is one Matmul node over its operands
+// cast to the result's dtype and broadcast to the batch shape (views, which the planner hands
+// the BLAS as strides). A bool or integer product is NumPy's sum over k of a[i, k] * b[k, j] as
+// kiln's own operations, a multiply fused into a reduction, exact on every device.
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "api/build.hpp"
+#include "graph/shape.hpp"
+#include "kiln/linalg.hpp"
+
+namespace kiln {
+namespace {
+
+std::atomic<MatmulPrecision> g_precision{MatmulPrecision::Float32};
+
+using api::NodeRef;
+
+struct Shapes {
+  Shape a, b;    // as matrices: a 1-d a is (1, k), a 1-d b (k, 1)
+  Shape batch;   // the broadcast batch shape
+  Shape result;  // NumPy's: without the axes the 1-d promotion added
+  int64_t m, k, n;
+};
+
+std::string pair_str(const Shape& a, const Shape& b) {
+  return "shapes " + shape_str(a) + " and " + shape_str(b);
+}
+
+Shapes matmul_shapes(const Shape& a, const Shape& b) {
+  if (a.empty() || b.empty())
+    throw ShapeError("matmul: " + pair_str(a, b) +
+                     ": an operand is 0-d, and matmul takes no scalars (as NumPy); multiply "
+                     "with a * b instead");
+  Shapes s{a, b, {}, {}, 0, 0, 0};
+  if (a.size() == 1) s.a.insert(s.a.begin(), 1);
+  if (b.size() == 1) s.b.push_back(1);
+  s.m = s.a[s.a.size() - 2];
+  s.k = s.a.back();
+  s.n = s.b.back();
+  if (s.b[s.b.size() - 2] != s.k)
+    throw ShapeError("matmul: " + pair_str(a, b) + " do not align: a's last axis (" +
+                     std::to_string(s.k) + ") must equal b's " +
+                     (b.size() == 1 ? "only" : "second-to-last") + " axis (" +
+                     std::to_string(s.b[s.b.size() - 2]) + ")");
+  try {
+    s.batch = graph::broadcast_shapes(Shape(s.a.begin(), s.a.end() - 2),
+                                      Shape(s.b.begin(), s.b.end() - 2));
+  } catch (const ShapeError&) {
+    throw ShapeError("matmul: " + pair_str(a, b) +
+                     ": the batch axes (all but the last two) do not broadcast");
+  }
+  s.result = s.batch;
+  if (a.size() > 1) s.result.push_back(s.m);
+  if (b.size() > 1) s.result.push_back(s.n);
+  return s;
+}
+
+Shape with(Shape batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+
+// Bool and integers: (batch..., m, k, 1) * (batch..., 1, k, n) summed over k, which the planner
+// fuses into one reduction kernel (the product is never written). Sums of small integers
+// accumulate in int64 and are cast back, which wraps as NumPy's sum in the dtype itself.
+Array exact_matmul(const Array& a, const Array& b, const Shapes& s, DType t) {
+  Array x = a.astype(t).reshape(with(Shape(s.a.begin(), s.a.end() - 2), {s.m, s.k, 1}));
+  Shape yb(s.b.begin(), s.b.end() - 2);
+  Array y = b.astype(t).reshape(with(yb, {1, s.k, s.n}));
+  if (t == DType::Bool) return any(logical_and(x, y), -2);
+  return sum(x * y, -2).astype(t);
+}
+
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision p) { g_precision = p; }
+MatmulPrecision get_matmul_precision() { return g_precision; }
+
+Array matmul(const Array& a, const Array& b) {
+  const graph::Node& x = api::node_of(a);
+  const graph::Node& y = api::node_of(b);
+  Shapes s = matmul_shapes(x.shape, y.shape);
+  graph::check_rank(with(s.batch, {s.m, s.n}), "matmul");
+  const graph::Node* nodes[] = {&x, &y};
+  Device d = api::common_device(nodes, "matmul");
+  DType t = promote_types(x.dtype, y.dtype);
+  if (is_integer_or_bool(t))
+    return exact_matmul(Array(api::copy_to(a.node(), d)), Array(api::copy_to(b.node(), d)), s, t)
+        .reshape(s.result);
+  auto operand = [&](const Array& v, const Shape& matrix, int64_t rows, int64_t cols) {
+    NodeRef n = api::cast(api::copy_to(v.node(), d), t);
+    return api::broadcast(Array(std::move(n)).reshape(matrix).node(), with(s.batch, {rows, cols}));
+  };
+  bool tf32 = t == DType::Float32 && g_precision == MatmulPrecision::Tf32;
+  graph::NodeSpec spec{
+      graph::OpKind::Matmul,     0, t,
+      with(s.batch, {s.m, s.n}), d, {operand(a, s.a, s.m, s.k), operand(b, s.b, s.k, s.n)},
+      graph::MatmulAttrs{tf32}};
+  Array product = api::finish(graph::make_node(std::move(spec)));
+  return product.shape() == s.result ? product : product.reshape(s.result);
+}
+
+}  // namespace kiln
+
+// ---- compositions of matmul -----------------------------------------------------------------
+namespace kiln {
+namespace {
+
+std::string axes_str(const std::vector<int>& axes) {
+  std::string s = "[";
+  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
+  return s + "]";
+}
+
+// Non-negative, each at most once (ShapeError naming the function otherwise).
+std::vector<int> checked_axes(const std::vector<int>& axes, int ndim, const char* what) {
+  std::vector<int> out;
+  for (int a : axes) {
+    int n = graph::normalize_axis(a, ndim, what);
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      throw ShapeError(std::string(what) + ": axis " + std::to_string(a) + " of " + axes_str(axes) +
+                       " is given twice; give each axis once");
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<int> other_axes(const std::vector<int>& axes, int ndim) {
+  std::vector<int> rest;
+  for (int d = 0; d < ndim; ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) rest.push_back(d);
+  return rest;
+}
+
+}  // namespace
+
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                const std::vector<int>& b_axes) {
+  const Shape &sa = a.shape(), &sb = b.shape();
+  if (a_axes.size() != b_axes.size())
+    throw ShapeError("tensordot: " + axes_str(a_axes) + " and " + axes_str(b_axes) +
+                     " pair different numbers of axes; give one b axis per a axis");
+  std::vector<int> ca = checked_axes(a_axes, a.ndim(), "tensordot");
+  std::vector<int> cb = checked_axes(b_axes, b.ndim(), "tensordot");
+  int64_t k = 1;
+  for (size_t i = 0; i < ca.size(); ++i) {
+    if (sa[ca[i]] != sb[cb[i]])
+      throw ShapeError("tensordot: shapes " + shape_str(sa) + " and " + shape_str(sb) +
+                       " do not align: a's axis " + std::to_string(ca[i]) + " (" +
+                       std::to_string(sa[ca[i]]) + ") against b's axis " + std::to_string(cb[i]) +
+                       " (" + std::to_string(sb[cb[i]]) + ")");
+    k *= sa[ca[i]];
+  }
+  std::vector<int> fa = other_axes(ca, a.ndim()), fb = other_axes(cb, b.ndim());
+  Shape out;
+  int64_t m = 1, n = 1;
+  for (int d : fa) m *= sa[d], out.push_back(sa[d]);
+  for (int d : fb) n *= sb[d], out.push_back(sb[d]);
+  // a as (free, contracted) and b as (contracted, free) matrices: views where strides allow.
+  std::vector<int> pa = fa, pb = cb;
+  pa.insert(pa.end(), ca.begin(), ca.end());
+  pb.insert(pb.end(), fb.begin(), fb.end());
+  Array x = a.transpose(pa).reshape({m, k}), y = b.transpose(pb).reshape({k, n});
+  return matmul(x, y).reshape(out);
+}
+
+Array tensordot(const Array& a, const Array& b, int axes) {
+  if (axes < 0 || axes > a.ndim() || axes > b.ndim())
+    throw ShapeError("tensordot: axes=" + std::to_string(axes) + " for shapes " +
+                     shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     "; it must be between 0 and the smaller rank");
+  std::vector<int> ca, cb;
+  for (int i = 0; i < axes; ++i) {
+    ca.push_back(a.ndim() - axes + i);
+    cb.push_back(i);
+  }
+  return tensordot(a, b, ca, cb);
+}
+
+Array dot(const Array& a, const Array& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) return a * b;
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
+  return tensordot(a, b, {-1}, {b.ndim() == 1 ? 0 : -2});
+}
+
+Array vdot(const Array& a, const Array& b) {
+  if (a.size() != b.size())
+    throw ShapeError("vdot: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     " have different sizes; vdot needs as many elements in each");
+  Array x = a.reshape({-1});
+  return matmul(is_complex(a.dtype()) ? conj(x) : x, b.reshape({-1}));
+}
+
+Array inner(const Array& a, const Array& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) return a * b;
+  return tensordot(a, b, {-1}, {-1});
+}
+
+Array outer(const Array& a, const Array& b) { return a.reshape({-1, 1}) * b.reshape({1, -1}); }
+
+}  // namespace kiln
