@@ -6,6 +6,7 @@
 // fixtures through cuBLASLt (or the fused kernel for integers) and check them the same way.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -483,4 +484,95 @@ GPU_TEST_CASE("gpu matmul: plans are cached per shape and LRU-capped") {
   kiln::set_matmul_plan_cache_limit(256);
   kiln::clear_matmul_plan_cache();
   CHECK(kiln::matmul_plan_cache().plans == 0);
+}
+
+// ---- linalg::norm against the definitions, written out -------------------------------------
+
+namespace {
+
+// x[r][c] = (r * 5 + c * 3) % 7 - 3 (some zeros, both signs), as float64.
+std::vector<double> norm_values(int rows, int cols) {
+  std::vector<double> v;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) v.push_back((r * 5 + c * 3) % 7 - 3);
+  return v;
+}
+
+double item(const Array& a) { return a.astype(DType::Float64).item<double>(); }
+
+}  // namespace
+
+TEST_CASE("linalg::norm: vector and matrix orders, axes, keepdims and dtypes as NumPy's") {
+  const int R = 4, C = 5;
+  const std::vector<double> v = norm_values(R, C);
+  Array x = kiln::asarray(v, {R, C});
+  auto at = [&](int r, int c) { return v[r * C + c]; };
+  // No order, no axis: the 2-norm of the flattened array.
+  double sq = 0;
+  for (double e : v) sq += e * e;
+  CHECK(item(kiln::linalg::norm(x)) == doctest::Approx(std::sqrt(sq)).epsilon(1e-14));
+  CHECK(kiln::linalg::norm(x, std::nullopt, {}, true).shape() == Shape{1, 1});
+  // Matrix orders over both axes: column sums for 1 / -1, row sums for inf / -inf.
+  std::vector<double> colsum(C, 0), rowsum(R, 0);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) colsum[c] += std::abs(at(r, c)), rowsum[r] += std::abs(at(r, c));
+  const double inf = INFINITY;
+  CHECK(item(kiln::linalg::norm(x, 1.0)) == *std::max_element(colsum.begin(), colsum.end()));
+  CHECK(item(kiln::linalg::norm(x, -1.0)) == *std::min_element(colsum.begin(), colsum.end()));
+  CHECK(item(kiln::linalg::norm(x, inf)) == *std::max_element(rowsum.begin(), rowsum.end()));
+  CHECK(item(kiln::linalg::norm(x, -inf)) == *std::min_element(rowsum.begin(), rowsum.end()));
+  CHECK(item(kiln::linalg::norm(x, "fro")) == doctest::Approx(std::sqrt(sq)).epsilon(1e-14));
+  // Axes swapped: the transpose's norms; keepdims keeps both as length 1.
+  CHECK(item(kiln::linalg::norm(x, 1.0, {1, 0})) ==
+        *std::max_element(rowsum.begin(), rowsum.end()));
+  CHECK(kiln::linalg::norm(x, inf, {0, 1}, true).shape() == Shape{1, 1});
+  // Vector orders along one axis.
+  for (double p : {2.0, 1.0, 0.0, 3.0, 0.5, inf, -inf}) {
+    INFO("ord " << p);
+    auto got = kiln::linalg::norm(x, p, 1).to_vector<double>();
+    REQUIRE(got.size() == size_t(R));
+    for (int r = 0; r < R; ++r) {
+      double want = 0;
+      if (p == inf || p == -inf) {
+        want = std::abs(at(r, 0));
+        for (int c = 1; c < C; ++c)
+          want = p > 0 ? std::max(want, std::abs(at(r, c))) : std::min(want, std::abs(at(r, c)));
+      } else if (p == 0) {
+        for (int c = 0; c < C; ++c) want += at(r, c) != 0;
+      } else {
+        for (int c = 0; c < C; ++c) want += std::pow(std::abs(at(r, c)), p);
+        want = std::pow(want, 1 / p);
+      }
+      CHECK(got[r] == doctest::Approx(want).epsilon(1e-13));
+    }
+  }
+  CHECK(kiln::linalg::norm(x, 3.0, 0, true).shape() == Shape{1, C});
+  // Integers are taken as float64; float32 and complex64 give float32.
+  CHECK(kiln::linalg::norm(x.astype(DType::Int16)).dtype() == DType::Float64);
+  CHECK(kiln::linalg::norm(x.astype(DType::Float32), 1.0, 0).dtype() == DType::Float32);
+  Array z = x.astype(DType::Complex64) * kiln::Scalar(std::complex<double>(0.6, 0.8));
+  CHECK(kiln::linalg::norm(z).dtype() == DType::Float32);  // |0.6 + 0.8i| = 1
+  CHECK(item(kiln::linalg::norm(z)) == doctest::Approx(std::sqrt(sq)).epsilon(1e-6));
+  const double nonzeros =
+      static_cast<double>(std::count_if(v.begin(), v.end(), [](double e) { return e != 0; }));
+  CHECK(item(kiln::sum(kiln::linalg::norm(z, 0.0, 0))) == nonzeros);
+  // Bad orders and axes.
+  CHECK_THROWS_AS(kiln::linalg::norm(x, 2.0), kiln::Error);  // needs singular values
+  CHECK_THROWS_AS(kiln::linalg::norm(x, "nuc"), kiln::Error);
+  CHECK_THROWS_AS(kiln::linalg::norm(x, 3.0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::linalg::norm(x, "fro", 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::linalg::norm(x, "max"), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::linalg::norm(x, 1.0, {0, 0}), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::linalg::norm(x.reshape({2, 2, 5}), 1.0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::linalg::norm(x, 1.0, 2), kiln::ShapeError);
+}
+
+GPU_TEST_CASE("linalg::norm on the GPU matches the host") {
+  Array x = kiln::asarray(norm_values(300, 7), {300, 7});
+  Array xd = kiln::asarray(x, kiln::cuda());
+  for (double p : {1.0, -1.0, INFINITY})
+    CHECK(kiln::allclose(kiln::linalg::norm(xd, p).get(), kiln::linalg::norm(x, p), 1e-12, 0));
+  CHECK(kiln::allclose(kiln::linalg::norm(xd, 3.0, 1).get(), kiln::linalg::norm(x, 3.0, 1), 1e-12,
+                       0));
+  CHECK(kiln::allclose(kiln::linalg::norm(xd).get(), kiln::linalg::norm(x), 1e-12, 0));
 }

@@ -23,6 +23,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kiln/array.hpp"
@@ -65,4 +67,21 @@ MatmulPlanCacheInfo matmul_plan_cache();
 void set_matmul_plan_cache_limit(size_t max_plans);
 void clear_matmul_plan_cache();
 
+namespace linalg {
+
+// numpy.linalg.norm. Integer and bool arrays are taken as float64; the result is real, in the
+// input's precision (complex64 -> float32).
+//  - No ord and no axis: the 2-norm of the flattened array (the Frobenius norm of a matrix).
+//  - One axis (or a 1-d x with none): vector norms, ord p: (sum |x|^p)^(1/p); inf: max |x|;
+//    -inf: min |x|; 0: the count of nonzeros; none or 2: sqrt(sum |x|^2).
+//  - Two axes (or a 2-d x with none): matrix norms, ord "fro" or none: sqrt(sum |x|^2); 1 / -1:
+//    the largest / smallest column sum of |x|; inf / -inf: the largest / smallest row sum. 2, -2
+//    and "nuc" need singular values, which kiln does not compute: Error, saying so.
+// keepdims keeps the normed axes with length 1. Bad axes or orders: ShapeError (NumPy's
+// ValueError).
+Array norm(const Array& x, std::optional<double> ord = std::nullopt, AxesArg axis = {},
+           bool keepdims = false);
+Array norm(const Array& x, const std::string& ord, AxesArg axis = {}, bool keepdims = false);
+
+}  // namespace linalg
 }  // namespace kiln

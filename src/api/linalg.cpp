@@ -4,6 +4,7 @@
 // kiln's own operations, a multiply fused into a reduction, exact on every device.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <string>
 
 #include "api/build.hpp"
@@ -201,3 +202,88 @@ Array inner(const Array& a, const Array& b) {
 Array outer(const Array& a, const Array& b) { return a.reshape({-1, 1}) * b.reshape({1, -1}); }
 
 }  // namespace kiln
+
+// numpy.linalg.norm, as NumPy 1.24's linalg.py computes it, from kiln's reductions (so it fuses
+// and runs wherever they do).
+namespace kiln::linalg {
+namespace {
+
+// The orders norm() takes: a number, or "fro" / "nuc" (matrices only).
+struct Order {
+  std::optional<double> p;
+  std::string name;  // "fro" or "nuc" when given by name
+  bool none() const { return !p && name.empty(); }
+  std::string str() const { return name.empty() ? (p ? std::to_string(*p) : "None") : name; }
+};
+
+// |x|^2 in x's real dtype: NumPy's (x.conj() * x).real.
+Array squared_magnitude(const Array& x) {
+  if (!is_complex(x.dtype())) return x * x;
+  Array re = real(x), im = imag(x);
+  return re * re + im * im;
+}
+
+Array vector_norm(const Array& x, const Order& o, int axis, bool keepdims) {
+  if (!o.name.empty())
+    throw ShapeError("norm: order '" + o.name + "' is for matrices; a vector norm takes a " +
+                     "number (None or 2, 1, inf, -inf, 0, any p)");
+  const double p = o.p.value_or(2);
+  if (p == 2) return sqrt(sum(squared_magnitude(x), axis, keepdims));
+  if (std::isinf(p)) return p > 0 ? max(abs(x), axis, keepdims) : min(abs(x), axis, keepdims);
+  if (p == 0) return sum((x != 0).astype(real_dtype(x.dtype())), axis, keepdims);
+  if (p == 1) return sum(abs(x), axis, keepdims);
+  return pow(sum(pow(abs(x), p), axis, keepdims), 1.0 / p);
+}
+
+Array matrix_norm(const Array& x, const Order& o, int row, int col, bool keepdims) {
+  if (o.none() || o.name == "fro") return sqrt(sum(squared_magnitude(x), {row, col}, keepdims));
+  const double p = o.p.value_or(0);
+  if (o.name == "nuc" || p == 2 || p == -2)
+    throw Error("norm: the matrix norm of order " + o.str() + " needs singular values, which " +
+                "kiln does not compute yet; orders None, 'fro', 1, -1, inf and -inf work");
+  if (p != 1 && p != -1 && !std::isinf(p))
+    throw ShapeError("norm: invalid order " + o.str() + " for matrices (None, 'fro', 1, -1, " +
+                     "inf, -inf)");
+  // 1: columns' sums (over the row axis), then their extreme; inf: rows' sums, then theirs.
+  const bool columns = p == 1 || p == -1;
+  const int summed = columns ? row : col;
+  int other = columns ? col : row;
+  if (!keepdims && other > summed) --other;  // the summed axis is gone
+  Array sums = sum(abs(x), summed, keepdims);
+  return p > 0 ? max(sums, other, keepdims) : min(sums, other, keepdims);
+}
+
+Array norm_of(const Array& x0, const Order& o, const AxesArg& axis, bool keepdims) {
+  const Array x = is_integer_or_bool(x0.dtype()) ? x0.astype(DType::Float64) : x0;
+  const int nd = x.ndim();
+  if (!axis.given() && o.none()) {
+    Array r = sqrt(sum(squared_magnitude(x.reshape({-1}))));
+    return keepdims ? r.reshape(Shape(static_cast<size_t>(nd), 1)) : r;
+  }
+  Axes axes = axis.given() ? axis.axes() : Axes{};
+  if (!axis.given())
+    for (int a = 0; a < nd; ++a) axes.push_back(a);
+  for (int& a : axes) a = graph::normalize_axis(a, nd, "norm");
+  if (axes.size() == 1) return vector_norm(x, o, axes[0], keepdims);
+  if (axes.size() == 2 && axes[0] != axes[1]) return matrix_norm(x, o, axes[0], axes[1], keepdims);
+  throw ShapeError("norm: " +
+                   std::string(axes.size() == 2 ? "duplicate axes"
+                                                : "improper number "
+                                                  "of dimensions") +
+                   " for an array of shape " + shape_str(x.shape()) +
+                   ": give one axis (a vector norm) or two (a matrix norm)");
+}
+
+}  // namespace
+
+Array norm(const Array& x, std::optional<double> ord, AxesArg axis, bool keepdims) {
+  return norm_of(x, {ord, ""}, axis, keepdims);
+}
+
+Array norm(const Array& x, const std::string& ord, AxesArg axis, bool keepdims) {
+  if (ord != "fro" && ord != "nuc")
+    throw ShapeError("norm: invalid order '" + ord + "' (named orders: 'fro', 'nuc')");
+  return norm_of(x, {std::nullopt, ord}, axis, keepdims);
+}
+
+}  // namespace kiln::linalg
