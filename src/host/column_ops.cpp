@@ -14,6 +14,7 @@
 
 #include "../../kernels/scalar.cuh"  // NumPy's scalar semantics, as the kernels have them
 #include "host/convert.hpp"
+#include "host/half_columns.hpp"
 
 namespace kiln::cpu {
 namespace {
@@ -353,6 +354,7 @@ void fill_column(DType t, const Scalar& v, void* out, int64_t n) {
 }
 
 void cast_column(DType from, DType to, const void* a, void* out, int64_t n) {
+  if (cast_half_column(from, to, a, out, n)) return;
   visit_dtype(from, [&](auto f) {
     visit_dtype(to, [&](auto t) {
       using F = decltype(f);
