@@ -301,17 +301,20 @@ void ChunkEvaluator::find_row_gathers() {
     const plan::Instr& ins = g_.code[i];
     if (ins.kind != InstrKind::Gather || reach_[i] != Reach::Chunk) continue;
     RowGather rg;
-    std::vector<int> sums, todo{ins.a};
+    // The sum's instructions, each with whether it may go uncomputed: when read only by the
+    // gather or by a sum that goes uncomputed itself.
+    std::vector<std::pair<int, bool>> sums, todo{{ins.a, true}};
     bool ok = true;
     while (ok && !todo.empty()) {
-      int j = todo.back();
+      auto [j, only_here] = todo.back();
       todo.pop_back();
       const plan::Instr& t = g_.code[j];
       if (reach_[j] == Reach::Chunk && t.kind == InstrKind::Binary &&
           t.binary_op() == graph::BinaryOp::Add && t.dtype == DType::Int64) {
-        sums.push_back(j);
-        todo.push_back(t.a);
-        todo.push_back(t.b);
+        only_here = only_here && uses[j] == 1;
+        sums.push_back({j, only_here});
+        todo.push_back({t.a, only_here});
+        todo.push_back({t.b, only_here});
       } else if (reach_[j] == Reach::Inner && rg.inner < 0 && t.dtype == DType::Int64) {
         rg.inner = j;
       } else if (reach_[j] == Reach::Fixed || reach_[j] == Reach::Outer) {
@@ -322,8 +325,8 @@ void ChunkEvaluator::find_row_gathers() {
       }
     }
     if (!ok || rg.inner < 0) continue;
-    for (int j : sums)
-      if (uses[j] == 1) reach_[j] = Reach::Folded;
+    for (auto [j, only_here] : sums)
+      if (only_here) reach_[j] = Reach::Folded;
     row_gathers_[i] = std::move(rg);
   }
 }
