@@ -127,10 +127,11 @@ void ChunkEvaluator::classify() {
       !by_rows) {
     for (auto& r : reach_)
       if (r != Reach::Fixed) r = Reach::Chunk;
-    return;
+    return find_dense_gathers();
   }
   row_ = space_.shape[rank - 1];
   find_row_gathers();
+  find_dense_gathers();
   needed_.assign(n, false);
   auto need = [&](int j) {
     if (j >= 0 && (reach_[j] == Reach::Inner || reach_[j] == Reach::Outer)) needed_[j] = true;
@@ -214,7 +215,7 @@ void ChunkEvaluator::read(int i, const plan::Instr& ins, int64_t start, int64_t 
     if (ins.kind == InstrKind::Param) {
       fill_column(ins.dtype, params_[ins.param_index()], scratch(i), chunk_);
     } else {
-      compute(i, start, 1, one_value(i), cols_);
+      compute_into(i, start, 1, one_value(i), cols_);
       spread(i, 0, chunk_);
     }
     filled_[i] = true;
@@ -230,8 +231,37 @@ void ChunkEvaluator::spread(int i, int64_t a, int64_t b) {
   });
 }
 
-void ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
-                             const std::vector<const void*>& cols) {
+// An integer operation with a uniform operand that leaves the other as it is (x + 0, 0 + x,
+// x - 0, x * 1, 1 * x: index maps are full of them, strides of 1 and offsets of 0): that
+// operand's column, or null.
+const void* ChunkEvaluator::identity(const plan::Instr& ins, const std::vector<const void*>& cols) {
+  const DType t = g_.code[ins.a].dtype;
+  if (!is_integer(t)) return nullptr;
+  const graph::BinaryOp op = ins.binary_op();
+  const int64_t unit = op == graph::BinaryOp::Mul ? 1 : 0;
+  if (op != graph::BinaryOp::Add && op != graph::BinaryOp::Sub && op != graph::BinaryOp::Mul)
+    return nullptr;
+  auto is_unit = [&](int j) {
+    return uniform(j) && visit_dtype(t, [&](auto z) {
+             using T = decltype(z);
+             if constexpr (std::is_integral_v<T>)
+               return *static_cast<const T*>(cols[j]) == static_cast<T>(unit);
+             return false;
+           });
+  };
+  if (is_unit(ins.b)) return cols[ins.a];
+  if (op != graph::BinaryOp::Sub && is_unit(ins.a)) return cols[ins.b];
+  return nullptr;
+}
+
+void ChunkEvaluator::compute_into(int i, int64_t start, int64_t len, char* out,
+                                  const std::vector<const void*>& cols) {
+  const void* r = compute(i, start, len, out, cols);
+  if (r != out) std::memcpy(out, r, len * itemsize(g_.code[i].dtype));
+}
+
+const void* ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
+                                    const std::vector<const void*>& cols) {
   const plan::Instr& ins = g_.code[i];
   switch (ins.kind) {
     case InstrKind::Iota: {
@@ -252,6 +282,7 @@ void ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
       unary_column(ins.unary_op(), g_.code[ins.a].dtype, cols[ins.a], out, len);
       break;
     case InstrKind::Binary:
+      if (const void* same = identity(ins, cols)) return same;
       if (!uniform(ins.b) || !divide_by_scalar(ins.binary_op(), g_.code[ins.a].dtype, cols[ins.a],
                                                cols[ins.b], out, len))
         binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols[ins.a], cols[ins.b], out, len);
@@ -283,6 +314,39 @@ void ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
     case InstrKind::User:  // run_group refuses such groups before any chunk runs
       throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");
   }
+  return out;
+}
+
+// How many instructions and outputs read each instruction.
+std::vector<int> ChunkEvaluator::use_counts() const {
+  std::vector<int> uses(g_.code.size());
+  for (const auto& ins : g_.code)
+    for (int j : {ins.a, ins.b, ins.c})
+      if (j >= 0) ++uses[j];
+  for (const auto& o : g_.outputs) ++uses[o.instr];
+  return uses;
+}
+
+// Gathers at an iota that walks the iteration space densely with step 1 (a take's index array
+// read where it lies): they read consecutive elements, so their column is the source itself,
+// from the iota's first value on, and the iota goes uncomputed where nothing else reads it.
+void ChunkEvaluator::find_dense_gathers() {
+  const std::vector<int> uses = use_counts();
+  dense_from_.assign(g_.code.size(), -1);
+  for (size_t i = 0; i < g_.code.size(); ++i) {
+    const plan::Instr& ins = g_.code[i];
+    if (ins.kind != InstrKind::Gather || reach_[i] != Reach::Chunk) continue;
+    const plan::Instr& at = g_.code[ins.a];
+    if (at.kind != InstrKind::Iota || at.dtype != DType::Int64 ||
+        modes_[at.access()] != Mode::Dense || reach_[ins.a] != Reach::Chunk)
+      continue;
+    const auto value = [&](int j) { return params_[g_.code[j].param_index()].as<int64_t>(); };
+    if (g_.code[at.start()].kind != InstrKind::Param ||
+        g_.code[at.step()].kind != InstrKind::Param || value(at.step()) != 1)
+      continue;
+    dense_from_[i] = value(at.start()) + g_.accesses[at.access()].offset;
+    if (uses[ins.a] == 1) reach_[ins.a] = Reach::Folded;
+  }
 }
 
 // Gathers whose index is a sum of one Inner value and values fixed in a row (an address
@@ -292,11 +356,7 @@ void ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
 void ChunkEvaluator::find_row_gathers() {
   const size_t n = g_.code.size();
   row_gathers_.assign(n, {});
-  std::vector<int> uses(n);
-  for (const auto& ins : g_.code)
-    for (int j : {ins.a, ins.b, ins.c})
-      if (j >= 0) ++uses[j];
-  for (const auto& o : g_.outputs) ++uses[o.instr];
+  const std::vector<int> uses = use_counts();
   for (size_t i = 0; i < n; ++i) {
     const plan::Instr& ins = g_.code[i];
     if (ins.kind != InstrKind::Gather || reach_[i] != Reach::Chunk) continue;
@@ -340,7 +400,7 @@ void ChunkEvaluator::build_tables() {
     for (size_t i = 0; i < g_.code.size(); ++i)
       if (reach_[i] == Reach::Inner) {
         char* out = table(i) + c * itemsize(g_.code[i].dtype);
-        compute(static_cast<int>(i), c, std::min(chunk_, row_ - c), out, view_);
+        compute_into(static_cast<int>(i), c, std::min(chunk_, row_ - c), out, view_);
         view_[i] = out;
       }
 }
@@ -351,7 +411,7 @@ void ChunkEvaluator::outer_values(int64_t row) {
   view_ = cols_;
   for (size_t i = 0; i < g_.code.size(); ++i)
     if (reach_[i] == Reach::Outer) {
-      compute(static_cast<int>(i), row * row_, 1, one_value(i), view_);
+      compute_into(static_cast<int>(i), row * row_, 1, one_value(i), view_);
       view_[i] = one_value(i);
     }
   values_row_ = row;
@@ -441,17 +501,21 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
   for (int i = 0; i < end; ++i) {
     const plan::Instr& ins = g_.code[i];
     if (reach_[i] == Reach::Inner || reach_[i] == Reach::Outer || reach_[i] == Reach::Folded)
-      continue;  // by_rows did them, or a row gather reads them by parts
+      continue;  // by_rows did them, or a gather reads without them
     if (reach_[i] == Reach::Fixed || ins.kind == InstrKind::Load) {
       read(i, ins, start, len);
       continue;
     }
     char* out = !dest.empty() && dest[i] ? dest[i] : scratch(i);
-    if (row_ && row_gathers_[i].inner >= 0)
+    if (dense_from_[i] >= 0) {  // a gather that reads consecutive elements: no copy
+      const int a = ins.access();
+      cols_[i] = bases_[a] + (g_.accesses[a].offset + dense_from_[i] + start) * itemsize(ins.dtype);
+    } else if (row_ && row_gathers_[i].inner >= 0) {
       row_gather(i, start, len, out);
-    else
-      compute(i, start, len, out, cols_);
-    cols_[i] = out;
+      cols_[i] = out;
+    } else {
+      cols_[i] = compute(i, start, len, out, cols_);
+    }
   }
 }
 

@@ -47,7 +47,7 @@ class ChunkEvaluator {
     Fixed,   // one value everywhere (a parameter, a load that does not move): filled once
     Inner,   // along the innermost axis only: a table of one row
     Outer,   // along outer axes only: one value per row
-    Folded,  // an index sum that a row gather reads by its parts instead
+    Folded,  // never computed: an address a row or dense gather reads without it
   };
   // A Gather whose index is table[column] of Inner instruction `inner` plus the sum of the
   // Fixed and Outer `row_terms` (see find_row_gathers).
@@ -61,8 +61,15 @@ class ChunkEvaluator {
   // A Load's column, or a Fixed instruction's (filled once).
   void read(int i, const plan::Instr& ins, int64_t start, int64_t len);
   // Instruction i (not a Load or Param) at [start, start + len) into `out`, its operands'
-  // columns in `cols`.
-  void compute(int i, int64_t start, int64_t len, char* out, const std::vector<const void*>& cols);
+  // columns in `cols`. Returns where its values are: `out`, or an operand's column where the
+  // operation leaves it as it is (identity); compute_into copies them to `out` then.
+  const void* compute(int i, int64_t start, int64_t len, char* out,
+                      const std::vector<const void*>& cols);
+  void compute_into(int i, int64_t start, int64_t len, char* out,
+                    const std::vector<const void*>& cols);
+  const void* identity(const plan::Instr& ins, const std::vector<const void*>& cols);
+  std::vector<int> use_counts() const;
+  void find_dense_gathers();
   void fill_rows(int i, int64_t start, int64_t len, char* out);
   // The Inner and Outer columns of the chunk [start, start + len).
   void by_rows(int64_t start, int64_t len);
@@ -113,8 +120,9 @@ class ChunkEvaluator {
   std::vector<size_t> table_slot_;
   bool tables_built_ = false;
   int64_t values_row_ = -1, filled_row_ = -1;  // filled_row_: whose values fill the columns
-  std::vector<RowGather> row_gathers_;         // per instruction
-  std::vector<const void*> view_;              // operand columns while building tables/values
+  std::vector<int64_t> dense_from_;     // per Gather of consecutive elements: its first index
+  std::vector<RowGather> row_gathers_;  // per instruction
+  std::vector<const void*> view_;       // operand columns while building tables/values
 };
 
 }  // namespace kiln::cpu
