@@ -10,6 +10,7 @@
 
 #include "cuda/executor.hpp"
 #include "cuda/kernels.hpp"
+#include "graph/host_buffer.hpp"
 #include "graph/node.hpp"
 #include "plan/planner.hpp"
 #include "runtime/backends.hpp"
@@ -67,6 +68,25 @@ TEST_CASE("the host backend copies host bytes both ways, and no copy is left in 
   bool in_flight = true;
   CHECK(round_trip(host, src, &in_flight) == src);
   CHECK_FALSE(in_flight);
+}
+
+// A fresh large block costs the kernel zeroing its pages at first touch, so freed ones are
+// kept (src/graph/host_buffer.cpp): the next request of that size gets the same memory, a
+// request while it is held gets other memory, on a huge-page boundary.
+TEST_CASE("host memory: a large block freed is handed out again at the same size") {
+  const size_t big = (size_t{5} << 20) + 3;
+  void* first = nullptr;
+  {
+    auto b = kiln::cpu::allocate(big);
+    first = b->data();
+    static_cast<char*>(first)[big - 1] = 1;
+  }
+  auto again = kiln::cpu::allocate(big);
+  CHECK(again->data() == first);
+  CHECK(again->nbytes == big);
+  auto other = kiln::cpu::allocate(big);
+  CHECK(other->data() != first);
+  CHECK(reinterpret_cast<uintptr_t>(other->data()) % (size_t{2} << 20) == 0);
 }
 
 TEST_CASE("the host compiles a group's kernel for KILN_JIT_ARCH only where there is no GPU") {

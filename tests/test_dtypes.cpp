@@ -6,12 +6,14 @@
 // test_promotion, test_print and test_npy (their NumPy fixtures cover every dtype).
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <kiln/kiln.hpp>
 #include <limits>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -371,7 +373,68 @@ std::vector<uint64_t> double_probes() {
   return v;
 }
 
+// Bits of a value, to compare NaN payloads too.
+template <class T>
+auto bits_of(T v) {
+  if constexpr (is_half_v<T>)
+    return v.bits;
+  else if constexpr (sizeof(T) == 4)
+    return std::bit_cast<uint32_t>(v);
+  else
+    return std::bit_cast<uint64_t>(v);
+}
+
+// Where astype of `values` to To on the host differs in any bit from `want`, the scalar recipe
+// (kiln::float16's constructors and conversions: kernels/half.cuh) applied element by element.
+template <class To, class From, class Want>
+int64_t astype_mismatches(const std::vector<From>& values, Want want) {
+  auto got = vec(values).astype(kiln::dtype_v<To>).template to_vector<To>();
+  int64_t bad = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const To w = want(values[i]);
+    if (bits_of(got[i]) != bits_of(w) && ++bad <= 3)
+      FAIL_CHECK("element " << i << ": " << +bits_of(values[i]) << " -> " << +bits_of(got[i])
+                            << ", the recipe gives " << +bits_of(w));
+  }
+  return bad;
+}
+
 }  // namespace
+
+// The host converts whole columns with the CPU's F16C instructions where it has them
+// (src/host/half_columns.cpp): the bits must be the scalar recipe's, NaN payloads, ties,
+// subnormals and overflow included, float64 rounded once (not through a float32 rounded to
+// nearest). The lengths are not multiples of the vector width, so the ragged ends run too.
+TEST_CASE("host astype to and from float16 and bfloat16 gives the scalar recipe's bits") {
+  std::vector<uint16_t> every(0x10000 + 5);
+  for (uint32_t b = 0; b < every.size(); ++b) every[b] = static_cast<uint16_t>(b);
+  auto h = bit_casts<kiln::float16>(every);
+  CHECK(astype_mismatches<float>(h, [](kiln::float16 v) { return static_cast<float>(v); }) == 0);
+  CHECK(astype_mismatches<double>(h, [](kiln::float16 v) { return static_cast<double>(v); }) == 0);
+  auto b16 = bit_casts<kiln::bfloat16>(every);
+  CHECK(astype_mismatches<float>(b16, [](kiln::bfloat16 v) { return static_cast<float>(v); }) == 0);
+  CHECK(astype_mismatches<double>(b16, [](kiln::bfloat16 v) { return static_cast<double>(v); }) ==
+        0);
+  auto doubles = bit_casts<double>(double_probes());
+  auto floats = bit_casts<float>(float_probes());
+  // Past float32's range and around its largest value, where a float32 step would overflow.
+  for (double d : {3.4028234663852886e38, 3.4028235677973366e38, 1e39, 65519.99999999999, 65520.0,
+                   5.960464477539063e-08, 2.9802322387695312e-08, 2.9802322387695316e-08})
+    for (double s : {1.0, -1.0}) doubles.push_back(s * d);
+  // And random ones from float16's subnormals to past its largest value (2^-26 to 2^17).
+  std::mt19937_64 bits(7);
+  for (int i = 0; i < (1 << 18); ++i) {
+    uint64_t r = bits(), exponent = 997 + r % 44;
+    doubles.push_back(std::bit_cast<double>((r & 0x800fffffffffffffull) | exponent << 52));
+    floats.push_back(static_cast<float>(doubles.back()));
+  }
+  floats.resize(floats.size() + 3, 65519.0f);
+  CHECK(astype_mismatches<kiln::float16>(floats, [](float v) { return kiln::float16(v); }) == 0);
+  CHECK(astype_mismatches<kiln::bfloat16>(floats, [](float v) { return kiln::bfloat16(v); }) == 0);
+  CHECK(astype_mismatches<kiln::float16>(doubles, [](double v) { return kiln::float16(v); }) == 0);
+  CHECK(astype_mismatches<kiln::bfloat16>(doubles, [](double v) { return kiln::bfloat16(v); }) ==
+        0);
+}
 
 // Kernels convert with the GPU's cvt instructions (kernels/half.cuh), the host with the bit
 // recipes NumPy's fixtures check: they must give the same bits everywhere.

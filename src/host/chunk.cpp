@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "../../kernels/scalar.cuh"
 #include "host/column_ops.hpp"
 #include "host/convert.hpp"
 #include "host/divide_by_scalar.hpp"
@@ -49,7 +50,8 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
       chunk_(std::clamp<int64_t>(shape_size(space.shape), 1, kChunk)),
       cols_(g.code.size()),
       filled_(g.code.size()),
-      idx_(chunk_) {
+      idx_(chunk_),
+      one_values_(g.code.size()) {
   size_t bytes = 0;
   slot_.reserve(g.code.size());  // one allocation each: an evaluator is made per evaluation
   modes_.reserve(space.strides.size());
@@ -62,6 +64,99 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
     modes_.push_back(plan::is_constant(st)             ? Mode::Constant
                      : plan::is_dense(space.shape, st) ? Mode::Dense
                                                        : Mode::Gather);
+  classify();
+}
+
+namespace {
+// Rows shorter than this are computed chunk by chunk: per row, each Outer instruction costs a
+// call, which short rows would not repay. Rows longer than this are too: a table as long as a
+// part of the work would cost what it saves.
+constexpr int64_t kMinRow = 128, kMaxRow = 16384;
+
+// Whether index[k + 1] == index[k] + 1 throughout: the ends first (a random index fails
+// there), then a loop GCC vectorises (no early exit).
+bool consecutive(const int64_t* index, int64_t len) {
+  if (len < 2 || index[len - 1] - index[0] != len - 1 || index[1] - index[0] != 1) return false;
+  bool all = true;
+  for (int64_t k = 1; k < len; ++k) all &= index[k] - index[k - 1] == 1;
+  return all;
+}
+
+// For each column c of the row, the end of the run of consecutive addresses in `index` (an Inner
+// table) that holds c.
+std::vector<int32_t> run_ends(const int64_t* index, int64_t row) {
+  std::vector<int32_t> end(row);
+  for (int64_t c = row; c-- > 0;)
+    end[c] = static_cast<int32_t>(c + 1 < row && index[c + 1] == index[c] + 1 ? end[c + 1] : c + 1);
+  return end;
+}
+
+}  // namespace
+
+void ChunkEvaluator::classify() {
+  const size_t n = g_.code.size(), rank = space_.shape.size();
+  reach_.assign(n, Reach::Chunk);
+  // The axes along which each instruction's values vary, and a bit for values read from memory
+  // (or folded from it), which are never tabulated.
+  const uint32_t inner = rank ? 1u << (rank - 1) : 0, data = 1u << 31;
+  std::vector<uint32_t> axes(n, data);
+  bool by_rows = false;
+  for (size_t i = 0; i < n; ++i) {
+    const plan::Instr& ins = g_.code[i];
+    auto of = [&](int j) { return j >= 0 ? axes[j] : 0u; };
+    switch (ins.kind) {
+      case InstrKind::Param:
+        axes[i] = 0;
+        break;
+      case InstrKind::Load:
+        if (modes_[ins.access()] == Mode::Constant) axes[i] = 0;
+        break;
+      case InstrKind::Reduce:
+      case InstrKind::User:
+        break;
+      case InstrKind::Iota:
+        axes[i] = 0;
+        for (size_t d = 0; d < rank; ++d)
+          if (space_.strides[ins.access()][d] != 0) axes[i] |= 1u << d;
+        break;
+      case InstrKind::Gather:
+        axes[i] = of(ins.a);  // the index's
+        break;
+      default:
+        axes[i] = of(ins.a) | of(ins.b) | of(ins.c);
+    }
+    if (axes[i] == 0) {
+      reach_[i] = Reach::Fixed;
+    } else if (!(axes[i] & ~inner) || !(axes[i] & (inner | data))) {
+      reach_[i] = axes[i] & inner ? Reach::Inner : Reach::Outer;
+      by_rows = true;
+    }
+  }
+  if (rank == 0 || space_.shape[rank - 1] < kMinRow || space_.shape[rank - 1] > kMaxRow ||
+      !by_rows) {
+    for (auto& r : reach_)
+      if (r != Reach::Fixed) r = Reach::Chunk;
+    return find_dense_gathers();
+  }
+  row_ = space_.shape[rank - 1];
+  find_row_gathers();
+  find_dense_gathers();
+  needed_.assign(n, false);
+  auto need = [&](int j) {
+    if (j >= 0 && (reach_[j] == Reach::Inner || reach_[j] == Reach::Outer)) needed_[j] = true;
+  };
+  for (size_t i = 0; i < n; ++i)
+    if (reach_[i] == Reach::Chunk && row_gathers_[i].inner < 0)
+      need(g_.code[i].a), need(g_.code[i].b), need(g_.code[i].c);
+  for (const auto& o : g_.outputs) need(o.instr);
+  size_t bytes = 0;
+  table_slot_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (reach_[i] == Reach::Inner) {
+      table_slot_[i] = bytes;
+      bytes += (row_ * itemsize(g_.code[i].dtype) + 63) / 64 * 64;
+    }
+  tables_.resize(bytes / sizeof(tables_[0]));
 }
 
 void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t len) {
@@ -123,68 +218,317 @@ void ChunkEvaluator::fill_rows(int i, int64_t start, int64_t len, char* out) {
   });
 }
 
+void ChunkEvaluator::read(int i, const plan::Instr& ins, int64_t start, int64_t len) {
+  if (ins.kind == InstrKind::Load) return load(i, ins, start, len);
+  if (!filled_[i]) {
+    if (ins.kind == InstrKind::Param) {
+      fill_column(ins.dtype, params_[ins.param_index()], scratch(i), chunk_);
+    } else {
+      compute_into(i, start, 1, one_value(i), cols_);
+      spread(i, 0, chunk_);
+    }
+    filled_[i] = true;
+  }
+  cols_[i] = scratch(i);
+}
+
+void ChunkEvaluator::spread(int i, int64_t a, int64_t b) {
+  visit_dtype(g_.code[i].dtype, [&](auto z) {
+    using T = decltype(z);
+    auto* col = reinterpret_cast<T*>(scratch(i));
+    std::fill(col + a, col + b, *reinterpret_cast<const T*>(one_value(i)));
+  });
+}
+
+// An integer operation with a uniform operand that leaves the other as it is (x + 0, 0 + x,
+// x - 0, x * 1, 1 * x: index maps are full of them, strides of 1 and offsets of 0): that
+// operand's column, or null.
+const void* ChunkEvaluator::identity(const plan::Instr& ins, const std::vector<const void*>& cols) {
+  const DType t = g_.code[ins.a].dtype;
+  if (!is_integer(t)) return nullptr;
+  const graph::BinaryOp op = ins.binary_op();
+  const int64_t unit = op == graph::BinaryOp::Mul ? 1 : 0;
+  if (op != graph::BinaryOp::Add && op != graph::BinaryOp::Sub && op != graph::BinaryOp::Mul)
+    return nullptr;
+  auto is_unit = [&](int j) {
+    return uniform(j) && visit_dtype(t, [&](auto z) {
+             using T = decltype(z);
+             if constexpr (std::is_integral_v<T>)
+               return *static_cast<const T*>(cols[j]) == static_cast<T>(unit);
+             return false;
+           });
+  };
+  if (is_unit(ins.b)) return cols[ins.a];
+  if (op != graph::BinaryOp::Sub && is_unit(ins.a)) return cols[ins.b];
+  return nullptr;
+}
+
+void ChunkEvaluator::compute_into(int i, int64_t start, int64_t len, char* out,
+                                  const std::vector<const void*>& cols) {
+  const void* r = compute(i, start, len, out, cols);
+  if (r != out) std::memcpy(out, r, len * itemsize(g_.code[i].dtype));
+}
+
+const void* ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out,
+                                    const std::vector<const void*>& cols) {
+  const plan::Instr& ins = g_.code[i];
+  switch (ins.kind) {
+    case InstrKind::Iota: {
+      element_offsets(space_.shape, space_.strides[ins.access()], g_.accesses[ins.access()].offset,
+                      start, len, idx_.data());
+      visit_dtype(ins.dtype, [&](auto z) {
+        using T = decltype(z);
+        if constexpr (!is_half_v<T>) {  // (lowering gives a half's iota float32)
+          T a = *static_cast<const T*>(cols[ins.start()]);
+          T b = *static_cast<const T*>(cols[ins.step()]);
+          auto* r = reinterpret_cast<T*>(out);
+          for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
+        }
+      });
+      break;
+    }
+    case InstrKind::Unary:
+      unary_column(ins.unary_op(), g_.code[ins.a].dtype, cols[ins.a], out, len);
+      break;
+    case InstrKind::Binary:
+      if (const void* same = identity(ins, cols)) return same;
+      if (!uniform(ins.b) || !divide_by_scalar(ins.binary_op(), g_.code[ins.a].dtype, cols[ins.a],
+                                               cols[ins.b], out, len))
+        binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols[ins.a], cols[ins.b], out, len);
+      break;
+    case InstrKind::Where:
+      where_column(ins.dtype, static_cast<const bool*>(cols[ins.a]), cols[ins.b], cols[ins.c], out,
+                   len);
+      break;
+    case InstrKind::Cast:
+      cast_column(g_.code[ins.a].dtype, ins.dtype, cols[ins.a], out, len);
+      break;
+    case InstrKind::Reduce:
+      fill_rows(i, start, len, out);
+      break;
+    case InstrKind::Gather: {
+      const int a = ins.access();
+      const auto* index = static_cast<const int64_t*>(cols[ins.a]);
+      // Consecutive addresses (a stretch of a concatenate's input, an unclamped index map): the
+      // values are the source's own, read in place.
+      if (consecutive(index, len))
+        return bases_[a] + (g_.accesses[a].offset + index[0]) * itemsize(ins.dtype);
+      visit_dtype(ins.dtype, [&](auto z) {
+        using T = decltype(z);
+        auto* src = reinterpret_cast<const T*>(bases_[a]) + g_.accesses[a].offset;
+        auto* r = reinterpret_cast<T*>(out);
+        for (int64_t k = 0; k < len; ++k) r[k] = src[index[k]];
+      });
+      break;
+    }
+    case InstrKind::Load:
+    case InstrKind::Param:
+      throw std::logic_error("host: a load or parameter reached compute (kiln bug)");
+    case InstrKind::User:  // run_group refuses such groups before any chunk runs
+      throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");
+  }
+  return out;
+}
+
+// How many instructions and outputs read each instruction.
+std::vector<int> ChunkEvaluator::use_counts() const {
+  std::vector<int> uses(g_.code.size());
+  for (const auto& ins : g_.code)
+    for (int j : {ins.a, ins.b, ins.c})
+      if (j >= 0) ++uses[j];
+  for (const auto& o : g_.outputs) ++uses[o.instr];
+  return uses;
+}
+
+// Gathers at an iota that walks the iteration space densely with step 1 (a take's index array
+// read where it lies): they read consecutive elements, so their column is the source itself,
+// from the iota's first value on, and the iota goes uncomputed where nothing else reads it.
+void ChunkEvaluator::find_dense_gathers() {
+  const std::vector<int> uses = use_counts();
+  dense_from_.assign(g_.code.size(), -1);
+  for (size_t i = 0; i < g_.code.size(); ++i) {
+    const plan::Instr& ins = g_.code[i];
+    if (ins.kind != InstrKind::Gather || reach_[i] != Reach::Chunk) continue;
+    const plan::Instr& at = g_.code[ins.a];
+    if (at.kind != InstrKind::Iota || at.dtype != DType::Int64 ||
+        modes_[at.access()] != Mode::Dense || reach_[ins.a] != Reach::Chunk)
+      continue;
+    const auto value = [&](int j) { return params_[g_.code[j].param_index()].as<int64_t>(); };
+    if (g_.code[at.start()].kind != InstrKind::Param ||
+        g_.code[at.step()].kind != InstrKind::Param || value(at.step()) != 1)
+      continue;
+    dense_from_[i] = value(at.start()) + g_.accesses[at.access()].offset;
+    if (uses[ins.a] == 1) reach_[ins.a] = Reach::Folded;
+  }
+}
+
+// Gathers whose index is a sum of one Inner value and values fixed in a row (an address
+// offset + row * stride + table[column], as index maps give): per row segment they read the
+// Inner table from the row's base, copying whole runs of consecutive addresses, and the sum
+// (Folded) is never computed where nothing else reads it.
+void ChunkEvaluator::find_row_gathers() {
+  const size_t n = g_.code.size();
+  row_gathers_.assign(n, {});
+  const std::vector<int> uses = use_counts();
+  for (size_t i = 0; i < n; ++i) {
+    const plan::Instr& ins = g_.code[i];
+    if (ins.kind != InstrKind::Gather || reach_[i] != Reach::Chunk) continue;
+    RowGather rg;
+    // The sum's instructions, each with whether it may go uncomputed: when read only by the
+    // gather or by a sum that goes uncomputed itself.
+    std::vector<std::pair<int, bool>> sums, todo{{ins.a, true}};
+    bool ok = true;
+    while (ok && !todo.empty()) {
+      auto [j, only_here] = todo.back();
+      todo.pop_back();
+      const plan::Instr& t = g_.code[j];
+      if (reach_[j] == Reach::Chunk && t.kind == InstrKind::Binary &&
+          t.binary_op() == graph::BinaryOp::Add && t.dtype == DType::Int64) {
+        only_here = only_here && uses[j] == 1;
+        sums.push_back({j, only_here});
+        todo.push_back({t.a, only_here});
+        todo.push_back({t.b, only_here});
+      } else if (reach_[j] == Reach::Inner && rg.inner < 0 && t.dtype == DType::Int64) {
+        rg.inner = j;
+      } else if (reach_[j] == Reach::Fixed || reach_[j] == Reach::Outer) {
+        ok = t.dtype == DType::Int64;
+        rg.row_terms.push_back(j);
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || rg.inner < 0) continue;
+    for (auto [j, only_here] : sums)
+      if (only_here) reach_[j] = Reach::Folded;
+    row_gathers_[i] = std::move(rg);
+  }
+}
+
+// Every Inner instruction over one row, chunk by chunk (a row's iteration indices are those of
+// the first row: Inner values do not depend on the row).
+void ChunkEvaluator::build_tables() {
+  tables_built_ = true;
+  view_ = cols_;
+  for (int64_t c = 0; c < row_; c += chunk_)
+    for (size_t i = 0; i < g_.code.size(); ++i)
+      if (reach_[i] == Reach::Inner) {
+        char* out = table(i) + c * itemsize(g_.code[i].dtype);
+        compute_into(static_cast<int>(i), c, std::min(chunk_, row_ - c), out, view_);
+        view_[i] = out;
+      }
+}
+
+// Every Outer instruction's value in `row`, each computed for one element.
+void ChunkEvaluator::outer_values(int64_t row) {
+  if (values_row_ == row) return;
+  view_ = cols_;
+  for (size_t i = 0; i < g_.code.size(); ++i)
+    if (reach_[i] == Reach::Outer) {
+      compute_into(static_cast<int>(i), row * row_, 1, one_value(i), view_);
+      view_[i] = one_value(i);
+    }
+  values_row_ = row;
+}
+
+// The needed Outer columns over [start, start + len): each row's value over its segment. A
+// column filled whole with one row's values stays so for the next chunks of that row.
+void ChunkEvaluator::outer_columns(int64_t start, int64_t len) {
+  const int64_t first = start / row_, last = (start + len - 1) / row_;
+  if (first != last || filled_row_ != first) {
+    for (int64_t r = first; r <= last; ++r) {
+      outer_values(r);
+      const int64_t a = first == last ? 0 : std::max(start, r * row_) - start;
+      const int64_t b = first == last ? chunk_ : std::min(start + len, (r + 1) * row_) - start;
+      for (size_t i = 0; i < g_.code.size(); ++i)
+        if (reach_[i] == Reach::Outer && needed_[i]) spread(static_cast<int>(i), a, b);
+    }
+    filled_row_ = first == last ? first : -1;
+  }
+  for (size_t i = 0; i < g_.code.size(); ++i)
+    if (reach_[i] == Reach::Outer && needed_[i]) cols_[i] = scratch(i);
+}
+
+// The needed Inner columns over [start, start + len): a slice of the table, or where the chunk
+// crosses rows, the table's pieces copied in turn.
+void ChunkEvaluator::inner_columns(int64_t start, int64_t len) {
+  const int64_t c0 = start % row_;
+  for (size_t i = 0; i < g_.code.size(); ++i) {
+    if (reach_[i] != Reach::Inner || !needed_[i]) continue;
+    const int64_t isz = itemsize(g_.code[i].dtype);
+    if (c0 + len <= row_) {
+      cols_[i] = table(i) + c0 * isz;
+      continue;
+    }
+    for (int64_t k = 0, c = c0; k < len; c = 0) {
+      const int64_t m = std::min(len - k, row_ - c);
+      std::memcpy(scratch(i) + k * isz, table(i) + c * isz, m * isz);
+      k += m;
+    }
+    cols_[i] = scratch(i);
+  }
+}
+
+void ChunkEvaluator::row_gather(int i, int64_t start, int64_t len, char* out) {
+  const plan::Instr& ins = g_.code[i];
+  RowGather& rg = row_gathers_[i];
+  const auto* index = reinterpret_cast<const int64_t*>(table(rg.inner));
+  if (rg.run_end.empty()) rg.run_end = run_ends(index, row_);
+  const int64_t isz = itemsize(ins.dtype);
+  const char* src = bases_[ins.access()] + g_.accesses[ins.access()].offset * isz;
+  visit_dtype(ins.dtype, [&](auto z) {
+    using T = decltype(z);
+    for (int64_t k = 0; k < len;) {
+      const int64_t row = (start + k) / row_, stop = std::min(len, (row + 1) * row_ - start);
+      outer_values(row);
+      int64_t base = 0;  // wrapping, as the Add instructions it stands for
+      for (int j : rg.row_terms)
+        base = scalar::wrap_add(base, *reinterpret_cast<const int64_t*>(
+                                          reach_[j] == Reach::Fixed ? scratch(j) : one_value(j)));
+      for (int64_t c = (start + k) % row_; k < stop;) {
+        const int64_t m = std::min<int64_t>(rg.run_end[c], c + stop - k) - c;
+        const char* from = src + scalar::wrap_add(base, index[c]) * isz;
+        if (m >= 8) {
+          std::memcpy(out + k * isz, from, m * isz);
+        } else {
+          auto* r = reinterpret_cast<T*>(out) + k;
+          for (int64_t q = 0; q < m; ++q) r[q] = reinterpret_cast<const T*>(from)[q];
+        }
+        k += m;
+        c += m;
+      }
+    }
+  });
+}
+
+void ChunkEvaluator::by_rows(int64_t start, int64_t len) {
+  for (size_t i = 0; i < g_.code.size(); ++i)
+    if (reach_[i] == Reach::Fixed) read(static_cast<int>(i), g_.code[i], start, len);
+  if (!tables_built_) build_tables();
+  outer_columns(start, len);
+  inner_columns(start, len);
+}
+
 void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& dest, int end) {
   if (end < 0) end = static_cast<int>(g_.code.size());
+  if (row_) by_rows(start, len);
   for (int i = 0; i < end; ++i) {
     const plan::Instr& ins = g_.code[i];
-    bool computed = ins.kind != InstrKind::Load && ins.kind != InstrKind::Param;
-    char* out = computed && !dest.empty() && dest[i] ? dest[i] : scratch(i);
-    switch (ins.kind) {
-      case InstrKind::Load:
-        load(i, ins, start, len);
-        continue;
-      case InstrKind::Param:
-        if (!filled_[i]) fill_column(ins.dtype, params_[ins.param_index()], out, chunk_);
-        filled_[i] = true;
-        break;
-      case InstrKind::Iota: {
-        element_offsets(space_.shape, space_.strides[ins.access()],
-                        g_.accesses[ins.access()].offset, start, len, idx_.data());
-        visit_dtype(ins.dtype, [&](auto z) {
-          using T = decltype(z);
-          if constexpr (!is_half_v<T>) {  // (lowering gives a half's iota float32)
-            T a = *static_cast<const T*>(cols_[ins.start()]);
-            T b = *static_cast<const T*>(cols_[ins.step()]);
-            auto* r = reinterpret_cast<T*>(out);
-            for (int64_t k = 0; k < len; ++k) r[k] = a + static_cast<T>(idx_[k]) * b;
-          }
-        });
-        break;
-      }
-      case InstrKind::Unary:
-        unary_column(ins.unary_op(), g_.code[ins.a].dtype, cols_[ins.a], out, len);
-        break;
-      case InstrKind::Binary:
-        if (!uniform(ins.b) || !divide_by_scalar(ins.binary_op(), g_.code[ins.a].dtype,
-                                                 cols_[ins.a], cols_[ins.b], out, len))
-          binary_column(ins.binary_op(), g_.code[ins.a].dtype, cols_[ins.a], cols_[ins.b], out,
-                        len);
-        break;
-      case InstrKind::Where:
-        where_column(ins.dtype, static_cast<const bool*>(cols_[ins.a]), cols_[ins.b], cols_[ins.c],
-                     out, len);
-        break;
-      case InstrKind::Cast:
-        cast_column(g_.code[ins.a].dtype, ins.dtype, cols_[ins.a], out, len);
-        break;
-      case InstrKind::Reduce:
-        fill_rows(i, start, len, out);
-        break;
-      case InstrKind::Gather: {
-        const int a = ins.access();
-        const auto* index = static_cast<const int64_t*>(cols_[ins.a]);
-        visit_dtype(ins.dtype, [&](auto z) {
-          using T = decltype(z);
-          auto* src = reinterpret_cast<const T*>(bases_[a]) + g_.accesses[a].offset;
-          auto* r = reinterpret_cast<T*>(out);
-          for (int64_t k = 0; k < len; ++k) r[k] = src[index[k]];
-        });
-        break;
-      }
-      case InstrKind::User:  // run_group refuses such groups before any chunk runs
-        throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");
+    if (reach_[i] == Reach::Inner || reach_[i] == Reach::Outer || reach_[i] == Reach::Folded)
+      continue;  // by_rows did them, or a gather reads without them
+    if (reach_[i] == Reach::Fixed || ins.kind == InstrKind::Load) {
+      read(i, ins, start, len);
+      continue;
     }
-    cols_[i] = out;
+    char* out = !dest.empty() && dest[i] ? dest[i] : scratch(i);
+    if (dense_from_[i] >= 0) {  // a gather that reads consecutive elements: no copy
+      const int a = ins.access();
+      cols_[i] = bases_[a] + (g_.accesses[a].offset + dense_from_[i] + start) * itemsize(ins.dtype);
+    } else if (row_ && row_gathers_[i].inner >= 0) {
+      row_gather(i, start, len, out);
+      cols_[i] = out;
+    } else {
+      cols_[i] = compute(i, start, len, out, cols_);
+    }
   }
 }
 

@@ -37,9 +37,54 @@ class ChunkEvaluator {
 
  private:
   enum class Mode : uint8_t { Dense, Constant, Gather };
+  // Where an instruction's values vary over the iteration space, which decides how often it is
+  // computed. Index maps (pad, roll, take) are mostly arithmetic on one coordinate at a time:
+  // what varies only along the innermost axis is computed once for a whole row into a table,
+  // which a chunk then reads a slice of; what varies only along outer axes has one value per
+  // row, computed once per row and spread over the chunk's column.
+  enum class Reach : uint8_t {
+    Chunk,   // everywhere: computed for every chunk
+    Fixed,   // one value everywhere (a parameter, a load that does not move): filled once
+    Inner,   // along the innermost axis only: a table of one row
+    Outer,   // along outer axes only: one value per row
+    Folded,  // never computed: an address a row or dense gather reads without it
+  };
+  // A Gather whose index is table[column] of Inner instruction `inner` plus the sum of the
+  // Fixed and Outer `row_terms` (see find_row_gathers).
+  struct RowGather {
+    int inner = -1;
+    std::vector<int> row_terms;
+    std::vector<int32_t> run_end;  // per column, the end of its run of consecutive addresses
+  };
+  void classify();
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
+  // A Load's column, or a Fixed instruction's (filled once).
+  void read(int i, const plan::Instr& ins, int64_t start, int64_t len);
+  // Instruction i (not a Load or Param) at [start, start + len) into `out`, its operands'
+  // columns in `cols`. Returns where its values are: `out`, or an operand's column where the
+  // operation leaves it as it is (identity); compute_into copies them to `out` then.
+  const void* compute(int i, int64_t start, int64_t len, char* out,
+                      const std::vector<const void*>& cols);
+  void compute_into(int i, int64_t start, int64_t len, char* out,
+                    const std::vector<const void*>& cols);
+  const void* identity(const plan::Instr& ins, const std::vector<const void*>& cols);
+  std::vector<int> use_counts() const;
+  void find_dense_gathers();
   void fill_rows(int i, int64_t start, int64_t len, char* out);
+  // The Inner and Outer columns of the chunk [start, start + len).
+  void by_rows(int64_t start, int64_t len);
+  void find_row_gathers();
+  void row_gather(int i, int64_t start, int64_t len, char* out);
+  void build_tables();
+  void outer_values(int64_t row);
+  void outer_columns(int64_t start, int64_t len);
+  void inner_columns(int64_t start, int64_t len);
   char* scratch(int i) { return reinterpret_cast<char*>(storage_.data()) + slot_[i]; }
+  char* table(int i) { return reinterpret_cast<char*>(tables_.data()) + table_slot_[i]; }
+  // Where a Fixed or Outer instruction's one value (in a row) is computed, and spreading it
+  // over elements [a, b) of its column.
+  char* one_value(int i) { return reinterpret_cast<char*>(&one_values_[i]); }
+  void spread(int i, int64_t a, int64_t b);
   // Whether instruction i's column holds one value throughout (a parameter, or a load that
   // does not move), so an operation with it may use what it knows of that one value.
   bool uniform(int i) const {
@@ -63,8 +108,21 @@ class ChunkEvaluator {
   std::vector<std::complex<double>> storage_;
   std::vector<size_t> slot_;  // byte offset of each instruction's column
   std::vector<int64_t> idx_;
+  std::vector<std::complex<double>> one_values_;        // Fixed ones, and Outer ones of values_row_
   std::vector<std::vector<unsigned char>> row_values_;  // per Reduce instruction
   int64_t first_row_ = 0, row_length_ = 1;
+  // Computing by rows (row_ > 0: the innermost axis's length, when some instruction is Inner
+  // or Outer and rows are neither too short to pay nor too long to tabulate).
+  std::vector<Reach> reach_;
+  std::vector<bool> needed_;  // an Inner or Outer value that a Chunk instruction or output reads
+  int64_t row_ = 0;
+  std::vector<std::complex<double>> tables_;  // Inner values for one row, built on first use
+  std::vector<size_t> table_slot_;
+  bool tables_built_ = false;
+  int64_t values_row_ = -1, filled_row_ = -1;  // filled_row_: whose values fill the columns
+  std::vector<int64_t> dense_from_;     // per Gather of consecutive elements: its first index
+  std::vector<RowGather> row_gathers_;  // per instruction
+  std::vector<const void*> view_;       // operand columns while building tables/values
 };
 
 }  // namespace kiln::cpu

@@ -14,6 +14,7 @@
 
 #include "../../kernels/scalar.cuh"  // NumPy's scalar semantics, as the kernels have them
 #include "host/convert.hpp"
+#include "host/half_columns.hpp"
 
 namespace kiln::cpu {
 namespace {
@@ -26,19 +27,31 @@ using Col = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <class T>
 using CCol = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
+// Operands of type T: bool ones are read as bytes and tested (kiln's bools are 0 or 1), since
+// GCC vectorises no loop that loads a bool (a cast of a mask to int64 ran element by element).
+template <class T>
+using Stored = std::conditional_t<std::is_same_v<T, bool>, unsigned char, T>;
+template <class T>
+T value_of(Stored<T> v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v != 0;
+  else
+    return v;
+}
+
 template <class T, class F>
 void map1(const void* a, void* out, int64_t n, F f) {
-  auto* x = static_cast<const T*>(a);
+  auto* x = static_cast<const Stored<T>*>(a);
   auto* r = static_cast<std::invoke_result_t<F, T>*>(out);
-  for (int64_t i = 0; i < n; ++i) r[i] = f(x[i]);
+  for (int64_t i = 0; i < n; ++i) r[i] = f(value_of<T>(x[i]));
 }
 
 template <class T, class F>
 void map2(const void* a, const void* b, void* out, int64_t n, F f) {
-  auto* x = static_cast<const T*>(a);
-  auto* y = static_cast<const T*>(b);
+  auto* x = static_cast<const Stored<T>*>(a);
+  auto* y = static_cast<const Stored<T>*>(b);
   auto* r = static_cast<std::invoke_result_t<F, T, T>*>(out);
-  for (int64_t i = 0; i < n; ++i) r[i] = f(x[i], y[i]);
+  for (int64_t i = 0; i < n; ++i) r[i] = f(value_of<T>(x[i]), value_of<T>(y[i]));
 }
 
 // NumPy's complex product, division and power, as the kernels compute them (kernels/scalar.cuh,
@@ -353,6 +366,7 @@ void fill_column(DType t, const Scalar& v, void* out, int64_t n) {
 }
 
 void cast_column(DType from, DType to, const void* a, void* out, int64_t n) {
+  if (cast_half_column(from, to, a, out, n)) return;
   visit_dtype(from, [&](auto f) {
     visit_dtype(to, [&](auto t) {
       using F = decltype(f);
@@ -397,7 +411,13 @@ void where_column(DType t, const bool* cond, const void* x, const void* y, void*
     auto* xs = static_cast<const T*>(x);
     auto* ys = static_cast<const T*>(y);
     auto* r = static_cast<T*>(out);
-    for (int64_t i = 0; i < n; ++i) r[i] = cond[i] ? xs[i] : ys[i];
+    // Both values read first, the condition as bytes: so GCC vectorises the select (it does
+    // not vectorise a conditional load, nor a bool's test).
+    const auto* c = reinterpret_cast<const unsigned char*>(cond);
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = xs[i], y = ys[i];
+      r[i] = c[i] ? x : y;
+    }
   });
 }
 

@@ -168,6 +168,33 @@ def main():
                mode="constant", value=1)
         w.case(name("tile", dt), "tile", [a], lambda x: np.tile(x, (2, 1)), reps=[2, 1])
 
+    # rows of 128 to 16384 elements, where the host computes an index map once per row
+    # (src/host/chunk.cpp: tables, row gathers), its chunks of 1024 crossing rows or not
+    for si, s in enumerate([(700,), (3, 300), (2, 2, 1500)]):
+        nd = len(s)
+        for dt in ("float64", "int32", "bool") if nd == 2 else ("float64",):
+            a = data(s, dt)
+            tag = name("long", si, dt)
+            for shift, ax in [(7, -1), (-3, None), ((1, -130, 2), (0, -1, 0))]:
+                w.case(name("roll", tag, shift, ax), "roll", [a],
+                       lambda x, sh=shift, ax=ax: np.roll(x, sh, ax), shift=shift, axis=ax)
+            for mode in ("constant", "edge", "reflect", "wrap", "symmetric"):
+                for widths in ([(3, 1)] * nd, [(2, 0)] * (nd - 1) + [(5, 400)]):
+                    kw = {"constant_values": 9} if mode == "constant" else {}
+                    flat = [v for p in widths for v in p]
+                    w.case(name("pad", tag, mode, flat), "pad", [a],
+                           (lambda x, wd=widths: pad_wrap(x, wd)) if mode == "wrap" else
+                           (lambda x, wd=widths, m=mode, kw=kw: np.pad(x, wd, m, **kw)),
+                           width=flat, mode=mode, value=9)
+            w.case(name("flip", tag), "flip", [a], lambda x: np.flip(x, -1), axes=[-1])
+            w.case(name("tile", tag), "tile", [a], lambda x: np.tile(x, 2), reps=[2])
+            w.case(name("repeat", tag), "repeat", [a], lambda x: np.repeat(x, 2, -1), repeats=2,
+                   axis=-1)
+            w.case(name("concatenate", tag), "concatenate", [a, data(s, dt, base=5)],
+                   lambda *v: np.concatenate(v, -1), axis=-1)
+            if nd >= 2:
+                w.case(name("tril", tag), "tril", [a], lambda x: np.tril(x, 3), k=3)
+
     # past kiln's rank limit of 8 when an axis is added or interleaved: the fallbacks
     a5 = data((2, 1, 2, 1, 2))
     w.case("tile_rank5", "tile", [a5], lambda x: np.tile(x, (1, 2, 1, 3, 2)), reps=[1, 2, 1, 3, 2])
