@@ -570,7 +570,7 @@ TEST_CASE("linalg::norm: vector and matrix orders, axes, keepdims and dtypes as 
 GPU_TEST_CASE("linalg::norm on the GPU matches the host") {
   Array x = kiln::asarray(norm_values(300, 7), {300, 7});
   Array xd = kiln::asarray(x, kiln::cuda());
-  for (double p : {1.0, -1.0, INFINITY})
+  for (double p : {1.0, -1.0, double(INFINITY)})
     CHECK(kiln::allclose(kiln::linalg::norm(xd, p).get(), kiln::linalg::norm(x, p), 1e-12, 0));
   CHECK(kiln::allclose(kiln::linalg::norm(xd, 3.0, 1).get(), kiln::linalg::norm(x, 3.0, 1), 1e-12,
                        0));
