@@ -119,6 +119,12 @@ const std::vector<SeedCase> kFailedSeeds = {
     {3811, Limits{},
      "exp(full({}, -4.5, float32).astype(int32)): casting a 0-d constant changed its dtype but "
      "kept the value -4.5, so exp read -4.5, not -4 (src/api/build.cpp, cast)"},
+    {5695, Limits{},
+     "a <= min(a, {-2, 0, 1}) on the GPU: a column group staging its input launched with 48 KB "
+     "of tiles beside the merge's static arrays, over a block's 48 KB (cudaErrorInvalidValue; "
+     "src/codegen/kernel_source.cpp, choose_column_staging)"},
+    {7146, Limits{}, "layernorm-like statistics down columns staging three inputs: as 5695"},
+    {7651, Limits{}, "w * (c - mean(c, {0, 1})) staging two float64 inputs: as 5695"},
 };
 
 void check_failed_seeds(bool gpu) {

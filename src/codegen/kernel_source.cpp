@@ -1079,8 +1079,12 @@ std::string row_fused_kernel(Context& c) {
 // 32 columns), while the tiles fit in the 48 KB a block may have without opting in; the
 // planner (row_reducible) keeps a column short enough for the first. The rest are read where
 // they lie, from L1 and L2 after the first pass.
+// At most 32 KB of tiles: a block has 48 KB of shared memory without opting in, static arrays
+// included, and each reduction's merge keeps 8 x 32 accumulators there (6 KB for an argmax of
+// float64). 48 KB of tiles made the launch fail (cudaErrorInvalidValue) for two or three
+// staged inputs (GPU fuzz seeds 5695, 7146, 7651).
 void choose_column_staging(Context& c) {
-  constexpr int64_t kStageBytes = 48 * 1024;
+  constexpr int64_t kStageBytes = 32 * 1024;
   c.row_staged.assign(c.g.accesses.size(), false);
   int64_t bytes = 0;
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
