@@ -317,11 +317,7 @@ void bench_randint() {
 // A plan of four new kernels compiled at once against each alone (run with KILN_CACHE=off).
 void bench_compile4() {
   auto t = bench::compile_ahead_times(kiln::cuda());
-  print("compile4", {{"single_0_ms", t.single_ms[0]},
-                     {"single_1_ms", t.single_ms[1]},
-                     {"single_2_ms", t.single_ms[2]},
-                     {"single_3_ms", t.single_ms[3]},
-                     {"plan_of_4_ms", t.plan_ms}});
+  print("compile4", t.fields());
 }
 
 // Issue 13's scans and selections on 2^27 float32: cumsum, take of 2^26 random indices, and
