@@ -385,3 +385,21 @@ TEST_CASE("compile() of evaluated arrays, or of none, does nothing") {
   check_counters(0, 0);
   CHECK(done.to_vector<double>()[4] == 8.0);
 }
+
+TEST_CASE("compile(): a kernel that fails among several compiling at once throws its error") {
+  const bool gpu = kiln::cuda_available();
+  if (!gpu && kiln::runtime::compile_only_arch().empty()) {
+    MESSAGE("skipped: no GPU and no KILN_JIT_ARCH, so kiln compiles no kernel here");
+    return;
+  }
+  const kiln::Device d = gpu ? kiln::cuda() : kiln::host();
+  auto x = kiln::linspace(0, 1, 9, true, DType::Float32, d);
+  auto y = kiln::linspace(0, 1, 10, true, DType::Float64, d);
+  Array bad = kiln::elementwise("x +* 2", {{"x", x}}, DType::Float32);  // does not compile
+  Array good = kiln::tanh(y) * kiln::sinh(y) + 0.125;
+  CHECK_THROWS_AS(kiln::compile({good, bad}), kiln::CompileError);
+  // The other kernel compiled and stays usable; the failing one fails the same way again.
+  CHECK(good.get().to_vector<double>()[9] ==
+        doctest::Approx(std::tanh(1.0) * std::sinh(1.0) + 0.125));
+  CHECK_THROWS_AS(bad.eval(), kiln::CompileError);
+}

@@ -18,6 +18,13 @@ constexpr int64_t kMinRowsPerThread = 16;  // column reductions: rows each threa
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The narrow forms' block: as many threads as make whole rows of `cols` values in one step of
+// V lanes each (block * V a multiple of cols), at most kBlock.
+int whole_rows_block(int64_t cols, int vec) {
+  const int64_t m = cols / std::gcd<int64_t>(cols, vec);
+  return static_cast<int>(kBlock / m * m);
+}
+
 }  // namespace
 
 // A column reduction's block: 32 x 8 threads (32 V outputs across a warp, 8 rows at once), with
@@ -65,8 +72,7 @@ void columns(Launch& l, const KernelSource& k, int sm_count) {
 // grid of blocks numbered along y (the merge counts them there, as for split columns), enough
 // for 8 resident per SM while each thread still takes kMinRowsPerThread steps.
 void narrow_columns(Launch& l, const KernelSource& k, int sm_count) {
-  const int64_t m = k.kept / std::gcd<int64_t>(k.kept, k.vec);  // threads per whole rows
-  l.block_x = static_cast<int>(kBlock / m * m);
+  l.block_x = whole_rows_block(k.kept, k.vec);
   const int64_t steps = ceil_div(k.kept * k.row, int64_t{l.block_x} * k.vec * kMinRowsPerThread);
   l.grid_y = std::clamp<int64_t>(std::min<int64_t>(int64_t{sm_count} * 8, steps), 1, 65535);
   if (l.grid_y > 1) {
@@ -78,8 +84,7 @@ void narrow_columns(Launch& l, const KernelSource& k, int sm_count) {
 // Narrow rows (NarrowRows): blocks whose lane steps cover whole rows (block_x * V a multiple
 // of the row length), as for narrow columns; as many blocks as the elementwise form takes.
 void narrow_rows(Launch& l, const KernelSource& k, int sm_count) {
-  const int64_t cols = k.space.shape[1], m = cols / std::gcd<int64_t>(cols, k.vec);
-  l.block_x = static_cast<int>(kBlock / m * m);
+  l.block_x = whole_rows_block(k.space.shape[1], k.vec);
   const int64_t steps = ceil_div(shape_size(k.space.shape), int64_t{l.block_x} * k.vec);
   l.grid_x = std::clamp<int64_t>(steps, 1, int64_t{sm_count} * 64);
 }
@@ -267,18 +272,17 @@ std::string describe_schedule(const KernelSource& k) {
              (b.y > 1 ? " rows at once" : " row at a time") + ", rows split over blocks";
     }
     case Form::ReduceNarrowColumns: {
-      const int64_t m = k.kept / std::gcd<int64_t>(k.kept, k.vec);
       return "narrow columns: the matrix read as one stream" +
              std::string(k.vec > 1 ? " of 16-byte loads" : "") + ", each lane of " +
-             std::to_string(kBlock / m * m) + " threads keeping one of the " +
+             std::to_string(whole_rows_block(k.kept, k.vec)) + " threads keeping one of the " +
              std::to_string(k.kept) + " columns, blocks merged in order";
     }
     case Form::NarrowRows: {
-      const int64_t cols = k.space.shape[1], m = cols / std::gcd<int64_t>(cols, k.vec);
       return "narrow rows: the output written as one stream" +
              std::string(k.vec > 1 ? " of 16-byte stores" : "") + ", each lane of " +
-             std::to_string(kBlock / m * m) + " threads keeping one of the " +
-             std::to_string(cols) + " columns, its inputs' offsets advanced per step";
+             std::to_string(whole_rows_block(k.space.shape[1], k.vec)) +
+             " threads keeping one of the " + std::to_string(k.space.shape[1]) +
+             " columns, its inputs' offsets advanced per step";
     }
     case Form::RowFused: {
       std::string staged =
