@@ -3,6 +3,7 @@
 #include "kiln/array.hpp"
 #include "kiln/cache.hpp"
 #include "kiln/device.hpp"
+#include "kiln/dlpack.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/elementwise.hpp"
 #include "kiln/errors.hpp"
