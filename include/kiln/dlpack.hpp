@@ -17,9 +17,10 @@
 // kiln takes ownership on success: it calls the tensor's deleter once no kiln array may read the
 // memory any more (an evaluated view holds a value of its own, so for a strided tensor that may
 // be soon). On an exception ownership stays with the caller and nothing was called.
-// Strides are honoured as views: permuted axes (a transpose), steps (a[:, ::2]), broadcast
-// axes (stride 0) and negative strides (a flip) become kiln views over the memory the tensor
-// spans; strides that no such view expresses (axes that overlap) raise kiln::Error. Device
+// Strides are honoured without a copy: permuted axes (a transpose), steps, broadcast axes
+// (stride 0) and negative strides (a flip) become kiln views over the memory the tensor spans;
+// strides no view expresses (rows that interleave, as a[:, ::2] of rows of odd length, or
+// overlap) a gather from it. Either fuses into the kernel that reads the array. Device
 // memory must hold its data when kiln evaluates: synchronise the producer's stream first (or use
 // the Python protocol's stream argument to have the producer do it).
 // Devices: kDLCPU and kDLCUDAHost (host memory), kDLCUDA and kDLCUDAManaged (cuda(device_id));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,8 +112,10 @@ struct Imported {
 };
 
 // The axes of extent above 1 whose elements are apart (stride not 0), outermost (largest
-// stride) first: the order in which they nest in memory.
-std::vector<int> nesting_order(const std::vector<int64_t>& n, const std::vector<int64_t>& s) {
+// stride) first, when they nest as a dense array's axes do (each stride a multiple of the next
+// and at least its whole extent); nothing when they do not.
+std::optional<std::vector<int>> nesting_order(const std::vector<int64_t>& n,
+                                              const std::vector<int64_t>& s) {
   std::vector<int> axes;
   for (int i = 0; i < static_cast<int>(n.size()); ++i)
     if (n[i] > 1 && s[i] != 0) axes.push_back(i);
@@ -120,28 +123,21 @@ std::vector<int> nesting_order(const std::vector<int64_t>& n, const std::vector<
                    [&](int a, int b) { return std::abs(s[a]) > std::abs(s[b]); });
   for (size_t k = 0; k + 1 < axes.size(); ++k) {
     const int64_t outer = std::abs(s[axes[k]]), inner = std::abs(s[axes[k + 1]]);
-    if (outer % inner || outer < inner * n[axes[k + 1]])
-      throw Error("kiln::from_dlpack: the strides " + shape_str(s) + " of shape " + shape_str(n) +
-                  " overlap or interleave, so no kiln view expresses them; " +
-                  "make the tensor contiguous first (.contiguous() in PyTorch)");
+    if (outer % inner || outer < inner * n[axes[k + 1]]) return std::nullopt;
   }
   return axes;
 }
 
-// The tensor's elements as views over the memory they span, which starts at `low` (the
-// element with the lowest address). Axes nest as in `order`: the span, padded to a whole
+// The tensor's elements as views over the memory they span (`base`, which starts at the
+// element with the lowest address), for axes that nest in `order`: the span, padded to a whole
 // number of outermost steps, reshapes to (n[o0], s[o0] / s[o1], ..., s[o_last]); taking the
 // first n of each and element 0 of the last gives the axes in memory order, which a transpose,
 // a broadcast (stride-0 and length-1 axes) and flips (negative strides) put in the tensor's.
-Array strided_view(const char* low, DType t, const std::vector<int64_t>& n,
-                   const std::vector<int64_t>& s, Device d, std::shared_ptr<void> keep) {
-  const std::vector<int> order = nesting_order(n, s);
-  int64_t span = 1;
-  for (int a : order) span += (n[a] - 1) * std::abs(s[a]);
-  Array v = wrap(low, t, {span}, d, std::move(keep));
-  if (order.empty()) return v.reshape(Shape(n.size(), 1)).broadcast_to(n);
+Array nested_view(Array base, const std::vector<int>& order, const std::vector<int64_t>& n,
+                  const std::vector<int64_t>& s) {
+  if (order.empty()) return base.reshape(Shape(n.size(), 1)).broadcast_to(n);
   const int64_t whole = n[order[0]] * std::abs(s[order[0]]);
-  if (whole > span) v = pad(v, {{0, whole - span}});
+  if (whole > base.size()) base = pad(base, {{0, whole - base.size()}});
   Shape dense{n[order[0]]};
   std::vector<Index> first{Slice(0, n[order[0]])};
   for (size_t k = 1; k < order.size(); ++k) {
@@ -150,21 +146,46 @@ Array strided_view(const char* low, DType t, const std::vector<int64_t>& n,
   }
   dense.push_back(std::abs(s[order.back()]));
   first.push_back(int64_t{0});
-  v = v.reshape(dense).index(first);
-  // Memory order to the tensor's order: sorted axes, each at its rank among `order`.
+  Array v = base.reshape(dense).index(first);
+  // Memory order to the tensor's: the axes in increasing order, each at its rank in `order`.
   std::vector<int> by_axis(order.begin(), order.end()), perm;
   std::sort(by_axis.begin(), by_axis.end());
   for (int a : by_axis)
     perm.push_back(static_cast<int>(std::find(order.begin(), order.end(), a) - order.begin()));
-  v = v.transpose(perm);
   Shape kept(n.size(), 1);
   Axes flipped;
   for (int a : order) {
     kept[a] = n[a];
     if (s[a] < 0) flipped.push_back(a);
   }
-  v = v.reshape(kept).broadcast_to(n);
+  v = v.transpose(perm).reshape(kept).broadcast_to(n);
   return flipped.empty() ? v : flip(v, flipped);
+}
+
+// Any other strides (rows that interleave, as a[:, ::2] of rows of odd length, or overlap): a
+// gather from the span at start + sum_k i_k s_k, an index expression that fuses into the
+// kernel reading the result as the views do. Clip, not Raise: the positions are in range by
+// construction, and Raise would evaluate them now.
+Array gathered_view(const Array& base, int64_t start, const std::vector<int64_t>& n,
+                    const std::vector<int64_t>& s) {
+  Array at = full(Shape(n.size(), 1), start, DType::Int64);
+  for (size_t k = 0; k < n.size(); ++k) {
+    Shape along(n.size(), 1);
+    along[k] = n[k];
+    at = at + (arange(0, n[k], 1, DType::Int64) * s[k]).reshape(along);
+  }
+  return take(base, at.broadcast_to(n), 0, TakeMode::Clip);
+}
+
+// The tensor's elements over the memory they span, from `low`, the element with the lowest
+// address (`first` is element 0).
+Array strided_view(const char* low, const char* first, DType t, const std::vector<int64_t>& n,
+                   const std::vector<int64_t>& s, Device d, std::shared_ptr<void> keep) {
+  int64_t span = 1;
+  for (size_t k = 0; k < n.size(); ++k) span += (n[k] - 1) * std::abs(s[k]);
+  Array base = wrap(low, t, {span}, d, std::move(keep));
+  if (auto order = nesting_order(n, s)) return nested_view(std::move(base), *order, n, s);
+  return gathered_view(base, (first - low) / itemsize(t), n, s);
 }
 
 bool c_contiguous(const std::vector<int64_t>& n, const std::vector<int64_t>& s) {
@@ -198,7 +219,7 @@ Array import_tensor(Managed* tensor) {
     const char* low = first;
     for (size_t i = 0; i < n.size(); ++i)
       if (n[i] > 1 && s[i] < 0) low += (n[i] - 1) * s[i] * itemsize(dtype);
-    a = strided_view(low, dtype, n, s, device, owner);
+    a = strided_view(low, first, dtype, n, s, device, owner);
   }
   owner->armed = true;
   return a;
