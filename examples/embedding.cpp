@@ -2,10 +2,12 @@
 // without a copy, its own device buffers go in and come out as plain device pointers, a
 // user-defined elementwise function (a CUDA expression, like CuPy's ElementwiseKernel) fuses
 // with kiln's built-in operations into one kernel, and kiln's exceptions are handled like any
-// other. It runs with or without a GPU; without one it shows the plan of the GPU-only parts.
+// other; arrays cross to and from other libraries (PyTorch, CuPy, JAX, NumPy) through DLPack
+// without a copy. It runs with or without a GPU; without one it shows the plan of the GPU-only parts.
 // tests/install builds a program like this one against an installed kiln
 // (find_package(kiln CONFIG REQUIRED), target_link_libraries(... kiln::kiln)).
 #include <cuda_runtime_api.h>  // only for the program's own device buffers (cudaMalloc)
+#include <dlpack/dlpack.h>      // the DLPack structs (Debian: libdlpack-dev)
 #include <kiln/kiln.hpp>
 
 #include <Eigen/Dense>
@@ -169,6 +171,36 @@ void handle_errors(kiln::Device d) {
   }
 }
 
+// DLPack: kiln's array handed to another library (here the program reads the DLTensor itself,
+// as a consumer would), and another library's column-major matrix read by kiln in place.
+void dlpack_hand_off(kiln::Device d) {
+  section("DLPack, both ways");
+  kiln::Array a = kiln::arange(0, 12, 1, kiln::DType::Float32, d).reshape({3, 4}) * 2;
+  DLManagedTensor* t = kiln::to_dlpack(a);
+  const DLTensor& dl = t->dl_tensor;
+  std::printf("to_dlpack: %s tensor, shape (%lld, %lld), strides (%lld, %lld), %d-bit floats\n",
+              dl.device.device_type == kDLCUDA ? "kDLCUDA" : "kDLCPU",
+              static_cast<long long>(dl.shape[0]), static_cast<long long>(dl.shape[1]),
+              static_cast<long long>(dl.strides[0]), static_cast<long long>(dl.strides[1]),
+              dl.dtype.bits);
+  kiln::Array back = kiln::from_dlpack(t);  // kiln owns t now and calls its deleter
+  std::printf("from_dlpack(to_dlpack(a)) reads a's memory: %s\n",
+              back.data() == a.data() ? "true" : "false");
+
+  // A producer's 2x3 matrix [[1, 2, 3], [4, 5, 6]] in column-major order: strides (1, 2).
+  static std::vector<double> columns = {1, 4, 2, 5, 3, 6};
+  static int64_t shape[] = {2, 3}, strides[] = {1, 2};
+  static DLManagedTensor producer{};
+  producer.dl_tensor = {columns.data(), {kDLCPU, 0}, 2, {kDLFloat, 64, 1}, shape, strides, 0};
+  producer.deleter = [](DLManagedTensor*) { std::printf("the producer's deleter ran\n"); };
+  {
+    kiln::Array m = kiln::from_dlpack(&producer);
+    std::vector<double> rows = kiln::sum(m, 1).to_vector<double>();
+    std::printf("a column-major matrix from DLPack, shape (2, 3): row sums %.0f %.0f\n", rows[0],
+                rows[1]);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -180,6 +212,7 @@ int main() {
     device_pointers();
     user_function();
     handle_errors(d);
+    dlpack_hand_off(d);
   } catch (const kiln::Error& e) {  // anything else kiln reports ends the program cleanly
     std::cerr << "kiln error: " << e.what() << "\n";
     return 1;
