@@ -21,7 +21,9 @@ Device cuda(int index = 0);
 // True when a driver and at least one GPU are present. Never throws.
 bool cuda_available();
 int cuda_device_count();
-// Waits until everything kiln queued on the device has finished (no-op for the host).
+// Waits until kiln's work on the calling thread's current stream of the device has finished
+// (kiln/stream.hpp); outside any StreamScope that is everything kiln queued there whose
+// evaluation has returned. A no-op for the host.
 void synchronize(Device d);
 
 }  // namespace kiln

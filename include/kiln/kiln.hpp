@@ -18,5 +18,6 @@
 #include "kiln/selection.hpp"
 #include "kiln/shape.hpp"
 #include "kiln/statistics.hpp"
+#include "kiln/stream.hpp"
 #include "kiln/stats.hpp"
 #include "kiln/timeit.hpp"

@@ -7,6 +7,7 @@
 #include "graph/dtype_table.hpp"
 #include "graph/shape.hpp"
 #include "kiln/selection.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/pipeline.hpp"
 
 namespace kiln {
@@ -447,10 +448,11 @@ Array Array::to(Device d) const {
 
 const void* Array::data() const {
   eval();
-  // Device work runs on kiln's own non-blocking stream, which the caller's streams do not
-  // wait for: finish it, so the pointer handed out can be read at once.
-  synchronize(device());
-  return node_of(*this).storage()->data();
+  // Device work runs on a kiln stream, which the caller's streams do not wait for: finish the
+  // one that wrote the array, so the pointer handed out can be read at once.
+  const graph::BufferRef& storage = node_of(*this).storage();
+  runtime::wait_for_writer(*storage);
+  return storage->data();
 }
 
 template <class T>

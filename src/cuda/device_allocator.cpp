@@ -1,15 +1,18 @@
 // The caching device allocator, built on CUDA's stream-ordered memory pools: allocations and
-// frees are queued on the device's kiln stream, and the device's default pool keeps freed memory
-// for reuse instead of returning it to the driver at every synchronisation.
+// frees are queued on the allocating thread's current kiln stream (cuda/streams.hpp), and the
+// device's default pool keeps freed memory for reuse instead of returning it to the driver at every
+// synchronisation.
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -68,9 +71,10 @@ struct DeviceFree {
 };
 
 // Small blocks (the results of tiny evaluations, reduction scratch) are recycled by kiln
-// itself, with no CUDA call: a freed block goes on a free list by size and is handed out again.
-// That is safe because all of kiln's work on a device runs on its one stream, so whatever is
-// queued after the reuse runs after everything that used the block before.
+// itself, with no CUDA call: a freed block goes on a free list by stream and size and is handed
+// out again to an allocation on the same stream. That is safe because whatever is queued on that
+// stream after the reuse runs after everything that used the block before: the block's own
+// stream's work, and (cuda/streams.hpp) other streams' reads, which that stream waited for.
 class SmallBlocks {
  public:
   static constexpr size_t kLargest = size_t{1} << 20;
@@ -79,9 +83,9 @@ class SmallBlocks {
 
   static size_t round(size_t n) { return (n + kGrain - 1) / kGrain * kGrain; }
 
-  void* take(size_t rounded) {
+  void* take(cudaStream_t stream, size_t rounded) {
     std::lock_guard lock(mu_);
-    auto it = free_.find(rounded);
+    auto it = free_.find({stream, rounded});
     if (it == free_.end() || it->second.empty()) return nullptr;
     void* p = it->second.back();
     it->second.pop_back();
@@ -89,29 +93,29 @@ class SmallBlocks {
     return p;
   }
   // False when the block is not kept (cap reached, or no memory for the list).
-  bool give(void* p, size_t rounded) noexcept {
+  bool give(cudaStream_t stream, void* p, size_t rounded) noexcept {
     try {
       std::lock_guard lock(mu_);
       if (held_ + rounded > kCap) return false;
-      free_[rounded].push_back(p);
+      free_[{stream, rounded}].push_back(p);
       held_ += rounded;
       return true;
     } catch (...) {
       return false;
     }
   }
-  // Hands every kept block back to the pool, in stream order.
-  void release(cudaStream_t stream) {
+  // Hands every kept block back to the pool, each in its stream's order.
+  void release() {
     std::lock_guard lock(mu_);
-    for (auto& [size, blocks] : free_)
-      for (void* p : blocks) cudaFreeAsync(p, stream);
+    for (auto& [key, blocks] : free_)
+      for (void* p : blocks) cudaFreeAsync(p, key.first);
     free_.clear();
     held_ = 0;
   }
 
  private:
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::map<std::pair<cudaStream_t, size_t>, std::vector<void*>> free_;
   size_t held_ = 0;
 };
 
@@ -125,15 +129,15 @@ struct SmallFree {
   size_t rounded;
   DeviceFree fallback;
   void operator()(void* p) const noexcept {
-    if (!blocks->give(p, rounded)) fallback(p);
+    if (!blocks->give(fallback.stream, p, rounded)) fallback(p);
   }
 };
 
 // Null when the device is out of memory (with the runtime's error state cleared).
-void* try_allocate(const DeviceInfo& d, cudaMemPool_t pool, size_t nbytes) {
+void* try_allocate(cudaStream_t stream, cudaMemPool_t pool, size_t nbytes) {
   void* p = nullptr;
   cudaError_t err =
-      pool ? cudaMallocFromPoolAsync(&p, nbytes, pool, d.stream) : cudaMalloc(&p, nbytes);
+      pool ? cudaMallocFromPoolAsync(&p, nbytes, pool, stream) : cudaMalloc(&p, nbytes);
   if (err == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     return nullptr;
@@ -158,11 +162,11 @@ std::string human(size_t bytes) {
                     "go out of scope) or work on smaller pieces");
 }
 
-// Frees everything the pool holds beyond live allocations. The stream is synchronised first
-// so that frees still queued on it have happened and their memory can be released too.
+// Frees everything the pool holds beyond live allocations. The device is synchronised first
+// (every stream: frees may be queued on any of kiln's) so that their memory is released too.
 void trim(const DeviceInfo& d, cudaMemPool_t pool) {
-  small_blocks().get(d.index, [](SmallBlocks&) {}).release(d.stream);
-  KILN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+  small_blocks().get(d.index, [](SmallBlocks&) {}).release();
+  KILN_CUDA_CHECK(cudaDeviceSynchronize());
   if (pool) KILN_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
 }
 
@@ -174,20 +178,22 @@ std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
   auto b = std::make_shared<graph::Buffer>();
   b->nbytes = nbytes;
   b->device = Device{Device::Kind::Cuda, index};
+  cudaStream_t stream = current_stream(index);
+  b->stream = stream;
   if (nbytes == 0) return b;
-  DeviceFree to_pool{index, d.stream, pool != nullptr};
+  DeviceFree to_pool{index, stream, pool != nullptr};
   bool small = pool && nbytes <= SmallBlocks::kLargest;
   size_t size = small ? SmallBlocks::round(nbytes) : nbytes;
   SmallBlocks* blocks = small ? &small_blocks().get(index, [](SmallBlocks&) {}) : nullptr;
-  if (void* p = blocks ? blocks->take(size) : nullptr) {
+  if (void* p = blocks ? blocks->take(stream, size) : nullptr) {
     b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
     return b;
   }
   ScopedDevice on(index);
-  void* p = try_allocate(d, pool, size);
+  void* p = try_allocate(stream, pool, size);
   if (!p) {
     trim(d, pool);
-    p = try_allocate(d, pool, size);
+    p = try_allocate(stream, pool, size);
   }
   if (!p) out_of_memory(index, nbytes);
   if (blocks)

@@ -3,6 +3,7 @@
 
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -61,7 +62,7 @@ void set_device(int index) {
   if (current != index) KILN_CUDA_CHECK(cudaSetDevice(index));
 }
 
-void synchronize(int index) { KILN_CUDA_CHECK(cudaStreamSynchronize(device(index).stream)); }
+void synchronize(int index) { KILN_CUDA_CHECK(cudaStreamSynchronize(current_stream(index))); }
 
 ScopedDevice::ScopedDevice(int index) : index_(index) {
   KILN_CUDA_CHECK(cudaGetDevice(&previous_));

@@ -3,6 +3,7 @@
 // (cuda/library.hpp), the caching allocator and copies on the device's stream
 // (cuda/runtime.hpp).
 #pragma once
+#include "cuda/streams.hpp"
 #include "plan/backend.hpp"
 
 namespace kiln::gpu {
@@ -33,9 +34,13 @@ class Executor final : public plan::Backend {
   bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;
   void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) override;
   void synchronize() override;
+  void begin_run() override { ordering_.begin_run(device_); }
+  void read_from(const graph::Buffer& b) override { ordering_.read_from(device_, b); }
+  void end_run() override { ordering_.end_run(device_); }
 
  private:
   int device_;
+  RunOrdering ordering_;
 };
 
 // What a kernel lookup reported, in the backend interface's terms.

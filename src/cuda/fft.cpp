@@ -15,6 +15,7 @@
 #include "cuda/fft_program.hpp"
 #include "cuda/library.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -86,7 +87,7 @@ class Runner {
       size_t bytes = static_cast<size_t>(shape_size(op.src_shape)) * p_.element_bytes(op.src);
       if (bytes)
         KILN_CUDA_CHECK(cudaMemcpyAsync(data(op.dst), data(op.src), bytes, cudaMemcpyDeviceToDevice,
-                                        device(device_).stream));
+                                        current_stream(device_)));
       return;
     }
     fft::pad_copy(device_, data(op.src), kind(op.src), op.src_shape, data(op.dst), kind(op.dst),

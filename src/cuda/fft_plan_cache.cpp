@@ -8,6 +8,7 @@
 #include "cuda/fft_kernels.hpp"
 #include "cuda/lru_cache.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu::fft {
@@ -100,7 +101,8 @@ void CachedPlan::set_load_callback(const PlanSpec& spec) {
         "cufftXtSetJITCallback");
 }
 
-CachedPlan::CachedPlan(const PlanSpec& spec, int device) : device_(device) {
+CachedPlan::CachedPlan(const PlanSpec& spec, int device)
+    : device_(device), stream_(current_stream(device)) {
   set_device(device);
   check(cufftCreate(&handle_), "cufftCreate");
   try {
@@ -122,7 +124,7 @@ CachedPlan::CachedPlan(const PlanSpec& spec, int device) : device_(device) {
       check(cufftSetWorkArea(handle_, work_->data()), "cufftSetWorkArea");
     }
     work_bytes_ = bytes;
-    check(cufftSetStream(handle_, gpu::device(device).stream), "cufftSetStream");
+    check(cufftSetStream(handle_, stream_), "cufftSetStream");
   } catch (...) {
     cufftDestroy(handle_);
     throw;
@@ -130,13 +132,14 @@ CachedPlan::CachedPlan(const PlanSpec& spec, int device) : device_(device) {
 }
 
 // cuFFT does not say whether cufftDestroy waits for launches still queued with the plan (its
-// twiddle tables are freed with it), so the device's stream is drained first. Eviction is
-// rare enough for that wait. Never throws: errors are cleared, as in kiln's device frees.
+// twiddle tables are freed with it), so its stream (kiln's, never destroyed) is drained first.
+// Eviction is rare enough for that wait. Never throws: errors are cleared, as in kiln's device
+// frees.
 CachedPlan::~CachedPlan() {
   int previous = -1;
   bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
   if (switched) cudaSetDevice(device_);
-  if (const DeviceInfo* info = initialized_device(device_)) cudaStreamSynchronize(info->stream);
+  cudaStreamSynchronize(stream_);
   cufftDestroy(handle_);
   if (switched) cudaSetDevice(previous);
   cudaGetLastError();
@@ -145,6 +148,7 @@ CachedPlan::~CachedPlan() {
 PlanRef acquire_plan(const PlanSpec& spec, int device) {
   Cache::Key key = spec.key();
   key.push_back(device);
+  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(current_stream(device))));
   return cache().acquire(
       key, [&] { return create(spec, device); },
       [](const CachedPlan& p) { return p.work_bytes(); });

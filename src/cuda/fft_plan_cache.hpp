@@ -35,6 +35,7 @@ class CachedPlan {
   void set_load_callback(const PlanSpec& spec);
 
   int device_;
+  cudaStream_t stream_;  // the kiln stream it runs on: its work area is used by one at a time
   cufftHandle handle_ = 0;
   size_t work_bytes_ = 0;
   std::shared_ptr<graph::Buffer> work_;  // freed after cufftDestroy, stream-ordered
@@ -42,7 +43,8 @@ class CachedPlan {
 };
 using PlanRef = std::shared_ptr<CachedPlan>;
 
-// The cached plan for spec on device, created on a miss. A plan evicted while a caller still
+// The cached plan for spec on device and the calling thread's current stream (a plan's work area
+// serves one stream), created on a miss. A plan evicted while a caller still
 // holds it lives until that caller lets go.
 PlanRef acquire_plan(const PlanSpec& spec, int device);
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 
 namespace kiln::gpu::helpers {
 namespace {
@@ -54,7 +55,7 @@ int64_t max_blocks(int device) { return int64_t{gpu::device(device).sm_count} * 
 void launch(const Helper& h, int device, dim3 grid, void** args) {
   cudaKernel_t k = kernel_for(h, device);
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kBlock), args, 0,
-                                   gpu::device(device).stream));
+                                   gpu::current_stream(device)));
 }
 
 void launch(const Helper& h, int device, int64_t n, void** args) {

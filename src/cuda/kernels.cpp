@@ -8,6 +8,7 @@
 
 #include "codegen/kernel_source.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -125,10 +126,10 @@ bool vector_aligned(const plan::FusedGroup& g, const codegen::KernelSource& src,
   return true;
 }
 
-// Zeroed completion counters per device for reductions that merge across blocks: each
-// launch's last block sets its counter back to zero, and launches on the device's one stream
-// never overlap, so the counters are zero whenever a launch starts. Grown on demand; the
-// smaller buffers are kept, since a queued launch may still use them.
+// Zeroed completion counters per device and stream for reductions that merge across blocks: each
+// launch's last block sets its counter back to zero, and launches on one stream never overlap,
+// so the counters are zero whenever a launch starts (streams run at once: one set each). Grown on
+// demand; the smaller buffers are kept, since a queued launch may still use them.
 void* completion_counters(int device, int64_t count) {
   struct Counters {
     std::shared_ptr<graph::Buffer> buffer;
@@ -136,15 +137,15 @@ void* completion_counters(int device, int64_t count) {
     std::vector<std::shared_ptr<graph::Buffer>> retired;
   };
   static std::mutex mu;
-  static auto* counters = new std::map<int, Counters>;  // kept to exit
+  static auto* counters = new std::map<std::pair<int, cudaStream_t>, Counters>;  // kept to exit
+  cudaStream_t stream = current_stream(device);
   std::lock_guard lock(mu);
-  auto& c = (*counters)[device];
+  auto& c = (*counters)[{device, stream}];
   if (c.capacity < count) {
     int64_t capacity = std::max<int64_t>(count, 2 * c.capacity);
     if (c.buffer) c.retired.push_back(std::move(c.buffer));
     c.buffer = allocate(device, capacity * sizeof(unsigned));
-    KILN_CUDA_CHECK(cudaMemsetAsync(c.buffer->data(), 0, capacity * sizeof(unsigned),
-                                    gpu::device(device).stream));
+    KILN_CUDA_CHECK(cudaMemsetAsync(c.buffer->data(), 0, capacity * sizeof(unsigned), stream));
     c.capacity = capacity;
   }
   return c.buffer->data();
@@ -338,7 +339,7 @@ void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, 
       cudaLaunchKernel(reinterpret_cast<const void*>(on.kernel.main),
                        dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
                        dim3(s.block_x, s.block_y), args.pointers(),
-                       static_cast<size_t>(s.shared_bytes), info.stream));
+                       static_cast<size_t>(s.shared_bytes), current_stream(device)));
 }
 
 }  // namespace kiln::gpu

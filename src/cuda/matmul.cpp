@@ -11,6 +11,7 @@
 #include "cuda/matmul_plan_cache.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -112,7 +113,7 @@ void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, con
   if (s.k == 0) {  // an empty sum: zeros, as NumPy
     KILN_CUDA_CHECK(
         cudaMemsetAsync(out, 0, static_cast<size_t>(count * s.m * s.n * itemsize(out_desc.dtype)),
-                        gpu::device(device).stream));
+                        gpu::current_stream(device)));
     return;
   }
   matmul::Calls calls = matmul::calls_for(s, out_desc.dtype, a, b, out);

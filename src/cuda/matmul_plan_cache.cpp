@@ -6,6 +6,7 @@
 #include "cuda/lru_cache.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu::matmul {
@@ -194,7 +195,7 @@ void Plan::run(const void* a, const void* b, void* out) const {
   if (workspace_ > 0) work = allocate(device_, workspace_);
   check(lt::api().cublasLtMatmul(handle(device_), desc_.op, alpha, b, desc_.a, a, desc_.b, beta,
                                  out, desc_.d, out, desc_.d, &algo_, work ? work->data() : nullptr,
-                                 workspace_, device(device_).stream),
+                                 workspace_, current_stream(device_)),
         "cublasLtMatmul");
 }
 

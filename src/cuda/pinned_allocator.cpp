@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "graph/host_buffer.hpp"
 #include "kiln/errors.hpp"
 
@@ -44,15 +45,18 @@ cudaEvent_t new_event(int index) noexcept {
 }
 
 // Called when the last reference to a block goes away. A copy from it may still be queued
-// (copy_to_device from pinned memory returns at once), so mark every kiln stream now; the block
-// is reused only after those marks complete. Falls back to waiting if no event can be made.
+// (copy_to_device from pinned memory returns at once), so mark each device's current stream now
+// (a copy queued on another kiln stream was joined into kiln's own by its run's end, see
+// cuda/streams.hpp); the block is reused only after those marks complete. Falls back to waiting if
+// no event can be made.
 void mark_streams(Block& b) noexcept {
   for (int i = 0; i < static_cast<int>(b.done.size()); ++i) {
     const DeviceInfo* d = initialized_device(i);
     if (!d) continue;  // a device kiln never started has no work queued
     if (!b.done[i]) b.done[i] = new_event(i);
+    cudaStream_t stream = current_stream(i);
     cudaError_t err =
-        b.done[i] ? cudaEventRecord(b.done[i], d->stream) : cudaStreamSynchronize(d->stream);
+        b.done[i] ? cudaEventRecord(b.done[i], stream) : cudaStreamSynchronize(stream);
     if (err != cudaSuccess) cudaGetLastError();
   }
 }

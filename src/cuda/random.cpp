@@ -14,6 +14,7 @@
 #include "cuda/library.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -80,7 +81,7 @@ void launch(cudaKernel_t k, const RandomStep& s, DType t, void* out, long long n
   unsigned long long seed = s.seed, offset = s.offset;
   void* params[] = {&dst, &n, &seed, &offset, &args...};
   KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(blocks), dim3(kBlock),
-                                   params, 0, info.stream));
+                                   params, 0, current_stream(device)));
 }
 
 template <class T>

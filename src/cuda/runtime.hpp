@@ -34,9 +34,10 @@ void set_device(int index);
 // (for deleters, which must not start a device that kiln never used).
 const DeviceInfo* initialized_device(int index) noexcept;
 
-// Device memory from the caching allocator. Freed memory returns to the cache (stream-ordered
-// on the device's stream). On out-of-memory the cache is released and the allocation retried
-// once; then kiln::OutOfMemory says how much was asked for and how much is free.
+// Device memory from the caching allocator, on the calling thread's current stream
+// (cuda/streams.hpp). Freed memory returns to the cache, stream-ordered on that stream. On
+// out-of-memory the cache is released and the allocation retried once; then kiln::OutOfMemory says
+// how much was asked for and how much is free.
 std::shared_ptr<graph::Buffer> allocate(int device, size_t nbytes);
 // Bytes the allocator holds for reuse, and releases them.
 size_t cached_bytes(int device);
@@ -55,10 +56,12 @@ std::shared_ptr<graph::Buffer> allocate_pinned(size_t nbytes);
 size_t pinned_cached_bytes();
 void release_pinned_cache();
 
-// Copies on the device's stream. Host memory may be pinned (direct DMA) or pageable (staged
-// through two pinned buffers, so the CPU copy of one half overlaps the DMA of the other).
+// Copies on the calling thread's current stream of the device. Host memory may be pinned (direct
+// DMA) or pageable (staged through two pinned buffers, so the CPU copy of one half overlaps the DMA
+// of the other).
 void copy_to_device(int device, void* dst, const void* src, size_t nbytes, bool src_pinned);
 void copy_to_host(int device, void* dst, const void* src, size_t nbytes, bool dst_pinned);
+// Waits for the calling thread's current stream of the device.
 void synchronize(int device);
 //
 // When the caller may touch the memory again:

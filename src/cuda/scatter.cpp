@@ -10,6 +10,7 @@
 #include "cuda/library.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 #include "plan/naming.hpp"
 
@@ -56,7 +57,7 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
         "at(...).multiply with index arrays on a complex128 array cannot run on a GPU (no "
         "16-byte atomic update); evaluate it on the host (x.to(kiln::host())) first");
   ScopedDevice on(device);
-  cudaStream_t stream = gpu::device(device).stream;
+  cudaStream_t stream = gpu::current_stream(device);
   const int64_t size = shape_size(out_desc.shape);
   const size_t bytes = static_cast<size_t>(size * itemsize(t));
   if (bytes && out != x)

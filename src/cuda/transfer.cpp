@@ -1,13 +1,15 @@
-// Host <-> device copies on the device's kiln stream. Pinned host memory is copied by one DMA;
-// pageable memory (which the GPU cannot read directly) goes through two pinned staging buffers
-// per device, so that the CPU copy into (or out of) one overlaps the DMA of the other.
+// Host <-> device copies on the calling thread's current stream (cuda/streams.hpp). Pinned host
+// memory is copied by one DMA; pageable memory (which the GPU cannot read directly) goes through
+// two pinned staging buffers per device, so that the CPU copy into (or out of) one overlaps the DMA
+// of the other.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 
+#include "common/parallel.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
-#include "common/parallel.hpp"
+#include "cuda/streams.hpp"
 
 namespace kiln::gpu {
 namespace {
@@ -61,6 +63,7 @@ void host_copy(void* dst, const void* src, size_t n) {
 
 // Returns once `src` has been read completely; the last DMAs may still be queued.
 void stage_to_device(const DeviceInfo& d, Staging& s, char* dst, const char* src, size_t n) {
+  cudaStream_t stream = current_stream(d.index);
   std::lock_guard lock(s.mu);
   int k = 0;
   for (size_t off = 0; off < n; off += kStagingBytes, k ^= 1) {
@@ -68,13 +71,14 @@ void stage_to_device(const DeviceInfo& d, Staging& s, char* dst, const char* src
     void* stage = s.buffer[k]->data();
     KILN_CUDA_CHECK(cudaEventSynchronize(s.idle[k]));
     host_copy(stage, src + off, len);
-    KILN_CUDA_CHECK(cudaMemcpyAsync(dst + off, stage, len, cudaMemcpyHostToDevice, d.stream));
-    KILN_CUDA_CHECK(cudaEventRecord(s.idle[k], d.stream));
+    KILN_CUDA_CHECK(cudaMemcpyAsync(dst + off, stage, len, cudaMemcpyHostToDevice, stream));
+    KILN_CUDA_CHECK(cudaEventRecord(s.idle[k], stream));
   }
 }
 
 // Two DMAs are kept queued ahead of the CPU copy out; returns when `dst` holds everything.
 void stage_to_host(const DeviceInfo& d, Staging& s, char* dst, const char* src, size_t n) {
+  cudaStream_t stream = current_stream(d.index);
   std::lock_guard lock(s.mu);
   size_t pieces = (n + kStagingBytes - 1) / kStagingBytes;
   auto issue = [&](size_t i) {
@@ -83,8 +87,8 @@ void stage_to_host(const DeviceInfo& d, Staging& s, char* dst, const char* src, 
     size_t len = std::min(kStagingBytes, n - off);
     // Stream order puts this DMA after any queued one that still reads buffer k.
     KILN_CUDA_CHECK(
-        cudaMemcpyAsync(s.buffer[k]->data(), src + off, len, cudaMemcpyDeviceToHost, d.stream));
-    KILN_CUDA_CHECK(cudaEventRecord(s.idle[k], d.stream));
+        cudaMemcpyAsync(s.buffer[k]->data(), src + off, len, cudaMemcpyDeviceToHost, stream));
+    KILN_CUDA_CHECK(cudaEventRecord(s.idle[k], stream));
   };
   issue(0);
   issue(1);
@@ -103,7 +107,8 @@ void copy_to_device(int index, void* dst, const void* src, size_t nbytes, bool s
   if (nbytes == 0) return;
   ScopedDevice on(index);
   if (src_pinned) {
-    KILN_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, d.stream));
+    KILN_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, current_stream(index)));
     return;
   }
   stage_to_device(d, staging(index), static_cast<char*>(dst), static_cast<const char*>(src),
@@ -115,8 +120,9 @@ void copy_to_host(int index, void* dst, const void* src, size_t nbytes, bool dst
   if (nbytes == 0) return;
   ScopedDevice on(index);
   if (dst_pinned) {
-    KILN_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, d.stream));
-    KILN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    cudaStream_t stream = current_stream(index);
+    KILN_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
   stage_to_host(d, staging(index), static_cast<char*>(dst), static_cast<const char*>(src), nbytes);

@@ -13,6 +13,9 @@ struct Buffer {
   size_t nbytes = 0;
   Device device;
   bool pinned = false;  // page-locked host memory: copies to a GPU run at DMA speed
+  // Device memory from kiln's allocator: the kiln stream (a cudaStream_t) that allocated it and
+  // whose work writes it; null for memory kiln did not allocate (cuda/streams.hpp).
+  void* stream = nullptr;
   void* data() const { return owner.get(); }
 };
 using BufferRef = std::shared_ptr<const Buffer>;

@@ -73,6 +73,13 @@ class Backend {
   virtual void run_matmul(const MatmulStep& step, const PlanBuffer& out_desc, const void* a,
                           const void* b, void* out) = 0;
 
+  // Ordering one run with other work on the device (the CUDA executor's streams, see
+  // cuda/streams.hpp): before the first step, for each buffer the plan reads that it did not
+  // write, and after the last step. A backend with one queue keeps the defaults.
+  virtual void begin_run() {}
+  virtual void read_from(const graph::Buffer&) {}
+  virtual void end_run() {}
+
   // Copies between host memory and this backend's memory (a host backend: a memcpy).
   // copy_from_host returns true when the copy may still be reading `src` on return (a pinned
   // source): synchronize() before that memory is reused.

@@ -5,6 +5,7 @@
 
 #include "cuda/executor.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 #include "runtime/host_backend.hpp"
 
@@ -35,6 +36,8 @@ plan::Backend& backend_for(const Device& d) {
 std::shared_ptr<graph::Buffer> allocate(const Device& d, size_t nbytes) {
   return backend_for(d).allocate(nbytes);
 }
+
+void wait_for_writer(const graph::Buffer& b) { gpu::synchronize_buffer(b); }
 
 }  // namespace kiln::runtime
 

@@ -17,4 +17,7 @@ plan::Backend& backend_for(const Device& d);
 // (their copies then run at DMA speed), plain aligned memory otherwise.
 std::shared_ptr<graph::Buffer> allocate(const Device& d, size_t nbytes);
 
+// Waits until the work that writes `b` has finished (device memory: its stream; nothing else).
+void wait_for_writer(const graph::Buffer& b);
+
 }  // namespace kiln::runtime

@@ -165,8 +165,38 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
   }
 }
 
+// Orders the run with other work on its devices (the backends' begin_run/read_from/end_run):
+// the buffers it reads but did not write may come from other streams. end_run runs even when a
+// step throws, so those streams still wait for what this run queued before their frees.
+class PlanRun::Ordering {
+ public:
+  explicit Ordering(const PlanRun& r) {
+    for (size_t i = 0; i < r.p_.buffers.size(); ++i) {
+      plan::Backend* b = &r.backend_of(static_cast<int>(i));
+      if (std::find(backends_.begin(), backends_.end(), b) == backends_.end()) {
+        backends_.push_back(b);
+        b->begin_run();
+      }
+    }
+    for (size_t i = 0; i < r.bufs_.size(); ++i)
+      if (r.bufs_[i]) r.backend_of(static_cast<int>(i)).read_from(*r.bufs_[i]);
+  }
+  ~Ordering() {
+    for (plan::Backend* b : backends_) try {
+        b->end_run();
+      } catch (...) {  // a broken context: the step's own error is the one to report
+      }
+  }
+  Ordering(const Ordering&) = delete;
+  Ordering& operator=(const Ordering&) = delete;
+
+ private:
+  std::vector<plan::Backend*> backends_;
+};
+
 void PlanRun::run() {
   ++counters().plans;
+  Ordering ordering(*this);  // before any step: bufs_ holds exactly what the plan did not write
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
   // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.

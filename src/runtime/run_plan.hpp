@@ -27,6 +27,7 @@ class PlanRun {
   graph::BufferRef output(size_t i);
 
  private:
+  class Ordering;
   graph::BufferRef get(int id);
   void* data(int id) { return get(id)->data(); }
   const Device& device_of(int id) const { return p_.buffers[id].device; }
