@@ -201,7 +201,7 @@ GPU_TEST_CASE("threads evaluate at once, each on a stream of its own") {
     }
 }
 
-GPU_TEST_CASE("cuFFT, the random step and copies follow the scope's stream") {
+GPU_TEST_CASE("cuFFT, the random step and copies follow the scope's stream; eval() never waits") {
   CallerStream caller;
   Gate gate;
   Array spectrum, draw, host_copy;
@@ -209,7 +209,7 @@ GPU_TEST_CASE("cuFFT, the random step and copies follow the scope's stream") {
   {
     kiln::StreamScope scope(kiln::Stream::wrap(caller.s, kiln::cuda()));
     gate.close_on(caller.s);
-    Array on_gpu = kiln::asarray(signal, kiln::cuda());
+    Array on_gpu = kiln::asarray(signal, kiln::cuda());  // a copy from pinned memory: no wait
     spectrum = kiln::abs(kiln::fft::fft(on_gpu)).eval();
     draw = kiln::random::Generator(1234, kiln::cuda()).uniform(0.0, 1.0, {1000}).eval();
     gate.release();

@@ -23,7 +23,9 @@
 // (outside any scope that is kiln's own, which follows every evaluation that has finished
 // queueing on other streams, so it waits for all of kiln's work); Stream::synchronize and
 // Event::synchronize wait for what they name. eval() and everything lazy return without waiting
-// for the GPU (eval() does wait for the copies out of host memory it made; see the README).
+// for the GPU: a host thread goes on building graphs while the kernels run. (eval() does wait
+// for what it cannot queue: a copy from pageable host memory, staged; a copy to the host; a
+// selection's count, which sizes its result.)
 #pragma once
 #include <memory>
 

@@ -199,8 +199,9 @@ void PlanRun::run() {
   Ordering ordering(*this);  // before any step: bufs_ holds exactly what the plan did not write
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
-  // A pinned host buffer that fed a copy may be reused once freed: let the copies finish.
-  for (plan::Backend* b : reading_pinned_) b->synchronize();
+  // No wait for copies still reading pinned host buffers: kiln's pinned allocator reuses a
+  // freed block only after the streams current when it was freed (which the copies' streams
+  // join, cuda/streams.hpp) have passed that point. So eval() returns with the GPU still busy.
 }
 
 graph::BufferRef PlanRun::output(size_t i) {
@@ -243,7 +244,7 @@ void PlanRun::run_step(const plan::CopyStep& s) {
   if (device_of(s.dst).is_host()) {
     from.copy_to_host(dst, src->data(), n, get(s.dst)->pinned);
   } else if (device_of(s.src).is_host()) {
-    if (to.copy_from_host(dst, src->data(), n, src->pinned)) reading_pinned_.push_back(&to);
+    to.copy_from_host(dst, src->data(), n, src->pinned);  // may still read src: see run()
   } else {
     auto staging = allocate(host(), n);
     from.copy_to_host(staging->data(), src->data(), n, staging->pinned);

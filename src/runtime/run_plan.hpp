@@ -56,7 +56,6 @@ class PlanRun {
   std::vector<std::vector<Scalar>>& params_;    // per step: the bound scalar parameters
   std::vector<plan::PreparedGroup> kernels_;    // per step, with KILN_DEBUG: what compile() found
   size_t current_ = 0;                          // the step being run
-  std::vector<plan::Backend*> reading_pinned_;  // copies from pinned host memory in flight
 };
 
 }  // namespace kiln::runtime
