@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cuda/per_device.hpp"
@@ -81,10 +80,10 @@ class SmallBlocks {
 
   void* take(size_t rounded) {
     std::lock_guard lock(mu_);
-    auto it = free_.find(rounded);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
+    auto& list = free_[rounded / kGrain];
+    if (list.empty()) return nullptr;
+    void* p = list.back();
+    list.pop_back();
     held_ -= rounded;
     return p;
   }
@@ -93,7 +92,7 @@ class SmallBlocks {
     try {
       std::lock_guard lock(mu_);
       if (held_ + rounded > kCap) return false;
-      free_[rounded].push_back(p);
+      free_[rounded / kGrain].push_back(p);
       held_ += rounded;
       return true;
     } catch (...) {
@@ -103,15 +102,18 @@ class SmallBlocks {
   // Hands every kept block back to the pool, in stream order.
   void release(cudaStream_t stream) {
     std::lock_guard lock(mu_);
-    for (auto& [size, blocks] : free_)
+    for (auto& blocks : free_) {
       for (void* p : blocks) cudaFreeAsync(p, stream);
-    free_.clear();
+      blocks.clear();
+    }
     held_ = 0;
   }
 
  private:
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  // Indexed by size in grains: this runs on every allocation and free of a tiny evaluation,
+  // where a hash map's lookup cost as much as the rest of the allocation.
+  std::vector<std::vector<void*>> free_ = std::vector<std::vector<void*>>(kLargest / kGrain + 1);
   size_t held_ = 0;
 };
 
