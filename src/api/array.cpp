@@ -429,7 +429,7 @@ Array Array::At::max(const Operand& v) const {
 }
 
 const Array& Array::eval() const {
-  runtime::realize({api::ref_of(*this)});
+  runtime::realize(api::ref_of(*this));
   return *this;
 }
 

@@ -200,7 +200,7 @@ Array finish(NodeRef n) {
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&
                    n->kind != OpKind::Slice && n->kind != OpKind::Broadcast;
   if (forceable && !n->is_leaf() && (get_mode() == Mode::Eager || n->depth >= kMaxGraphDepth))
-    runtime::realize({n});
+    runtime::realize(n);
   return Array(std::move(n));
 }
 

@@ -103,34 +103,55 @@ DType binary_compute_dtype(BinaryOp op, graph::BinaryForm form, DType t) {
   return t;
 }
 
-// Takes its operands by value (as the public functions do): a temporary is consumed.
-Array binary_op(BinaryOp op, Operand a, Operand b) {
-  // Looked up once: this runs for every operation a program builds.
-  const graph::BinaryForm form = graph::form_of(op);
-  const char* name = graph::op_name(op);
-  DType ta = operand_dtype(a, b), tb = operand_dtype(b, a);
+// The dtype `op` computes in for operands of dtypes ta and tb (a constant's already weak beside
+// an array), refused where NumPy refuses it. `right` is the right operand when it is a constant.
+DType compute_dtype(BinaryOp op, graph::BinaryForm form, DType ta, DType tb, const Scalar* right) {
   // A Math op runs NumPy's first loop both operands cast to safely: for two integers each
   // one's float, then the wider (arctan2 of int16 and uint16 is float32, not the float64 of
   // their int32); beside a float, their promotion (int8 with bfloat16 runs bfloat16's loop,
   // to which int8 casts safely, where float16's and bfloat16's floats would meet in float32).
   if (form == graph::BinaryForm::Math && is_integer_or_bool(ta) && is_integer_or_bool(tb))
     ta = float_dtype(ta), tb = float_dtype(tb);
-  DType t = promote_types(ta, tb);
-  DType compute = binary_compute_dtype(op, form, t);
-  if (op == BinaryOp::Pow && (is_integer(compute)))
-    if (auto* s = std::get_if<Scalar>(&b); s && s->kind() == Scalar::Kind::Int && s->as_int() < 0)
-      throw DTypeError(
-          "pow: integers to negative integer powers are not allowed; cast the base "
-          "to a float dtype first");
-  DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
-  // One constant operand (x * 2, 1 - x), the usual case: it is the node's immediate.
-  const bool left = std::holds_alternative<Scalar>(a);
-  if (left != std::holds_alternative<Scalar>(b)) {
-    const Scalar& s = std::get<Scalar>(left ? a : b);
-    api::check_fits(s, compute, name);
-    auto n = align({left ? &b : &a}, {compute}, name);
-    return api::finish(api::binary(op, std::move(n[0]), s, left, out));
+  DType compute = binary_compute_dtype(op, form, promote_types(ta, tb));
+  if (op == BinaryOp::Pow && is_integer(compute) && right && right->kind() == Scalar::Kind::Int &&
+      right->as_int() < 0)
+    throw DTypeError(
+        "pow: integers to negative integer powers are not allowed; cast the base "
+        "to a float dtype first");
+  return compute;
+}
+
+// One array and one constant (x * 2, 1 - x), the usual case: the constant is the node's
+// immediate. Built directly, without the operand variants and the general alignment: this runs
+// for most operations a program builds. `left`: the constant is the left operand.
+Array binary_scalar_op(BinaryOp op, Array x, const Scalar& s, bool left) {
+  const graph::BinaryForm form = graph::form_of(op);
+  const char* name = graph::op_name(op);
+  const DType tx = api::node_of(x).dtype, ts = api::weak_result(tx, s);
+  const DType compute =
+      compute_dtype(op, form, left ? ts : tx, left ? tx : ts, left ? nullptr : &s);
+  const DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
+  api::check_fits(s, compute, name);
+  NodeRef n = api::ref_of(std::move(x));
+  if (n->dtype != compute) {  // (align's cast; the device and the shape are the array's own)
+    NodeRef cast = api::cast(n, compute);
+    n = std::move(cast);
   }
+  return api::finish(api::binary(op, std::move(n), s, left, out));
+}
+
+// Takes its operands by value (as the public functions do): a temporary is consumed.
+Array binary_op(BinaryOp op, Operand a, Operand b) {
+  const bool left = std::holds_alternative<Scalar>(a);
+  if (left != std::holds_alternative<Scalar>(b))
+    return left ? binary_scalar_op(op, std::get<Array>(std::move(b)), std::get<Scalar>(a), true)
+                : binary_scalar_op(op, std::get<Array>(std::move(a)), std::get<Scalar>(b), false);
+  // Looked up once: this runs for every operation a program builds.
+  const graph::BinaryForm form = graph::form_of(op);
+  const char* name = graph::op_name(op);
+  DType compute =
+      compute_dtype(op, form, operand_dtype(a, b), operand_dtype(b, a), std::get_if<Scalar>(&b));
+  DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
   auto n = align({&a, &b}, {compute, compute}, name);
   return api::finish(api::binary(op, std::move(n[0]), std::move(n[1]), out, n.shape()));
 }
@@ -149,12 +170,16 @@ Array math_op(UnaryOp op, Array a) {
 
 }  // namespace
 
-#define KILN_DEFINE_BINARY(sym, OP)                                                          \
-  Array operator sym(Array a, Array b) {                                                     \
-    return binary_op(BinaryOp::OP, std::move(a), std::move(b));                              \
-  }                                                                                          \
-  Array operator sym(Array a, Scalar b) { return binary_op(BinaryOp::OP, std::move(a), b); } \
-  Array operator sym(Scalar a, Array b) { return binary_op(BinaryOp::OP, a, std::move(b)); }
+#define KILN_DEFINE_BINARY(sym, OP)                                \
+  Array operator sym(Array a, Array b) {                           \
+    return binary_op(BinaryOp::OP, std::move(a), std::move(b));    \
+  }                                                                \
+  Array operator sym(Array a, Scalar b) {                          \
+    return binary_scalar_op(BinaryOp::OP, std::move(a), b, false); \
+  }                                                                \
+  Array operator sym(Scalar a, Array b) {                          \
+    return binary_scalar_op(BinaryOp::OP, std::move(b), a, true);  \
+  }
 KILN_DEFINE_BINARY(+, Add)
 KILN_DEFINE_BINARY(-, Sub)
 KILN_DEFINE_BINARY(*, Mul)

@@ -4,10 +4,8 @@
 // synchronisation.
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cuda/per_device.hpp"
@@ -85,10 +83,12 @@ class SmallBlocks {
 
   void* take(cudaStream_t stream, size_t rounded) {
     std::lock_guard lock(mu_);
-    auto it = free_.find({stream, rounded});
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
+    std::vector<std::vector<void*>>* by_size = lists(stream, false);
+    if (!by_size) return nullptr;
+    auto& list = (*by_size)[rounded / kGrain];
+    if (list.empty()) return nullptr;
+    void* p = list.back();
+    list.pop_back();
     held_ -= rounded;
     return p;
   }
@@ -97,7 +97,7 @@ class SmallBlocks {
     try {
       std::lock_guard lock(mu_);
       if (held_ + rounded > kCap) return false;
-      free_[{stream, rounded}].push_back(p);
+      lists(stream, true)->at(rounded / kGrain).push_back(p);
       held_ += rounded;
       return true;
     } catch (...) {
@@ -107,15 +107,32 @@ class SmallBlocks {
   // Hands every kept block back to the pool, each in its stream's order.
   void release() {
     std::lock_guard lock(mu_);
-    for (auto& [key, blocks] : free_)
-      for (void* p : blocks) cudaFreeAsync(p, key.first);
-    free_.clear();
+    for (auto& l : free_)
+      for (auto& blocks : l.by_size) {
+        for (void* p : blocks) cudaFreeAsync(p, l.stream);
+        blocks.clear();
+      }
     held_ = 0;
   }
 
  private:
   std::mutex mu_;
-  std::map<std::pair<cudaStream_t, size_t>, std::vector<void*>> free_;
+  // Per stream (few: kiln's own comes first), indexed by size in grains: this runs on every
+  // allocation and free of a tiny evaluation, where a hash map's lookup cost as much as the rest
+  // of the allocation.
+  struct StreamLists {
+    cudaStream_t stream;
+    std::vector<std::vector<void*>> by_size =
+        std::vector<std::vector<void*>>(kLargest / kGrain + 1);
+  };
+  std::vector<StreamLists> free_;
+  std::vector<std::vector<void*>>* lists(cudaStream_t stream, bool create) {
+    for (auto& l : free_)
+      if (l.stream == stream) return &l.by_size;
+    if (!create) return nullptr;
+    free_.push_back({stream});
+    return &free_.back().by_size;
+  }
   size_t held_ = 0;
 };
 

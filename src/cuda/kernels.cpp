@@ -1,7 +1,6 @@
 #include "cuda/kernels.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -151,10 +150,6 @@ void* completion_counters(int device, int64_t count) {
   return c.buffer->data();
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // A kernel over long rows opts in to all the shared memory a block may have on the device, less
 // its static shared memory (block merges); the launch asks for what it stages.
 Loaded with_shared_memory(Loaded l, const codegen::KernelSource& src, const DeviceInfo& info) {
@@ -236,11 +231,9 @@ jit::Request kernel_request(const codegen::KernelSource& src, const std::string&
 }
 
 LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch) {
-  auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, arch, &fresh);
-  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
-          fresh ? &p.src.source : nullptr};
+  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, fresh ? &p.src.source : nullptr};
 }
 
 namespace {
@@ -315,12 +308,10 @@ void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& partials, const plan::F
 }  // namespace
 
 LaunchRecord prepare_group(const plan::KernelStep& step, int device) {
-  auto t0 = std::chrono::steady_clock::now();
   bool fresh;
   Prepared& p = prepared(step, gpu::device(device).arch, &fresh);
   loaded_on(p, device);
-  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, ms_since(t0),
-          fresh ? &p.src.source : nullptr};
+  return {&p.src.name, fresh ? p.origin : jit::Origin::Memory, fresh ? &p.src.source : nullptr};
 }
 
 void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,

@@ -14,7 +14,6 @@ namespace kiln::gpu {
 struct LaunchRecord {
   const std::string* name;  // the kernel's, owned by the plan (no copy on the launch path)
   jit::Origin origin;
-  double ms = 0;                        // host-side time to find or compile the kernel
   const std::string* source = nullptr;  // the generated source, when it was generated now
 };
 

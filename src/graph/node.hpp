@@ -158,6 +158,9 @@ struct Signature {
 // With `held`, the same walk also finds the held nodes (below) and hashes them as outputs
 // after `outputs`, then their number: the signature of evaluating both.
 Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held = nullptr);
+// The same into `sig`, whose list keeps its memory: for the evaluation path, which reuses one
+// Signature rather than allocating a list per evaluation.
+void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig);
 // Unevaluated nodes below `outputs` (not the outputs themselves) that something besides the
 // graph still references, such as an Array the program keeps: in the order the walk finishes
 // them, views and constants left out (see signature.cpp).

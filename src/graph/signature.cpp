@@ -155,6 +155,12 @@ struct Hasher {
 Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
   Signature sig;
   sig.values.reserve(8);  // one allocation for most graphs
+  signature(outputs, held, sig);
+  return sig;
+}
+
+void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig) {
+  sig.values.clear();
   thread_local Scratch scratch;
   scratch.index.clear();
   scratch.seen.clear();
@@ -169,7 +175,6 @@ Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* h
     h = hash_mix(h, held->size());
   }
   sig.hash = h;
-  return sig;
 }
 
 size_t structural_hash(const std::vector<NodeRef>& outputs) { return signature(outputs).hash; }

@@ -21,14 +21,36 @@ void store(const Request& req, PlanRun& run) {
     if (auto b = run.output(i)) graph::set_realized(*req.nodes[i], std::move(b));  // null: held
 }
 
-}  // namespace
+// An evaluation's lists (what it asks for, the request, the signature's values), kept between
+// evaluations so that they keep their memory: evaluations run one at a time (under the
+// evaluation lock), and a tiny one's few allocations cost about as much as its signature.
+struct Scratch {
+  std::vector<graph::NodeRef> asked;  // realize(node)'s one node
+  Request req;
+  graph::Signature sig;
+};
+Scratch& scratch() {
+  static auto* s = new Scratch;  // never destroyed: evaluations may run during exit
+  return *s;
+}
+// Empties the lists on the way out, thrown through or not: between evaluations they must hold
+// no node (a held node would outlive the program's last handle to it).
+struct Emptied {
+  Scratch& s;
+  ~Emptied() {
+    s.req.nodes.clear();
+    s.req.held = 0;
+    s.sig.values.clear();
+    s.asked.clear();
+  }
+};
 
 // The pipeline: signature -> plan -> generate and compile -> run -> store. Each stage is one
 // call; the file named beside it says how it works.
-void realize(const std::vector<graph::NodeRef>& nodes) {
-  auto hold = hold_evaluation();
-  graph::Signature sig;
-  Request req = to_realize(nodes, &sig);  // graph/signature: structure, values, held nodes
+void realize_held(const std::vector<graph::NodeRef>& nodes, Scratch& s) {
+  Request& req = s.req;
+  graph::Signature& sig = s.sig;
+  to_realize(nodes, req, sig);  // graph/signature: structure, values, held nodes
   if (req.nodes.empty()) return;
   const plan::Plan& p = cached_plan(req.nodes, sig, req.held);  // plan/planner, once per structure
   if (debug_level() >= 2) std::cerr << "[kiln] plan\n" << plan::to_string(p);
@@ -36,6 +58,21 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
   run.compile();        // codegen/ generates each kernel, jit/ compiles it or finds it cached
   run.run();            // each step on its device's backend (runtime/backends)
   store(req, run);
+}
+
+}  // namespace
+
+void realize(const std::vector<graph::NodeRef>& nodes) {
+  auto hold = hold_evaluation();
+  Emptied emptied{scratch()};
+  realize_held(nodes, emptied.s);
+}
+
+void realize(const graph::NodeRef& node) {
+  auto hold = hold_evaluation();
+  Emptied emptied{scratch()};
+  emptied.s.asked.push_back(node);
+  realize_held(emptied.s.asked, emptied.s);
 }
 
 void compile_ahead(const std::vector<graph::NodeRef>& nodes) {
@@ -53,15 +90,22 @@ std::unique_lock<std::mutex> hold_evaluation() { return std::unique_lock(eval_mu
 // random draws). Which outputs are only held is structure too.
 Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* sig) {
   Request r;
+  graph::Signature s;
+  to_realize(nodes, r, s);
+  if (sig && !r.nodes.empty()) *sig = std::move(s);
+  return r;
+}
+
+void to_realize(const std::vector<graph::NodeRef>& nodes, Request& r, graph::Signature& sig) {
+  r.nodes.clear();
+  r.held = 0;
   for (const auto& n : nodes)
     if (!n->is_leaf()) r.nodes.push_back(n);
-  if (r.nodes.empty()) return r;
+  if (r.nodes.empty()) return;
   std::vector<graph::NodeRef> held;
-  graph::Signature s = graph::signature(r.nodes, get_materialize_held() ? &held : nullptr);
+  graph::signature(r.nodes, get_materialize_held() ? &held : nullptr, sig);
   r.held = held.size();
   for (auto& h : held) r.nodes.push_back(std::move(h));
-  if (sig) *sig = std::move(s);
-  return r;
 }
 
 std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs) {

@@ -12,6 +12,8 @@
 namespace kiln::runtime {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
+// The same for one node (Array::eval), with no list to allocate.
+void realize(const graph::NodeRef& node);
 // realize's stages up to the compiled kernels (kiln::compile): the plan made or found, every
 // kernel generated and compiled, nothing run and nothing stored.
 void compile_ahead(const std::vector<graph::NodeRef>& nodes);
@@ -25,6 +27,8 @@ struct Request {
 };
 // The request, and into `sig` (when given) its signature, found in the same walk.
 Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* sig = nullptr);
+// The same into `r` and `sig`, whose lists keep their memory (the evaluation path's).
+void to_realize(const std::vector<graph::NodeRef>& nodes, Request& r, graph::Signature& sig);
 // The plan an evaluation of `outputs` runs, made afresh (explain, to_dot); none when every
 // node is evaluated. Call with hold_evaluation() held.
 std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs);

@@ -108,15 +108,16 @@ graph::BufferRef PlanRun::get(int id) {
 // one per core (NVRTC is thread-safe; the kernel cache locks per key, not while compiling): k new
 // kernels then cost about the slowest compile, not the sum. Loading them stays in prepare(), on
 // this thread. The first failure, in step order, is rethrown once all have finished. Returns
-// what each step's compile reported (a null name where it compiled nothing here).
+// what each step's compile reported (a null name where it compiled nothing here), or nothing
+// when fewer than two kernels are new (every cached evaluation: no list is allocated then).
 std::vector<plan::PreparedGroup> PlanRun::compile_new_kernels() {
-  std::vector<plan::PreparedGroup> early(p_.steps.size(), {nullptr});
   std::vector<size_t> fresh;
   for (size_t i = 0; i < p_.steps.size(); ++i)
     if (const auto* k = std::get_if<plan::KernelStep>(&p_.steps[i]);
         k && backend_of(k->group.outputs[0].buffer).needs_compile(*k))
       fresh.push_back(i);
-  if (fresh.size() < 2) return early;
+  if (fresh.size() < 2) return {};
+  std::vector<plan::PreparedGroup> early(p_.steps.size(), {nullptr});
   std::vector<std::exception_ptr> errors(fresh.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -148,7 +149,7 @@ void PlanRun::compile() {
     if (!k) continue;
     plan::Backend& b = backend_of(k->group.outputs[0].buffer);
     plan::PreparedGroup prepared = b.prepare(*k);
-    if (early[i].name) prepared = early[i];  // compiled just now, on another thread
+    if (!early.empty() && early[i].name) prepared = early[i];  // compiled just now, elsewhere
     if (!kernels_.empty()) kernels_[i] = prepared;
     if (!k->group.user_calls.empty()) check_user_code(*k, b);
   }
