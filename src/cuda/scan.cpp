@@ -71,7 +71,8 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   }
   // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a flag a tile;
   // the counter and flags start at zero (stream-ordered, before the launch).
-  const long long tile = kTileBytes / itemsize(t), tiles = (n + tile - 1) / tile;
+  const long long tile = kTileBytes / itemsize(t);
+  long long tiles = (n + tile - 1) / tile;
   const long long total = lanes * tiles;
   const size_t values = static_cast<size_t>(total) * 32, zeroed = 8 + 4 * total;
   auto scratch = allocate(device, values + zeroed);  // freed after the launch, stream-ordered
