@@ -112,73 +112,110 @@ __device__ __forceinline__ T warp_scan(T v, int lane) {
   return v;
 }
 
-// Status of a tile in the look-back: its value slots are written before its flag, read after.
+// Status of a tile in the look-back.
 enum : int { kPending = 0, kAggregate = 1, kPrefix = 2 };
 
-// Values between tiles go through L2 (st.cg / ld.cg: no stale L1 line) in 16-byte slots.
-template <class T>
-__device__ __forceinline__ void publish(uint4* slot, T v) {
-  uint4 w = make_uint4(0, 0, 0, 0);
-  memcpy(&w, &v, sizeof(T));
-  __stcg(slot, w);
-}
-template <class T>
-__device__ __forceinline__ T fetch(const uint4* slot) {
-  uint4 w = __ldcg(slot);
-  T v;
-  memcpy(&v, &w, sizeof(T));
-  return v;
-}
-__device__ __forceinline__ void set_flag(int* flag, int status) {
-  __threadfence();  // the value slot before the flag, for every reader
-  *(volatile int*)flag = status;
-}
-
 // The scratch of a launch over `tiles` tiles (src/cuda/scan.cpp allocates it and zeroes its
-// counter and flags before each launch): aggregates and inclusive prefixes, 16 bytes a tile,
-// then the tile counter, then a flag a tile.
+// counter and words before each launch): 16-byte value slots for aggregates and prefixes, the
+// tile counter, then a 64-bit status word a tile, its flag in the high half. A value of 4 bytes
+// or less travels in the word's low half, so a tile's status and value are one load (the
+// aggregate is overwritten by the prefix, which is as good to fold from); a wider one goes
+// through its slot, written before the flag and read after it.
 struct Status {
   uint4 *aggregates, *prefixes;
-  unsigned long long* counter;
-  int* flags;
+  unsigned long long *counter, *words;
   __device__ Status(void* scratch, long long tiles) {
     aggregates = (uint4*)scratch;
     prefixes = aggregates + tiles;
     counter = (unsigned long long*)(prefixes + tiles);
-    flags = (int*)(counter + 1);
+    words = counter + 1;
   }
 };
 
+template <class T>
+__device__ __forceinline__ constexpr bool packed() {
+  return sizeof(T) <= 4;
+}
+
+// Slots go through L2 (st.cg / ld.cg: no stale L1 line), words are volatile.
+template <class T>
+__device__ __forceinline__ void publish(const Status& s, long long tile, int flag, T v) {
+  unsigned long long word = (unsigned long long)flag << 32;
+  if constexpr (packed<T>()) {
+    unsigned bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    word |= bits;
+  } else {
+    uint4 w = make_uint4(0, 0, 0, 0);
+    memcpy(&w, &v, sizeof(T));
+    __stcg(&(flag == kPrefix ? s.prefixes : s.aggregates)[tile], w);
+    __threadfence();  // the slot before the flag, for every reader
+  }
+  *(volatile unsigned long long*)&s.words[tile] = word;
+}
+
+template <class T>
+struct Seen {
+  int flag;
+  T value;
+};
+
+// A tile's status once it has one (spinning while it is pending).
+template <class T>
+__device__ __forceinline__ Seen<T> wait_for(const Status& s, long long tile) {
+  unsigned long long word;
+  do word = *(volatile unsigned long long*)&s.words[tile];
+  while ((word >> 32) == kPending);
+  Seen<T> seen;
+  seen.flag = (int)(word >> 32);
+  if constexpr (packed<T>()) {
+    const unsigned bits = (unsigned)word;
+    memcpy(&seen.value, &bits, sizeof(T));
+  } else {
+    __threadfence();  // the slot after the flag
+    const uint4 w = __ldcg(&(seen.flag == kPrefix ? s.prefixes : s.aggregates)[tile]);
+    memcpy(&seen.value, &w, sizeof(T));
+  }
+  return seen;
+}
+
 // The prefix of tile t of a row (t > 0) whose first tile has index `row_first` in the launch,
-// computed by one warp: the nearest predecessor whose prefix is published, then the aggregates
-// after it folded forward onto it, so the result is the row's left fold whatever was found.
+// computed by one warp. Windows of 32 predecessors, nearest first, until one holds a published
+// prefix; then from the nearest such prefix, the aggregates after it folded forward (or a
+// prefix published since, in their place): the row's left fold of tile aggregates whatever was
+// found, so the same bits every run.
 template <int OP, class T>
 __device__ T look_back(const Status& s, long long row_first, long long t, int lane) {
-  long long found = -1;
-  for (long long hi = t - 1; found < 0; hi -= 32) {
+  for (long long hi = t - 1;; hi -= 32) {
     const long long mine = hi - lane;  // lane 0 on the nearest tile
-    int flag = kPrefix;
-    if (mine >= 0) {
-      do flag = *(volatile int*)&s.flags[row_first + mine];
-      while (flag == kPending);
-    }
+    Seen<T> seen;
+    seen.flag = kPending;
+    if (mine >= 0) seen = wait_for<T>(s, row_first + mine);
     // The row's first tile publishes its prefix at once, so some window finds one.
-    const unsigned prefixed = __ballot_sync(0xffffffffu, mine >= 0 && flag == kPrefix);
-    if (prefixed) found = hi - (__ffs(prefixed) - 1);
-  }
-  __threadfence();  // the slots after the flags seen
-  T prefix = fetch<T>(&s.prefixes[row_first + found]);
-  for (long long first = found + 1; first < t; first += 32) {
-    const long long mine = first + lane;
-    T a = mine < t ? fetch<T>(&s.aggregates[row_first + mine]) : prefix;
-    const int count = t - first < 32 ? (int)(t - first) : 32;
-#pragma unroll
-    for (int k = 0; k < 32; ++k) {
-      T b = shuffle(a, k);
-      if (k < count) prefix = combine<OP>(prefix, b);
+    const unsigned prefixed = __ballot_sync(0xffffffffu, seen.flag == kPrefix);
+    if (!prefixed) continue;
+    const int found = __ffs(prefixed) - 1;
+    T prefix = shuffle(seen.value, found);
+#pragma unroll 1  // registers: the look-back is one warp's, the loads are every thread's
+    for (int q = 30; q >= 0; --q) {
+      const T v = shuffle(seen.value, q);
+      if (q < found) prefix = combine<OP>(prefix, v);
     }
+    // The windows between this one and t (seen complete before), read again in order.
+    for (long long first = hi + 1; first < t; first += 32) {
+      Seen<T> later;
+      later.flag = kPending;
+      if (first + lane < t) later = wait_for<T>(s, row_first + first + lane);
+#pragma unroll 1
+      for (int q = 0; q < 32; ++q) {
+        const T v = shuffle(later.value, q);
+        const int flag = __shfl_sync(0xffffffffu, later.flag, q);
+        if (flag == kPrefix) prefix = v;
+        if (flag == kAggregate) prefix = combine<OP>(prefix, v);
+      }
+    }
+    return prefix;
   }
-  return prefix;
 }
 
 // The single-pass scan: a block per tile of kTileBytes, rows of n values `inner` apart
@@ -241,13 +278,12 @@ __device__ void single_pass(const T* in, T* out, long long outer, long long n, l
     for (int w = 0; w < kWarps; ++w) fold.then(warp_folds[w]);
     const long long row_first = tile - t;
     if (t == 0) {
-      if (lane == 0) publish(&s.prefixes[tile], fold.value), set_flag(&s.flags[tile], kPrefix);
+      if (lane == 0) publish(s, tile, kPrefix, fold.value);
     } else {
-      if (lane == 0) publish(&s.aggregates[tile], fold.value), set_flag(&s.flags[tile], kAggregate);
+      if (lane == 0) publish(s, tile, kAggregate, fold.value);
       const T prefix = look_back<OP, T>(s, row_first, t, lane);
       if (lane == 0) {
-        publish(&s.prefixes[tile], combine<OP>(prefix, fold.value));
-        set_flag(&s.flags[tile], kPrefix);
+        publish(s, tile, kPrefix, combine<OP>(prefix, fold.value));
         tile_prefix = prefix;
       }
     }

@@ -69,12 +69,12 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
     void* args[] = {&in, &out, &outer, &n, &inner};
     return helpers::launch(lanes_helper(t, step.op), device, lanes, args);
   }
-  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a flag a tile;
-  // the counter and flags start at zero (stream-ordered, before the launch).
+  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit status
+  // word a tile; the counter and words start at zero (stream-ordered, before the launch).
   const long long tile = kTileBytes / itemsize(t);
   long long tiles = (n + tile - 1) / tile;
   const long long total = lanes * tiles;
-  const size_t values = static_cast<size_t>(total) * 32, zeroed = 8 + 4 * total;
+  const size_t values = static_cast<size_t>(total) * 32, zeroed = 8 + 8 * total;
   auto scratch = allocate(device, values + zeroed);  // freed after the launch, stream-ordered
   void* status = scratch->data();
   KILN_CUDA_CHECK(
