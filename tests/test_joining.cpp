@@ -478,7 +478,7 @@ TEST_CASE("the scatter and scan kernels compile with NVRTC") {
                         "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto scans = kiln::gpu::compile_scan_helpers("sm_90", some);
-  CHECK(scans.size() == 8 * (std::size(some) - 1));  // 4 kernels x 2 ops, none for bool
+  CHECK(scans.size() == 4 * (std::size(some) - 1));  // 2 kernels x 2 ops, none for bool
 }
 
 TEST_CASE("scatter refuses what it cannot do, saying why") {

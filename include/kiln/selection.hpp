@@ -17,8 +17,11 @@ namespace kiln {
 // NumPy's axis=None). The dtype is `dtype`, or NumPy's: bool and integers narrower than 64 bits
 // in int64 (unsigned in uint64), others their own; float16 and bfloat16 add in float32 and
 // round each step to their dtype. Integer overflow wraps. On a GPU, long
-// contiguous rows scan in tiles, so float results may differ from the host's (sequential, as
-// NumPy's) in the last bits.
+// rows scan in tiles of 16 KiB in one pass (decoupled look-back): each value is the fold of its
+// row's earlier tiles (left to right, tile by tile), then of the values before it in its tile
+// (a fixed tree). Integer results equal the host's; float results are the same bits every run but
+// may differ from the host's (sequential, as NumPy's) in the last bits: by at most about
+// 2 * n * eps times the scan of the magnitudes along a row of n, as any two summation orders.
 Array cumsum(const Array& a, std::optional<int> axis = std::nullopt,
              std::optional<DType> dtype = std::nullopt);
 Array cumprod(const Array& a, std::optional<int> axis = std::nullopt,

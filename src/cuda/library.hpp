@@ -21,8 +21,9 @@ void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const v
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
                  const int64_t* positions, const void* values, int64_t count, void* out,
                  int device);
-// out = the inclusive scan of in (cpu::run_scan's contract): long rows by tiles, whose float
-// sums associate differently from the host's (the same way every run).
+// out = the inclusive scan of in (cpu::run_scan's contract): long rows in one pass of tiles
+// (decoupled look-back), whose float sums associate differently from the host's (the same way
+// every run).
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device);
 // Compiles every scatter and scan kernel for `arch` without a GPU (how tests check

@@ -1,9 +1,8 @@
 // Scan steps on a GPU (kernels/scan.cuh): a thread per lane walking the scanned axis in order
-// where there are lanes to fill the device or the axis is short; otherwise tiles of each lane
-// folded, their totals scanned per lane, and each tile scanned from its prefix (three launches).
+// where there are lanes to fill the device or the axis is short; otherwise one single-pass
+// launch over tiles of each lane (decoupled look-back), which reads each value once.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <string>
 
 #include "codegen/expressions.hpp"
@@ -19,7 +18,10 @@ namespace {
 
 using helpers::Helper;
 
-constexpr int64_t kTile = 2048;  // kiln::scan::kTile
+// kiln::scan::kTileBytes: a tile of the single-pass form, whatever the dtype.
+constexpr int64_t kTileBytes = 16384;
+// Rows longer than this scan in tiles when they are contiguous or too few to fill the device.
+constexpr int64_t kLong = 2048;
 
 // kiln::scan::FORM<OP>(args) for dtype t.
 Helper scan_helper(const std::string& form, const std::string& params, const std::string& args,
@@ -40,26 +42,14 @@ Helper lanes_helper(DType t, graph::ScanOp op) {
   return scan_helper("lanes", "const T* in, T* out, long long outer, long long n, long long inner",
                      "in, out, outer, n, inner", t, op);
 }
-Helper totals_helper(DType t, graph::ScanOp op) {
-  return scan_helper(
-      "tile_totals",
-      "const T* in, T* totals, long long outer, long long n, long long inner, long long tiles",
-      "in, totals, outer, n, inner, tiles", t, op);
-}
-Helper prefixes_helper(DType t, graph::ScanOp op) {
-  return scan_helper("scan_totals", "T* totals, long long rows, long long tiles",
-                     "totals, rows, tiles", t, op);
-}
-Helper tiles_helper(DType t, graph::ScanOp op) {
-  return scan_helper("scan_tiles",
-                     "const T* in, T* out, const T* prefixes, long long outer, long long n, "
-                     "long long inner, long long tiles",
-                     "in, out, prefixes, outer, n, inner, tiles", t, op);
+Helper single_pass_helper(DType t, graph::ScanOp op) {
+  return scan_helper("single_pass",
+                     "const T* in, T* out, long long outer, long long n, long long inner, "
+                     "long long tiles, void* scratch, int vectors",
+                     "in, out, outer, n, inner, tiles, scratch, vectors", t, op);
 }
 
-dim3 blocks(int64_t work, int device) {
-  return dim3(static_cast<unsigned>(std::clamp<int64_t>(work, 1, helpers::max_blocks(device))));
-}
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
@@ -74,21 +64,24 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   // in order: consecutive lanes read consecutive values when inner > 1.
   const long long lanes = outer * inner;
   const bool tiled =
-      n > kTile && (inner == 1 || lanes < helpers::max_blocks(device) * helpers::kBlock / 4);
+      n > kLong && (inner == 1 || lanes < helpers::max_blocks(device) * helpers::kBlock / 4);
   if (!tiled) {
     void* args[] = {&in, &out, &outer, &n, &inner};
     return helpers::launch(lanes_helper(t, step.op), device, lanes, args);
   }
-  long long tiles = (n + kTile - 1) / kTile;
-  auto totals = allocate(device, static_cast<size_t>(lanes * tiles * itemsize(t)));
-  void* totals_data = totals->data();
-  void* a1[] = {&in, &totals_data, &outer, &n, &inner, &tiles};
-  helpers::launch(totals_helper(t, step.op), device, blocks(lanes * tiles, device), a1);
-  long long rows = lanes;
-  void* a2[] = {&totals_data, &rows, &tiles};
-  helpers::launch(prefixes_helper(t, step.op), device, blocks(rows, device), a2);
-  void* a3[] = {&in, &out, &totals_data, &outer, &n, &inner, &tiles};
-  helpers::launch(tiles_helper(t, step.op), device, blocks(lanes * tiles, device), a3);
+  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit status
+  // word a tile; the counter and words start at zero (stream-ordered, before the launch).
+  const long long tile = kTileBytes / itemsize(t);
+  long long tiles = (n + tile - 1) / tile;
+  const long long total = lanes * tiles;
+  const size_t values = static_cast<size_t>(total) * 32, zeroed = 8 + 8 * total;
+  auto scratch = allocate(device, values + zeroed);  // freed after the launch, stream-ordered
+  void* status = scratch->data();
+  KILN_CUDA_CHECK(
+      cudaMemsetAsync(static_cast<char*>(status) + values, 0, zeroed, gpu::device(device).stream));
+  int vectors = inner == 1 && aligned(in) && aligned(out) && n * itemsize(t) % 16 == 0;
+  void* args[] = {&in, &out, &outer, &n, &inner, &tiles, &status, &vectors};
+  helpers::launch(single_pass_helper(t, step.op), device, dim3(static_cast<unsigned>(total)), args);
 }
 
 std::vector<std::string> compile_scan_helpers(const std::string& arch,
@@ -97,8 +90,7 @@ std::vector<std::string> compile_scan_helpers(const std::string& arch,
   for (DType t : dtypes) {
     if (t == DType::Bool) continue;  // the API scans bool as int64
     for (auto op : {graph::ScanOp::Sum, graph::ScanOp::Prod})
-      for (const Helper& h :
-           {lanes_helper(t, op), totals_helper(t, op), prefixes_helper(t, op), tiles_helper(t, op)})
+      for (const Helper& h : {lanes_helper(t, op), single_pass_helper(t, op)})
         names.push_back(helpers::compile(h, arch).kernel->name);
   }
   return names;
