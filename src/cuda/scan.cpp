@@ -10,6 +10,7 @@
 #include "cuda/library.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
 #include "plan/naming.hpp"
 
@@ -78,7 +79,7 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   auto scratch = allocate(device, values + zeroed);  // freed after the launch, stream-ordered
   void* status = scratch->data();
   KILN_CUDA_CHECK(
-      cudaMemsetAsync(static_cast<char*>(status) + values, 0, zeroed, gpu::device(device).stream));
+      cudaMemsetAsync(static_cast<char*>(status) + values, 0, zeroed, gpu::current_stream(device)));
   int vectors = inner == 1 && aligned(in) && aligned(out) && n * itemsize(t) % 16 == 0;
   void* args[] = {&in, &out, &outer, &n, &inner, &tiles, &status, &vectors};
   helpers::launch(single_pass_helper(t, step.op), device, dim3(static_cast<unsigned>(total)), args);
