@@ -3,11 +3,11 @@
 // user-defined elementwise function (a CUDA expression, like CuPy's ElementwiseKernel) fuses
 // with kiln's built-in operations into one kernel, and kiln's exceptions are handled like any
 // other; arrays cross to and from other libraries (PyTorch, CuPy, JAX, NumPy) through DLPack
-// without a copy. It runs with or without a GPU; without one it shows the plan of the GPU-only parts.
-// tests/install builds a program like this one against an installed kiln
-// (find_package(kiln CONFIG REQUIRED), target_link_libraries(... kiln::kiln)).
+// without a copy. It runs with or without a GPU; without one it shows the plan of the GPU-only
+// parts. tests/install builds a program like this one against an installed kiln (find_package(kiln
+// CONFIG REQUIRED), target_link_libraries(... kiln::kiln)).
 #include <cuda_runtime_api.h>  // only for the program's own device buffers (cudaMalloc)
-#include <dlpack/dlpack.h>      // the DLPack structs (Debian: libdlpack-dev)
+#include <dlpack/dlpack.h>     // the DLPack structs (Debian: libdlpack-dev)
 #include <kiln/kiln.hpp>
 
 #include <Eigen/Dense>
@@ -171,6 +171,41 @@ void handle_errors(kiln::Device d) {
   }
 }
 
+// The program's own CUDA stream: its copy in, kiln's work and its copies out, in stream order;
+// the copy in is not waited for (StreamScope orders kiln's evaluation after it by events).
+void on_the_programs_stream() {
+  section("kiln on the program's stream");
+  if (!kiln::cuda_available()) {
+    std::printf(
+        "no GPU: skipped. With one, kiln::StreamScope puts kiln's work in the program's\n"
+        "stream order.\n");
+    return;
+  }
+  const int n = 1 << 20;
+  std::vector<float> in(n, 0.5f), out(n);
+  cudaStream_t mine = nullptr;
+  void *d_in = nullptr, *d_out = nullptr;
+  if (cudaStreamCreate(&mine) != cudaSuccess || cudaMalloc(&d_in, n * 4) != cudaSuccess ||
+      cudaMalloc(&d_out, n * 4) != cudaSuccess)
+    throw kiln::Error("cudaStreamCreate/cudaMalloc failed");
+  cudaMemcpyAsync(d_in, in.data(), n * 4, cudaMemcpyHostToDevice, mine);  // no sync after it
+  {
+    kiln::StreamScope scope(kiln::Stream::wrap(mine, kiln::cuda()));
+    kiln::Array x = kiln::wrap(d_in, kiln::DType::Float32, {n}, kiln::cuda());
+    kiln::Array y = (kiln::exp(x) * 2.0f).eval();  // after the copy in; returns at once
+    // y.data() waits for kiln's work on y (not for the device); the program's copy of it, queued
+    // on its stream after the scope's evaluations, then runs in order.
+    cudaMemcpyAsync(d_out, y.data(), n * 4, cudaMemcpyDeviceToDevice, mine);
+  }
+  cudaMemcpyAsync(out.data(), d_out, n * 4, cudaMemcpyDeviceToHost, mine);
+  cudaStreamSynchronize(mine);
+  std::printf("exp(0.5) * 2 through the program's stream: out[0] = %.4f, out[n-1] = %.4f\n", out[0],
+              out[n - 1]);
+  cudaFree(d_in);
+  cudaFree(d_out);
+  cudaStreamDestroy(mine);
+}
+
 // DLPack: kiln's array handed to another library (here the program reads the DLTensor itself,
 // as a consumer would), and another library's column-major matrix read by kiln in place.
 void dlpack_hand_off(kiln::Device d) {
@@ -212,6 +247,7 @@ int main() {
     device_pointers();
     user_function();
     handle_errors(d);
+    on_the_programs_stream();
     dlpack_hand_off(d);
   } catch (const kiln::Error& e) {  // anything else kiln reports ends the program cleanly
     std::cerr << "kiln error: " << e.what() << "\n";
