@@ -1,11 +1,6 @@
 #include "cuda/cublaslt.hpp"
 
-#include <dlfcn.h>
-
-#include <mutex>
-#include <string>
-
-#include "kiln/errors.hpp"
+#include "cuda/shared_library.hpp"
 
 namespace kiln::gpu::lt {
 namespace {
@@ -16,30 +11,11 @@ namespace {
 // (kiln's run path, LD_LIBRARY_PATH, ld.so.cache), then in the toolkit kiln was built with.
 constexpr const char* kSoname = "libcublasLt.so." KILN_STR(CUBLAS_VER_MAJOR);
 
-void* open_library() {
-  if (void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL)) return h;
-  std::string first = dlerror();
-#ifdef KILN_CUDA_LIBRARY_DIR
-  std::string path = std::string(KILN_CUDA_LIBRARY_DIR) + "/" + kSoname;
-  if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-#endif
-  throw CudaError(std::string("matmul on a GPU needs cuBLASLt, and ") + kSoname +
-                  " could not be loaded (" + first +
-                  "); install the CUDA toolkit's cuBLAS (libcublas) or add its folder to "
-                  "LD_LIBRARY_PATH");
-}
-
 Api load() {
-  void* h = open_library();
+  void* h = open_cuda_library(kSoname, "matmul on a GPU", "cuBLAS (libcublas)");
   Api a;
-  auto symbol = [h](const char* name) {
-    void* f = dlsym(h, name);
-    if (!f)
-      throw CudaError(std::string(kSoname) + " has no " + name +
-                      "; kiln needs the cuBLAS of the CUDA toolkit it was built with");
-    return f;
-  };
-#define KILN_CUBLASLT_LOAD(name) a.name = reinterpret_cast<decltype(a.name)>(symbol(#name));
+#define KILN_CUBLASLT_LOAD(name) \
+  a.name = reinterpret_cast<decltype(a.name)>(cuda_library_symbol(h, kSoname, #name));
   KILN_CUBLASLT_FUNCTIONS(KILN_CUBLASLT_LOAD)
 #undef KILN_CUBLASLT_LOAD
   return a;
@@ -47,16 +23,6 @@ Api load() {
 
 }  // namespace
 
-const Api& api() {
-  static std::mutex mu;
-  static Api loaded;
-  static bool ready = false;
-  std::lock_guard lock(mu);
-  if (!ready) {
-    loaded = load();  // throws before `ready` is set: the next call tries again
-    ready = true;
-  }
-  return loaded;
-}
+const Api& api() { return load_once(&load); }
 
 }  // namespace kiln::gpu::lt

@@ -1,8 +1,8 @@
-// cuBLASLt, loaded on first use. Linking libcublasLt makes every kiln program pay for it at
-// start (measured: 0.03 s -> 0.23 s and 46 -> 256 MB resident for a program that never
-// multiplies a matrix), so the library is opened with dlopen by the first matmul on a GPU and
-// its functions are called through this table, declared from cuBLASLt's own header. Like the
-// rest of src/cuda, it never touches libcuda.
+// cuBLASLt, loaded on first use (cuda/shared_library.hpp). Linking libcublasLt makes every kiln
+// program pay for it at start (measured: 0.03 s -> 0.23 s and 46 -> 256 MB resident for a program
+// that never multiplies a matrix), so the library is opened with dlopen by the first matmul on a
+// GPU and its functions are called through this table, declared from cuBLASLt's own header. Like
+// the rest of src/cuda, it never touches libcuda.
 #pragma once
 #include <cublasLt.h>
 

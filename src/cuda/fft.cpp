@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "cuda/cufft_api.hpp"
 #include "cuda/fft_kernels.hpp"
 #include "cuda/fft_plan_cache.hpp"
 #include "cuda/fft_program.hpp"
@@ -38,21 +39,25 @@ void exec_once(cufftHandle h, const fft::PlanSpec& s, void* in, void* out, bool 
   switch (s.transform) {
     case Transform::C2C:
       if (single)
-        fft::check(cufftExecC2C(h, c(in), c(out), dir), "cufftExecC2C");
+        fft::check(fft::cufft().cufftExecC2C(h, c(in), c(out), dir), "cufftExecC2C");
       else
-        fft::check(cufftExecZ2Z(h, z(in), z(out), dir), "cufftExecZ2Z");
+        fft::check(fft::cufft().cufftExecZ2Z(h, z(in), z(out), dir), "cufftExecZ2Z");
       break;
     case Transform::R2C:
       if (single)
-        fft::check(cufftExecR2C(h, static_cast<cufftReal*>(in), c(out)), "cufftExecR2C");
+        fft::check(fft::cufft().cufftExecR2C(h, static_cast<cufftReal*>(in), c(out)),
+                   "cufftExecR2C");
       else
-        fft::check(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(in), z(out)), "cufftExecD2Z");
+        fft::check(fft::cufft().cufftExecD2Z(h, static_cast<cufftDoubleReal*>(in), z(out)),
+                   "cufftExecD2Z");
       break;
     case Transform::C2R:
       if (single)
-        fft::check(cufftExecC2R(h, c(in), static_cast<cufftReal*>(out)), "cufftExecC2R");
+        fft::check(fft::cufft().cufftExecC2R(h, c(in), static_cast<cufftReal*>(out)),
+                   "cufftExecC2R");
       else
-        fft::check(cufftExecZ2D(h, z(in), static_cast<cufftDoubleReal*>(out)), "cufftExecZ2D");
+        fft::check(fft::cufft().cufftExecZ2D(h, z(in), static_cast<cufftDoubleReal*>(out)),
+                   "cufftExecZ2D");
       break;
   }
 }

@@ -5,6 +5,7 @@
 
 #include <cufftXt.h>
 
+#include "cuda/cufft_api.hpp"
 #include "cuda/fft_kernels.hpp"
 #include "cuda/lru_cache.hpp"
 #include "cuda/runtime.hpp"
@@ -96,17 +97,17 @@ void check(cufftResult r, const char* call) {
 void CachedPlan::set_load_callback(const PlanSpec& spec) {
   const jit::Kernel& cb = load_callback(*spec.load_from, spec.precision, device_);
   auto type = spec.precision == Precision::Single ? CUFFT_CB_LD_REAL : CUFFT_CB_LD_REAL_DOUBLE;
-  check(cufftXtSetJITCallback(handle_, cb.name.c_str(), cb.cubin.data(), cb.cubin.size(), type,
-                              nullptr),
+  check(cufft().cufftXtSetJITCallback(handle_, cb.name.c_str(), cb.cubin.data(), cb.cubin.size(),
+                                      type, nullptr),
         "cufftXtSetJITCallback");
 }
 
 CachedPlan::CachedPlan(const PlanSpec& spec, int device)
     : device_(device), stream_(current_stream(device)) {
   set_device(device);
-  check(cufftCreate(&handle_), "cufftCreate");
+  check(cufft().cufftCreate(&handle_), "cufftCreate");
   try {
-    check(cufftSetAutoAllocation(handle_, 0), "cufftSetAutoAllocation");
+    check(cufft().cufftSetAutoAllocation(handle_, 0), "cufftSetAutoAllocation");
     long long n[3], inembed[3], onembed[3];
     for (int i = 0; i < 3; ++i) {
       n[i] = spec.n[i];
@@ -115,18 +116,19 @@ CachedPlan::CachedPlan(const PlanSpec& spec, int device)
     }
     if (spec.load_from) set_load_callback(spec);
     size_t bytes = 0;
-    check(cufftMakePlanMany64(handle_, spec.rank, n, inembed, spec.istride, spec.idist, onembed,
-                              spec.ostride, spec.odist, type_of(spec), spec.batch, &bytes),
+    check(cufft().cufftMakePlanMany64(handle_, spec.rank, n, inembed, spec.istride, spec.idist,
+                                      onembed, spec.ostride, spec.odist, type_of(spec), spec.batch,
+                                      &bytes),
           "cufftMakePlanMany64");
-    check(cufftGetSize(handle_, &bytes), "cufftGetSize");
+    check(cufft().cufftGetSize(handle_, &bytes), "cufftGetSize");
     if (bytes > 0) {
       work_ = allocate(device, bytes);
-      check(cufftSetWorkArea(handle_, work_->data()), "cufftSetWorkArea");
+      check(cufft().cufftSetWorkArea(handle_, work_->data()), "cufftSetWorkArea");
     }
     work_bytes_ = bytes;
-    check(cufftSetStream(handle_, stream_), "cufftSetStream");
+    check(cufft().cufftSetStream(handle_, stream_), "cufftSetStream");
   } catch (...) {
-    cufftDestroy(handle_);
+    cufft().cufftDestroy(handle_);
     throw;
   }
 }
@@ -140,7 +142,7 @@ CachedPlan::~CachedPlan() {
   bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
   if (switched) cudaSetDevice(device_);
   cudaStreamSynchronize(stream_);
-  cufftDestroy(handle_);
+  cufft().cufftDestroy(handle_);
   if (switched) cudaSetDevice(previous);
   cudaGetLastError();
 }

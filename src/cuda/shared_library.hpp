@@ -1,0 +1,32 @@
+// CUDA libraries that kiln opens on first use instead of linking (cuFFT, cuBLASLt): a program
+// that never runs an FFT or a matmul on a GPU does not load them at start (each costs tenths of
+// a second and hundreds of MB). Their functions are called through tables of pointers declared
+// from the libraries' own headers. Like the rest of src/cuda, nothing here touches libcuda.
+#pragma once
+#include <mutex>
+
+namespace kiln::gpu {
+
+// Opens `soname` the way the loader finds cudart (kiln's run path, LD_LIBRARY_PATH,
+// ld.so.cache), then in the CUDA toolkit kiln was built with. kiln::CudaError saying that
+// `needed_for` needs it, dlerror()'s reason and what to install (`package`) when it cannot.
+void* open_cuda_library(const char* soname, const char* needed_for, const char* package);
+// The function `name` of an opened library; kiln::CudaError when the library lacks it.
+void* cuda_library_symbol(void* library, const char* soname, const char* name);
+
+// The table `load` fills, loaded by the first call (thread-safe). When load throws, the error
+// reaches the caller and the next call tries again.
+template <class Api>
+const Api& load_once(Api (*load)()) {
+  static std::mutex mu;
+  static Api loaded;
+  static bool ready = false;
+  std::lock_guard lock(mu);
+  if (!ready) {
+    loaded = load();
+    ready = true;
+  }
+  return loaded;
+}
+
+}  // namespace kiln::gpu
