@@ -1,6 +1,6 @@
 #include "cuda/cublaslt.hpp"
 
-#include "cuda/shared_library.hpp"
+#include "common/shared_library.hpp"
 
 namespace kiln::gpu::lt {
 namespace {
@@ -12,10 +12,10 @@ namespace {
 constexpr const char* kSoname = "libcublasLt.so." KILN_STR(CUBLAS_VER_MAJOR);
 
 Api load() {
-  void* h = open_cuda_library(kSoname, "matmul on a GPU", "cuBLAS (libcublas)");
+  void* h = kiln::open_cuda_library(kSoname, "matmul on a GPU", "cuBLAS (libcublas)");
   Api a;
 #define KILN_CUBLASLT_LOAD(name) \
-  a.name = reinterpret_cast<decltype(a.name)>(cuda_library_symbol(h, kSoname, #name));
+  a.name = reinterpret_cast<decltype(a.name)>(kiln::cuda_library_symbol(h, kSoname, #name));
   KILN_CUBLASLT_FUNCTIONS(KILN_CUBLASLT_LOAD)
 #undef KILN_CUBLASLT_LOAD
   return a;
@@ -23,6 +23,6 @@ Api load() {
 
 }  // namespace
 
-const Api& api() { return load_once(&load); }
+const Api& api() { return kiln::load_once(&load); }
 
 }  // namespace kiln::gpu::lt

@@ -1,6 +1,6 @@
 #include "cuda/cufft_api.hpp"
 
-#include "cuda/shared_library.hpp"
+#include "common/shared_library.hpp"
 
 namespace kiln::gpu::fft {
 namespace {
@@ -10,10 +10,10 @@ namespace {
 constexpr const char* kSoname = "libcufft.so." KILN_STR(CUFFT_VER_MAJOR);
 
 CufftApi load() {
-  void* h = open_cuda_library(kSoname, "an FFT on a GPU", "cuFFT (libcufft)");
+  void* h = kiln::open_cuda_library(kSoname, "an FFT on a GPU", "cuFFT (libcufft)");
   CufftApi a;
 #define KILN_CUFFT_LOAD(name) \
-  a.name = reinterpret_cast<decltype(a.name)>(cuda_library_symbol(h, kSoname, #name));
+  a.name = reinterpret_cast<decltype(a.name)>(kiln::cuda_library_symbol(h, kSoname, #name));
   KILN_CUFFT_FUNCTIONS(KILN_CUFFT_LOAD)
 #undef KILN_CUFFT_LOAD
   return a;
@@ -21,6 +21,6 @@ CufftApi load() {
 
 }  // namespace
 
-const CufftApi& cufft() { return load_once(&load); }
+const CufftApi& cufft() { return kiln::load_once(&load); }
 
 }  // namespace kiln::gpu::fft

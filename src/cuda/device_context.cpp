@@ -4,6 +4,7 @@
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
+#include "jit/nvrtc_api.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -43,6 +44,8 @@ void init(DeviceInfo& d, int index) {
   // Non-blocking: kiln's work must not serialise with the legacy default stream that other
   // libraries in the process may use.
   KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
+  // A GPU in use will compile kernels: start loading NVRTC now, beside the program's set-up.
+  jit::load_nvrtc_in_background();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // NVRTC compilation and compile-failure reports.
 #include "jit/nvrtc_compile.hpp"
+#include "jit/nvrtc_api.hpp"
 
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -24,7 +25,7 @@ namespace {
 struct Program {
   nvrtcProgram handle = nullptr;
   ~Program() {
-    if (handle) nvrtcDestroyProgram(&handle);
+    if (handle) nvrtc().nvrtcDestroyProgram(&handle);
   }
 };
 
@@ -47,9 +48,9 @@ const HeaderArrays& header_arrays() {
 
 std::string program_log(nvrtcProgram p) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0) return "";
+  if (nvrtc().nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size == 0) return "";
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(p, log.data()) != NVRTC_SUCCESS) return "";
+  if (nvrtc().nvrtcGetProgramLog(p, log.data()) != NVRTC_SUCCESS) return "";
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
 }
@@ -65,12 +66,13 @@ Output output_of(const Request& r, const std::vector<std::string>& options) {
 
 std::vector<char> program_binary(nvrtcProgram p, Output kind) {
   size_t size = 0;
-  auto get_size = kind == Output::Ptx     ? nvrtcGetPTXSize
-                  : kind == Output::LtoIr ? nvrtcGetLTOIRSize
-                                          : nvrtcGetCUBINSize;
-  auto get = kind == Output::Ptx     ? nvrtcGetPTX
-             : kind == Output::LtoIr ? nvrtcGetLTOIR
-                                     : nvrtcGetCUBIN;
+  const NvrtcApi& api = nvrtc();
+  auto get_size = kind == Output::Ptx     ? api.nvrtcGetPTXSize
+                  : kind == Output::LtoIr ? api.nvrtcGetLTOIRSize
+                                          : api.nvrtcGetCUBINSize;
+  auto get = kind == Output::Ptx     ? api.nvrtcGetPTX
+             : kind == Output::LtoIr ? api.nvrtcGetLTOIR
+                                     : api.nvrtcGetCUBIN;
   if (get_size(p, &size) != NVRTC_SUCCESS) return {};
   std::vector<char> binary(size);
   if (get(p, binary.data()) != NVRTC_SUCCESS) return {};
@@ -121,7 +123,7 @@ std::string supported_archs_text() {
                        const std::string& key, const std::string& failed_dir, nvrtcResult rc,
                        const std::string& log) {
   std::string msg = "kiln: NVRTC could not compile kernel '" + r.name + "' for " + r.arch + ": " +
-                    nvrtcGetErrorString(rc) + "\n  options: " + join(options) +
+                    nvrtc().nvrtcGetErrorString(rc) + "\n  options: " + join(options) +
                     "\n  source saved to: " + save_failed_source(r, key, failed_dir);
   if (rc == NVRTC_ERROR_INVALID_OPTION)
     msg += "\n  this NVRTC (" + nvrtc_identity() + ") supports:" + supported_archs_text();
@@ -144,11 +146,11 @@ std::vector<std::string> compile_options(const std::string& arch,
 const std::string& nvrtc_identity() {
   static const std::string identity = [] {
     int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
+    nvrtc().nvrtcVersion(&major, &minor);
     std::string id = std::to_string(major) + "." + std::to_string(minor);
     Dl_info info{};
     struct stat st;
-    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname &&
+    if (dladdr(reinterpret_cast<void*>(nvrtc().nvrtcVersion), &info) && info.dli_fname &&
         ::stat(info.dli_fname, &st) == 0) {
       std::string file = std::filesystem::path(info.dli_fname).filename().string();
       id += " " + file + " " + std::to_string(st.st_size);
@@ -161,9 +163,9 @@ const std::string& nvrtc_identity() {
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return std::vector<int>{};
+    if (nvrtc().nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return std::vector<int>{};
     std::vector<int> a(static_cast<size_t>(n));
-    if (nvrtcGetSupportedArchs(a.data()) != NVRTC_SUCCESS) return std::vector<int>{};
+    if (nvrtc().nvrtcGetSupportedArchs(a.data()) != NVRTC_SUCCESS) return std::vector<int>{};
     std::sort(a.begin(), a.end());
     return a;
   }();
@@ -176,14 +178,14 @@ CompileOutput compile_with_nvrtc(const Request& r, const std::vector<std::string
   const HeaderArrays& headers = header_arrays();
   Program prog;
   std::string file_name = r.name + ".cu";  // what NVRTC's log calls the source
-  nvrtcResult rc =
-      nvrtcCreateProgram(&prog.handle, r.source.c_str(), file_name.c_str(),
-                         int(headers.names.size()), headers.texts.data(), headers.names.data());
+  nvrtcResult rc = nvrtc().nvrtcCreateProgram(&prog.handle, r.source.c_str(), file_name.c_str(),
+                                              int(headers.names.size()), headers.texts.data(),
+                                              headers.names.data());
   if (rc != NVRTC_SUCCESS) fail(r, options, key, failed_dir, rc, "");
 
   std::vector<const char*> argv;
   for (auto& o : options) argv.push_back(o.c_str());
-  rc = nvrtcCompileProgram(prog.handle, int(argv.size()), argv.data());
+  rc = nvrtc().nvrtcCompileProgram(prog.handle, int(argv.size()), argv.data());
   if (rc != NVRTC_SUCCESS) fail(r, options, key, failed_dir, rc, program_log(prog.handle));
 
   CompileOutput out;

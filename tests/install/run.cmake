@@ -27,8 +27,8 @@ if(NOT config)
   message(FATAL_ERROR "cmake --install wrote no kilnConfig.cmake under ${prefix}")
 endif()
 get_filename_component(package_dir ${config} DIRECTORY)
-foreach(file kilnConfigVersion.cmake kilnTargets.cmake FindFFTW3.cmake KilnNvrtc.cmake
-             ../../libkiln.a)
+foreach(file kilnConfigVersion.cmake kilnTargets.cmake FindFFTW3.cmake ../../libkiln.a
+             ../../pkgconfig/kiln.pc)
   if(NOT EXISTS ${package_dir}/${file})
     message(FATAL_ERROR "cmake --install did not write ${package_dir}/${file}")
   endif()
@@ -51,6 +51,21 @@ endif()
 run_step("running the embedding example built outside" ${WORK_DIR}/build/embedding_outside)
 if(NOT step_output MATCHES "wrapped without a copy: x.data[(][)] == samples.data[(][)]: true")
   message(FATAL_ERROR "unexpected output of the embedding example:\n${step_output}")
+endif()
+
+# Without CMake: the link line pkg-config gives (README), for the same consumer.
+find_program(PKG_CONFIG pkg-config)
+if(PKG_CONFIG)
+  set(ENV{PKG_CONFIG_PATH} ${package_dir}/../../pkgconfig)
+  run_step("pkg-config" ${PKG_CONFIG} --cflags --libs kiln)
+  string(STRIP "${step_output}" flags)
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  run_step("building the consumer with pkg-config's flags" ${CXX_COMPILER}
+           ${project_dir}/main.cpp -o ${WORK_DIR}/consumer_pc ${flags})
+  run_step("running the consumer built with pkg-config" ${WORK_DIR}/consumer_pc)
+  if(NOT step_output MATCHES "sum 100, ShapeError caught")
+    message(FATAL_ERROR "unexpected output of the pkg-config build:\n${step_output}")
+  endif()
 endif()
 
 run_step("configuring with add_subdirectory(kiln)" ${CMAKE_COMMAND} -S ${project_dir}

@@ -1,11 +1,11 @@
-// CUDA libraries that kiln opens on first use instead of linking (cuFFT, cuBLASLt): a program
-// that never runs an FFT or a matmul on a GPU does not load them at start (each costs tenths of
-// a second and hundreds of MB). Their functions are called through tables of pointers declared
-// from the libraries' own headers. Like the rest of src/cuda, nothing here touches libcuda.
+// CUDA libraries that kiln opens on first use instead of linking (NVRTC, cuFFT, cuBLASLt): a
+// program that never runs an FFT or a matmul on a GPU does not load them at start (each costs
+// tenths of a second and hundreds of MB). Their functions are called through tables of pointers
+// declared from the libraries' own headers. Nothing here touches libcuda.
 #pragma once
 #include <mutex>
 
-namespace kiln::gpu {
+namespace kiln {
 
 // Opens `soname` the way the loader finds cudart (kiln's run path, LD_LIBRARY_PATH,
 // ld.so.cache), then in the CUDA toolkit kiln was built with. kiln::CudaError saying that
@@ -29,4 +29,4 @@ const Api& load_once(Api (*load)()) {
   return loaded;
 }
 
-}  // namespace kiln::gpu
+}  // namespace kiln

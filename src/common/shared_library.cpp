@@ -1,4 +1,4 @@
-#include "cuda/shared_library.hpp"
+#include "common/shared_library.hpp"
 
 #include <dlfcn.h>
 
@@ -6,7 +6,7 @@
 
 #include "kiln/errors.hpp"
 
-namespace kiln::gpu {
+namespace kiln {
 
 void* open_cuda_library(const char* soname, const char* needed_for, const char* package) {
   if (void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
@@ -28,4 +28,4 @@ void* cuda_library_symbol(void* library, const char* soname, const char* name) {
   return f;
 }
 
-}  // namespace kiln::gpu
+}  // namespace kiln
