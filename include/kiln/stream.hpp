@@ -41,7 +41,8 @@ class Stream {
   static Stream wrap(void* cuda_stream, Device d);
 
   Device device() const { return device_; }
-  // The program's stream for a wrapped Stream, else the one kiln created (a cudaStream_t).
+  // The program's stream for a wrapped Stream, else the one kiln created (a cudaStream_t). Events
+  // record and wait here: kiln's evaluations in a wrapped stream's scope are joined into it.
   void* native() const { return external_ ? external_ : kiln_; }
   // Waits for kiln's work queued on this stream (and, for a wrapped one, the program's).
   void synchronize() const;
@@ -55,10 +56,6 @@ class Stream {
   friend Stream stream(Device d);
   Stream(Device d, void* kiln_stream, void* external)
       : device_(d), kiln_(kiln_stream), external_(external) {}
-  // Where to record or wait for what the Stream's work has queued: the program's stream when
-  // wrapped (kiln's evaluations there are joined into it), else kiln's.
-  void* order_point() const { return native(); }
-
   Device device_;
   void* kiln_ = nullptr;      // the kiln stream the work goes to
   void* external_ = nullptr;  // the program's stream, for a wrapped Stream

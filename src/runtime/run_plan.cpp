@@ -172,8 +172,13 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
 class PlanRun::Ordering {
  public:
   explicit Ordering(const PlanRun& r) {
+    const Device* last =
+        nullptr;  // plans mostly keep to one device: one lookup, not one per buffer
     for (size_t i = 0; i < r.p_.buffers.size(); ++i) {
-      plan::Backend* b = &r.backend_of(static_cast<int>(i));
+      const Device& d = r.device_of(static_cast<int>(i));
+      if (last && *last == d) continue;
+      last = &d;
+      plan::Backend* b = &backend_for(d);
       if (std::find(backends_.begin(), backends_.end(), b) == backends_.end()) {
         backends_.push_back(b);
         b->begin_run();

@@ -62,13 +62,13 @@ Event Event::record(const Stream& s) {
   cudaEvent_t e = nullptr;
   gpu::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   std::shared_ptr<void> held(e, [](void* p) { cudaEventDestroy(static_cast<cudaEvent_t>(p)); });
-  gpu::check(cudaEventRecord(e, as_stream(s.order_point())), "cudaEventRecord");
+  gpu::check(cudaEventRecord(e, as_stream(s.native())), "cudaEventRecord");
   return Event(std::move(held));
 }
 
 void Event::wait(const Stream& s) const {
   // For a wrapped stream the program's: each evaluation in its scope starts after it.
-  gpu::check(cudaStreamWaitEvent(as_stream(s.order_point()), static_cast<cudaEvent_t>(native()), 0),
+  gpu::check(cudaStreamWaitEvent(as_stream(s.native()), static_cast<cudaEvent_t>(native()), 0),
              "cudaStreamWaitEvent");
 }
 
