@@ -180,39 +180,45 @@ __device__ __forceinline__ Seen<T> wait_for(const Status& s, long long tile) {
 }
 
 // The prefix of tile t of a row (t > 0) whose first tile has index `row_first` in the launch,
-// computed by one warp. Windows of 32 predecessors, nearest first, until one holds a published
-// prefix; then from the nearest such prefix, the aggregates after it folded forward (or a
-// prefix published since, in their place): the row's left fold of tile aggregates whatever was
-// found, so the same bits every run.
+// computed by the whole block: windows of kThreads predecessors, nearest first, each thread
+// waiting for one tile's status, until a window holds a published prefix. Then thread 0 folds
+// forward from the nearest such prefix through the aggregates after it: the row's left fold of
+// tile aggregates whatever was found, so the same bits every run. A window as wide as the block
+// (not a warp) matters: the nearest prefix is typically as far back as there are tiles running,
+// hundreds, and each window costs a round trip to L2. The first kKept windows' values stay in
+// shared memory for the fold; farther ones (rare) are read again. Returns the prefix in thread 0
+// only; every thread must call it.
+constexpr int kKept = 4;
 template <int OP, class T>
-__device__ T look_back(const Status& s, long long row_first, long long t, int lane) {
-  for (long long hi = t - 1;; hi -= 32) {
-    const long long mine = hi - lane;  // lane 0 on the nearest tile
+__device__ T look_back(const Status& s, long long row_first, long long t, T* kept, int& nearest) {
+  for (int w = 0;; ++w) {
+    const long long mine = t - 1 - (long long)w * kThreads - threadIdx.x;
     Seen<T> seen;
     seen.flag = kPending;
     if (mine >= 0) seen = wait_for<T>(s, row_first + mine);
-    // The row's first tile publishes its prefix at once, so some window finds one.
-    const unsigned prefixed = __ballot_sync(0xffffffffu, seen.flag == kPrefix);
-    if (!prefixed) continue;
-    const int found = __ffs(prefixed) - 1;
-    T prefix = shuffle(seen.value, found);
-#pragma unroll 1  // registers: the look-back is one warp's, the loads are every thread's
-    for (int q = 30; q >= 0; --q) {
-      const T v = shuffle(seen.value, q);
-      if (q < found) prefix = combine<OP>(prefix, v);
-    }
-    // The windows between this one and t (seen complete before), read again in order.
-    for (long long first = hi + 1; first < t; first += 32) {
-      Seen<T> later;
-      later.flag = kPending;
-      if (first + lane < t) later = wait_for<T>(s, row_first + first + lane);
-#pragma unroll 1
-      for (int q = 0; q < 32; ++q) {
-        const T v = shuffle(later.value, q);
-        const int flag = __shfl_sync(0xffffffffu, later.flag, q);
-        if (flag == kPrefix) prefix = v;
-        if (flag == kAggregate) prefix = combine<OP>(prefix, v);
-      }
+    if (threadIdx.x == 0) nearest = kThreads;
+    __syncthreads();
+    if (w < kKept && mine >= 0) kept[w * kThreads + threadIdx.x] = seen.value;
+    if (seen.flag == kPrefix) atomicMin(&nearest, (int)threadIdx.x);
+    __syncthreads();
+    const int found = nearest;  // the same in every thread: the loop's exit is uniform
+    __syncthreads();            // read by all before thread 0 resets it for the next window
+    if (found == kThreads)
+      continue;  // the row's first tile has its prefix at once: some window finds one
+    T prefix = seen.value;
+    if (threadIdx.x == 0) {
+      prefix = w < kKept
+                   ? kept[w * kThreads + found]
+                   : wait_for<T>(s, row_first + t - 1 - (long long)w * kThreads - found).value;
+      for (int v = w; v >= 0; --v)
+        for (int i = (v == w ? found : kThreads) - 1; i >= 0; --i) {
+          if (v < kKept) {
+            prefix = combine<OP>(prefix, kept[v * kThreads + i]);
+          } else {  // seen before as an aggregate; a prefix published since is as good
+            const Seen<T> again = wait_for<T>(s, row_first + t - 1 - (long long)v * kThreads - i);
+            prefix = again.flag == kPrefix ? again.value : combine<OP>(prefix, again.value);
+          }
+        }
     }
     return prefix;
   }
@@ -230,7 +236,9 @@ __device__ void single_pass(const T* in, T* out, long long outer, long long n, l
   const Status s(scratch, outer * inner * tiles);
   __shared__ long long tile_index;
   __shared__ uint4 slots[kWarps + 1];  // raw: T may have a constructor, which __shared__ refuses
-  T* warp_folds = (T*)slots;           // then the tile's prefix
+  __shared__ __align__(16) unsigned char kept_raw[kKept * kThreads * sizeof(T)];
+  __shared__ int nearest;
+  T* warp_folds = (T*)slots;  // then the tile's prefix
   T& tile_prefix = warp_folds[kWarps];
   if (threadIdx.x == 0) tile_index = (long long)atomicAdd(s.counter, 1ull);
   __syncthreads();
@@ -271,21 +279,19 @@ __device__ void single_pass(const T* in, T* out, long long outer, long long n, l
   if (lane == 0) warp_folds[warp] = carry.value;
   __syncthreads();
 
-  // Warp 0: the tile's fold (its warps' folds in order), published, then its prefix.
-  if (warp == 0) {
-    Maybe<OP, T> fold;
+  // The tile's fold (its warps' folds in order), published, then its prefix (every thread looks
+  // back; thread 0 folds and publishes).
+  Maybe<OP, T> fold;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) fold.then(warp_folds[w]);
-    const long long row_first = tile - t;
-    if (t == 0) {
-      if (lane == 0) publish(s, tile, kPrefix, fold.value);
-    } else {
-      if (lane == 0) publish(s, tile, kAggregate, fold.value);
-      const T prefix = look_back<OP, T>(s, row_first, t, lane);
-      if (lane == 0) {
-        publish(s, tile, kPrefix, combine<OP>(prefix, fold.value));
-        tile_prefix = prefix;
-      }
+  for (int w = 0; w < kWarps; ++w) fold.then(warp_folds[w]);
+  if (t == 0) {
+    if (threadIdx.x == 0) publish(s, tile, kPrefix, fold.value);
+  } else {
+    if (threadIdx.x == 0) publish(s, tile, kAggregate, fold.value);
+    const T prefix = look_back<OP, T>(s, tile - t, t, (T*)kept_raw, nearest);
+    if (threadIdx.x == 0) {
+      publish(s, tile, kPrefix, combine<OP>(prefix, fold.value));
+      tile_prefix = prefix;
     }
   }
   __syncthreads();

@@ -35,18 +35,21 @@ struct DeviceMemory {
 
 // Holds a stream back until released (a host function the stream runs, waiting for a flag), so
 // whether later work has run is certain, not a matter of timing. Gives up after 20 s so a kiln
-// that wrongly waits cannot hang the test; `released_by_test` says who let it go.
+// that wrongly waits on the host cannot hang the test; `timed_out` says it gave up, and
+// `released_by_test` that this thread let it go while it still held.
 struct Gate {
-  std::atomic<bool> open{false}, released_by_test{false};
+  std::atomic<bool> open{false}, released_by_test{false}, timed_out{false}, started{false};
   static void CUDART_CB hold(void* self) {
     auto* g = static_cast<Gate*>(self);
+    g->started = true;
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!g->open.load() && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (!g->open.load()) g->timed_out = true;
   }
   void close_on(cudaStream_t s) { REQUIRE(cudaLaunchHostFunc(s, &Gate::hold, this) == cudaSuccess); }
   void release() {
-    released_by_test = true;
+    released_by_test = !timed_out.load();
     open = true;
   }
 };
@@ -65,6 +68,31 @@ TEST_CASE("streams are for GPUs: the host, a null stream and a missing GPU are c
                          doctest::Contains("the stream is null"), kiln::Error);
   else
     CHECK_THROWS_AS(kiln::Stream::create(kiln::cuda()), kiln::DeviceError);
+}
+
+// The tests' own instrument, with CUDA alone: work behind a gate, and work on another stream
+// waiting for an event recorded behind it, has not run until the gate opens.
+GPU_TEST_CASE("the gate holds a stream and what waits for it, until released") {
+  CallerStream held, waiting;
+  Gate gate;
+  gate.close_on(held.s);
+  cudaEvent_t behind = nullptr, done = nullptr;
+  REQUIRE(cudaEventCreateWithFlags(&behind, cudaEventDisableTiming) == cudaSuccess);
+  REQUIRE(cudaEventCreateWithFlags(&done, cudaEventDisableTiming) == cudaSuccess);
+  DeviceMemory mem(1 << 20);
+  REQUIRE(cudaEventRecord(behind, held.s) == cudaSuccess);
+  REQUIRE(cudaStreamWaitEvent(waiting.s, behind, 0) == cudaSuccess);
+  REQUIRE(cudaMemsetAsync(mem.p, 1, 1 << 20, waiting.s) == cudaSuccess);
+  REQUIRE(cudaEventRecord(done, waiting.s) == cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(cudaEventQuery(behind) == cudaErrorNotReady);
+  CHECK(cudaEventQuery(done) == cudaErrorNotReady);
+  cudaGetLastError();
+  gate.release();
+  REQUIRE(cudaEventSynchronize(done) == cudaSuccess);
+  CHECK(gate.released_by_test);
+  cudaEventDestroy(behind);
+  cudaEventDestroy(done);
 }
 
 GPU_TEST_CASE("the current stream: kiln's own outside scopes, the scope's inside, nested") {
