@@ -203,6 +203,41 @@ GPU_TEST_CASE("joining and reshaping on the GPU match the host") {
   }
 }
 
+// Masks over many tiles of the compress step (4096 entries a tile), with runs of true and false
+// longer than a tile, every row width's copy unit, and unaligned (offset) rows; positions and
+// values checked against a direct loop over the host's copy of the mask.
+GPU_TEST_CASE("boolean masks and nonzero over many tiles on the GPU") {
+  for (int64_t n : {int64_t{1}, int64_t{4095}, int64_t{4097}, int64_t{1} << 20, int64_t{3000017}}) {
+    INFO("n = " << n);
+    Array i = kiln::arange(0, n, 1, DType::Int64, kiln::cuda());
+    // True in runs: i % 9973 < 5000, and every 7th entry of the rest.
+    Array mask = ((i % 9973) < 5000) | ((i % 7) == 3);
+    const std::vector<uint8_t> m = mask.astype(DType::UInt8).to_vector<uint8_t>();
+    std::vector<int64_t> want;
+    for (int64_t k = 0; k < n; ++k)
+      if (m[k]) want.push_back(k);
+    CHECK(kiln::flatnonzero(mask).to_vector<int64_t>() == want);
+    for (DType t :
+         {DType::Int8, DType::Float16, DType::Float32, DType::Float64, DType::Complex128}) {
+      INFO("dtype " << kiln::dtype_name(t));
+      for (int64_t width : {int64_t{1}, int64_t{3}}) {
+        Array x = (kiln::arange(0, n * width, 1, DType::Int64, kiln::cuda()) % 101).astype(t);
+        Array got = kiln::masked(x.reshape({n, width}), mask).astype(DType::Float64);
+        std::vector<double> expect;
+        for (int64_t k : want)
+          for (int64_t u = 0; u < width; ++u)
+            expect.push_back(static_cast<double>((k * width + u) % 101));
+        CHECK(got.to_vector<double>() == expect);
+      }
+    }
+    // Rows starting one element in: the values' buffer is read at an offset.
+    Array x = kiln::arange(0, n + 1, 1, DType::Float32, kiln::cuda());
+    std::vector<float> shifted;
+    for (int64_t k : want) shifted.push_back(static_cast<float>(k + 1));
+    CHECK(kiln::masked(x.index({kiln::Slice(1, n + 1)}), mask).to_vector<float>() == shifted);
+  }
+}
+
 namespace {
 
 int count(const std::string& s, const std::string& what) {
@@ -479,6 +514,9 @@ TEST_CASE("the scatter and scan kernels compile with NVRTC") {
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto scans = kiln::gpu::compile_scan_helpers("sm_90", some);
   CHECK(scans.size() == 4 * (std::size(some) - 1));  // 2 kernels x 2 ops, none for bool
+  auto compress = kiln::gpu::compile_compress_helpers("sm_90");
+  CHECK(compress.size() == 6);  // positions, and rows in 16-, 8-, 4-, 2- and 1-byte units
+  CHECK(std::find(compress.begin(), compress.end(), "kiln_compress_positions") != compress.end());
 }
 
 TEST_CASE("scatter refuses what it cannot do, saying why") {

@@ -47,7 +47,9 @@ struct Gate {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (!g->open.load()) g->timed_out = true;
   }
-  void close_on(cudaStream_t s) { REQUIRE(cudaLaunchHostFunc(s, &Gate::hold, this) == cudaSuccess); }
+  void close_on(cudaStream_t s) {
+    REQUIRE(cudaLaunchHostFunc(s, &Gate::hold, this) == cudaSuccess);
+  }
   void release() {
     released_by_test = !timed_out.load();
     open = true;

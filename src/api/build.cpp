@@ -184,6 +184,22 @@ NodeRef scatter(const Array& x, const Array& positions, const Array& values, gra
                {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)}});
 }
 
+NodeRef compress(const Array& mask, const Array* rows, int64_t count) {
+  const auto& m = node_of(mask);
+  if (!rows)
+    return graph::make_node(
+        NodeSpec{OpKind::Compress, 0, DType::Int64, {count}, m.device, {ref_of(mask)}});
+  const auto& r = node_of(*rows);
+  const graph::Node* nodes[] = {&m, &r};
+  Device d = common_device(nodes, "compress");
+  return graph::make_node(NodeSpec{OpKind::Compress,
+                                   0,
+                                   r.dtype,
+                                   {count * r.shape[1]},
+                                   d,
+                                   {copy_to(ref_of(mask), d), copy_to(ref_of(*rows), d)}});
+}
+
 NodeRef scan(const Array& in, int axis, graph::ScanOp op) {
   const auto& n = node_of(in);
   return graph::make_node(NodeSpec{OpKind::Scan,

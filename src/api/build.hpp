@@ -46,6 +46,9 @@ NodeRef copy_to(const NodeRef& n, Device d);
 NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op);
 // The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
 NodeRef scan(const Array& in, int axis, graph::ScanOp op);
+// The `count` rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, as a 1-d array of
+// count * R values; with no rows, the int64 positions of the true entries. One Compress node.
+NodeRef compress(const Array& mask, const Array* rows, int64_t count);
 
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.

@@ -72,6 +72,13 @@ struct Describe {
        << " values, " << s.outer * s.inner << " times, moves "
        << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
   }
+  void operator()(const plan::CompressStep& s) const {
+    const int64_t bytes = bytes_of(p.buffers[s.mask]) + bytes_of(p.buffers[s.out]) +
+                          (s.values >= 0 ? bytes_of(p.buffers[s.values]) : 0);
+    os << "compress: " << s.count << " of " << s.rows
+       << (s.values >= 0 ? " rows of " + buffer(p, s.values) : std::string(" positions"))
+       << " where " << buffer(p, s.mask) << " is true, moves " << mb(bytes) << "\n";
+  }
   void operator()(const plan::MatmulStep& s) const {
     int64_t bytes = bytes_of(p.buffers[s.a.buffer]) + bytes_of(p.buffers[s.b.buffer]) +
                     bytes_of(p.buffers[s.out]);

@@ -25,21 +25,6 @@ Array scanned(const Array& a, std::optional<int> axis, std::optional<DType> dtyp
   return api::finish(api::scan(in, ax, op));
 }
 
-// Rows of `rows` (L x R, C order) where mask (L, bool) is true, as one 1-d array of count * R
-// values: position k * R + r for the r-th value of the k-th selected row, a negative position
-// for the values the mask drops.
-Array select_rows(const Array& rows, const Array& mask) {
-  const int64_t r = rows.shape()[1];
-  const int64_t count = count_nonzero(mask).item<int64_t>();
-  Array before = cumsum(mask, 0) - 1;  // the selected row's place among the selected
-  Array row_pos = where(mask, before, int64_t{-1}).reshape({-1, 1});
-  Array lane = arange(0, r, 1, DType::Int64, rows.device()).reshape({1, r});
-  Array pos = where(row_pos >= 0, row_pos * r + lane, int64_t{-1});
-  Array out = zeros({count * r}, rows.dtype(), rows.device());
-  return api::finish(
-      api::scatter(out, pos.reshape({-1}), rows.reshape({-1}), graph::ScatterOp::Set));
-}
-
 }  // namespace
 
 Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
@@ -66,15 +51,19 @@ Array masked(const Array& x, const Array& mask) {
     out[0] = rows == 0 ? 0 : count_nonzero(mask).item<int64_t>();
     return zeros(out, x.dtype(), x.device());
   }
-  Array selected = select_rows(x.reshape({rows, width}), mask.reshape({-1}));
-  out[0] = selected.size() / width;
-  return selected.reshape(out);
+  // The count first: the result's shape depends on it.
+  const int64_t count = count_nonzero(mask).item<int64_t>();
+  out[0] = count;
+  if (count == 0) return zeros(out, x.dtype(), x.device());
+  Array flat_rows = x.reshape({rows, width});
+  return api::finish(api::compress(mask.reshape({-1}), &flat_rows, count)).reshape(out);
 }
 
 Array flatnonzero(const Array& a) {
   Array mask = a.dtype() == DType::Bool ? a.reshape({-1}) : (a != 0).reshape({-1});
-  Array flat = arange(0, a.size(), 1, DType::Int64, a.device());
-  return masked(flat, mask);
+  const int64_t count = count_nonzero(mask).item<int64_t>();
+  if (count == 0) return zeros({0}, DType::Int64, a.device());
+  return api::finish(api::compress(mask, nullptr, count));
 }
 
 std::vector<Array> nonzero(const Array& a) {

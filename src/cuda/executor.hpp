@@ -29,6 +29,8 @@ class Executor final : public plan::Backend {
                    const int64_t* positions, const void* values, int64_t count, void* out) override;
   void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
                 void* out) override;
+  void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_desc,
+                    const bool* mask, const void* values, void* out) override;
   void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
                   const void* b, void* out) override;
   bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;

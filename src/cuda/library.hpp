@@ -26,6 +26,12 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 // every run).
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device);
+// The selected rows or positions (cpu::run_compress's contract), in one pass over tiles of the
+// mask: each tile counts its selected entries, takes the count before it by decoupled
+// look-back and writes its rows at once.
+void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_desc,
+                  const bool* mask, const void* values, void* out, int device);
+std::vector<std::string> compile_compress_helpers(const std::string& arch);
 // Compiles every scatter and scan kernel for `arch` without a GPU (how tests check
 // kernels/scatter.cuh through NVRTC on machines that have none). Returns the kernel names.
 // Compiles every scatter and scan kernel of these dtypes for `arch` (all by default).

@@ -38,6 +38,10 @@ enum class OpKind : uint8_t {
   // Inclusive scan along ScanAttrs' axis of an input of the result's dtype and shape (cumsum,
   // cumprod); `op` is a ScanOp.
   Scan,
+  // The rows of a (L, R) input whose entry in a bool mask (L) is true, in order, as one 1-d
+  // array (count * R), count known when the node is built (kiln::masked evaluates it first);
+  // with the mask as the only input, the positions of its true entries (int64: flatnonzero).
+  Compress,
   // Matrix product over the last two axes (kiln::matmul): inputs a of (batch..., m, k) and b of
   // (batch..., k, n), both of the result's dtype (a float or complex one) and broadcast to its
   // batch shape; the result is (batch..., m, n). MatmulAttrs says how float32 may round.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "graph/host_buffer.hpp"
+#include "host/compress.hpp"
 #include "host/fft.hpp"
 #include "host/fused.hpp"
 #include "host/matmul.hpp"
@@ -43,6 +44,11 @@ void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer
 void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc,
                         const void* in, void* out) {
   cpu::run_scan(step, out_desc, in, out);
+}
+
+void Executor::run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_desc,
+                            const bool* mask, const void* values, void* out) {
+  cpu::run_compress(step, out_desc, mask, values, out);
 }
 
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,

@@ -66,6 +66,11 @@ class Backend {
   // products differently.
   virtual void run_scan(const ScanStep& step, const PlanBuffer& out_desc, const void* in,
                         void* out) = 0;
+  // out (out_desc: step.count * step.width values) = the rows of `values` (step.rows x
+  // step.width, C order) whose byte in `mask` is not zero, in order; with no values (null), the
+  // positions of those bytes as int64. step.count is exactly how many there are.
+  virtual void run_compress(const CompressStep& step, const PlanBuffer& out_desc, const bool* mask,
+                            const void* values, void* out) = 0;
 
   // out (dense, out_desc: batch... x m x n) = a @ b per batch entry, the operands read in place
   // through step.a's and step.b's offsets and strides from `a` and `b` (their buffers' starts).

@@ -59,6 +59,10 @@ struct Describe {
     os << "  scan " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
        << buffer_str(p, s.out) << "\n";
   }
+  void operator()(const CompressStep& s) const {
+    os << "  compress " << (s.values >= 0 ? buffer_str(p, s.values) : std::string("positions"))
+       << " where " << buffer_str(p, s.mask) << " -> " << buffer_str(p, s.out) << "\n";
+  }
   void operator()(const MatmulStep& s) const {
     os << "  " << describe(s, p) << ", reads " << buffer_str(p, s.a.buffer) << " "
        << buffer_str(p, s.b.buffer) << ", writes " << buffer_str(p, s.out) << "\n";

@@ -202,6 +202,12 @@ struct ScatterStep {
   int x, positions, values, out;
   graph::ScatterOp op;
 };
+// out = the rows of `values` (rows x width, C order) whose entry in `mask` (rows, bool) is true,
+// in order (count of them); with no values (-1), the positions of the true entries (int64).
+struct CompressStep {
+  int mask, values, out;
+  int64_t rows, width, count;
+};
 // A matmul operand: the matrices of plan buffer `buffer` read in place, element (batch..., i,
 // j) at offset + the dot product of those coordinates with `strides` (in elements). Transposed
 // and sliced views, and batch axes broadcast with stride 0, cost no copy; the planner writes
@@ -238,7 +244,7 @@ struct FreeStep {
   int buffer;
 };
 using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep,
-                          MatmulStep, FreeStep>;
+                          CompressStep, MatmulStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;

@@ -18,7 +18,7 @@ using graph::OpKind;
 
 bool is_library(OpKind k) {
   return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter ||
-         k == OpKind::Scan || k == OpKind::Matmul;
+         k == OpKind::Scan || k == OpKind::Matmul || k == OpKind::Compress;
 }
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
@@ -155,7 +155,7 @@ class Planner {
         library_inputs_.insert(n->inputs[0].get());
       if (n->kind == OpKind::Matmul)
         for (const auto& in : n->inputs) library_inputs_.insert(matmul_source(*in));
-      if (n->kind == OpKind::Scatter)  // x, positions and values, each written by its kernel
+      if (n->kind == OpKind::Scatter || n->kind == OpKind::Compress)  // each input in memory
         for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
@@ -418,6 +418,12 @@ class Planner {
         plan_.steps.push_back(scan_step(*r));
       } else if (r->kind == OpKind::Matmul) {
         plan_.steps.push_back(matmul_step(*r));
+      } else if (r->kind == OpKind::Compress) {
+        const auto& in = r->inputs;
+        const int64_t width = in.size() > 1 ? in[1]->shape[1] : 1;
+        plan_.steps.push_back(CompressStep{buf(in[0].get()), in.size() > 1 ? buf(in[1].get()) : -1,
+                                           buf(r), in[0]->shape[0], width,
+                                           width == 0 ? 0 : r->shape[0] / width});
       } else if (r->kind == OpKind::Scatter) {
         const auto& in = r->inputs;
         plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
@@ -519,6 +525,8 @@ class Planner {
     if (auto* c = std::get_if<CopyStep>(&s)) return {c->src};
     if (auto* t = std::get_if<ScatterStep>(&s)) return {t->x, t->positions, t->values};
     if (auto* u = std::get_if<ScanStep>(&s)) return {u->in};
+    if (auto* c = std::get_if<CompressStep>(&s))
+      return c->values >= 0 ? std::vector<int>{c->mask, c->values} : std::vector<int>{c->mask};
     if (auto* m = std::get_if<MatmulStep>(&s)) return {m->a.buffer, m->b.buffer};
     return {};
   }

@@ -322,6 +322,20 @@ void PlanRun::run_step(const plan::ScanStep& s) {
            device_of(s.out), bytes, t0);
 }
 
+void PlanRun::run_step(const plan::CompressStep& s) {
+  Range range("compress");
+  ++counters().library;
+  int64_t bytes = bytes_of(p_.buffers[s.mask]) + bytes_of(p_.buffers[s.out]) +
+                  (s.values >= 0 ? bytes_of(p_.buffers[s.values]) : 0);
+  counters().bytes += bytes;
+  auto t0 = debug_clock();
+  plan::Backend& b = backend_of(s.out);
+  b.run_compress(s, p_.buffers[s.out], static_cast<const bool*>(data(s.mask)),
+                 s.values >= 0 ? data(s.values) : nullptr, data(s.out));
+  if (debug_level() >= 1)
+    report("compress", plan::KernelOrigin::None, b, device_of(s.out), bytes, t0);
+}
+
 void PlanRun::run_step(const plan::MatmulStep& s) {
   Range range("matmul");
   ++counters().library;

@@ -1,0 +1,80 @@
+// Stream compaction (kiln::masked, flatnonzero): the rows of a (rows, width) array whose mask
+// byte is set, in order, or the positions of those bytes. One launch over tiles of the mask, a
+// block a tile: each thread counts its kItems entries, the block scans the counts, the tile takes
+// the count of the tiles before it by scan.cuh's decoupled look-back (integers: the same result
+// whatever it finds), then every selected row is written at its place. Each mask byte is read
+// once and only the selected rows are read.
+#pragma once
+
+#include "kiln/scan.cuh"
+
+namespace kiln::compress {
+
+constexpr int kItems = 16, kTile = scan::kThreads * kItems;  // mask bytes a thread, a tile
+
+// kPositions: the positions (T is long long; values unused). Else `width` units of T a row.
+template <class T, bool kPositions>
+__device__ void select(const bool* mask, const T* values, T* out, long long rows, long long width,
+                       long long tiles, void* scratch) {
+  using Count = long long;
+  const scan::Status s(scratch, tiles);
+  __shared__ long long tile_index;
+  __shared__ Count warp_totals[scan::kWarps], tile_before;
+  __shared__ __align__(16) unsigned char kept_raw[scan::kKept * scan::kThreads * sizeof(Count)];
+  __shared__ int nearest;
+  if (threadIdx.x == 0) tile_index = (long long)atomicAdd(s.counter, 1ull);
+  __syncthreads();
+  const long long tile = tile_index;
+  const long long first = tile * kTile + (long long)threadIdx.x * kItems;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  // This thread's entries as bits.
+  unsigned bits = 0;
+  if (first + kItems <= rows && ((unsigned long long)(mask + first) % 16) == 0) {
+    const uint4 w = __ldcs((const uint4*)(mask + first));
+    const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) bits |= ((words[k / 4] >> (8 * (k % 4))) & 0xffu ? 1u : 0u) << k;
+  } else {
+    for (int k = 0; k < kItems && first + k < rows; ++k) bits |= (mask[first + k] ? 1u : 0u) << k;
+  }
+  const Count mine = __popc(bits);
+
+  // Exclusive count within the block: lanes, then warps.
+  const Count inclusive = scan::warp_scan<scatter::Add>(mine, lane);
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  Count before = inclusive - mine, total = 0;
+  for (int w = 0; w < scan::kWarps; ++w) {
+    if (w < warp) before += warp_totals[w];
+    total += warp_totals[w];
+  }
+  // The count of the tiles before this one.
+  const long long t = tile;
+  if (t == 0) {
+    if (threadIdx.x == 0) {
+      scan::publish(s, tile, scan::kPrefix, total);
+      tile_before = 0;
+    }
+  } else {
+    if (threadIdx.x == 0) scan::publish(s, tile, scan::kAggregate, total);
+    const Count prefix = scan::look_back<scatter::Add, Count>(s, 0, t, (Count*)kept_raw, nearest);
+    if (threadIdx.x == 0) {
+      scan::publish(s, tile, scan::kPrefix, prefix + total);
+      tile_before = prefix;
+    }
+  }
+  __syncthreads();
+  long long at = tile_before + before;
+  for (int k = 0; k < kItems; ++k) {
+    if (!(bits >> k & 1u)) continue;
+    const long long i = first + k;
+    if constexpr (kPositions)
+      out[at] = (T)i;
+    else
+      for (long long u = 0; u < width; ++u) out[at * width + u] = values[i * width + u];
+    ++at;
+  }
+}
+
+}  // namespace kiln::compress
