@@ -46,6 +46,9 @@ NodeRef copy_to(const NodeRef& n, Device d);
 NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op);
 // The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
 NodeRef scan(const Array& in, int axis, graph::ScanOp op);
+// The stable sort of each row of `in` along its last axis: one Sort node, of in's dtype
+// (values) or int64 (indices).
+NodeRef sort(const Array& in, graph::SortOp op);
 
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.

@@ -54,6 +54,11 @@ void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_
   gpu::run_scan(step, out_desc, in, out, device_);
 }
 
+void Executor::run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc,
+                        const void* in, void* out) {
+  gpu::run_sort(step, out_desc, in, out, device_);
+}
+
 // A pinned source is read by DMA after this returns; a pageable one has been staged.
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
                           const void* a, const void* b, void* out) {
