@@ -1,12 +1,14 @@
-// CUB's device-wide radix sort for kiln's sort steps (sort_cub.hpp). Every dtype sorts on the
-// keys of kernels/sort_keys.cuh, so the GPU's order is the host's bit for bit. Only eight CUB
-// sorts are instantiated (build time: nvcc compiles this file once, for sm_90):
+// CUB's device-wide radix sort for kiln's sort steps (sort_cub.hpp), in NumPy's order, the
+// host's bit for bit (kernels/sort_keys.cuh). Only ten CUB sorts are instantiated (build time:
+// nvcc compiles this file once, for sm_90):
 //   keys only, u8 / u32 / u64 keys: the values of integers and bool, one row (keys decode back);
-//   pairs u32 -> u32, u64 -> u64: the values of float32 / float64, one row (the value rides with
-//     its key: -0.0 and +0.0, or NaNs of different bits, share a key and keep their input order);
+//   float32 / float64, one row: keys only (values) and pairs with int64 positions (argsort) on
+//     the floats themselves, CUB's order, whose NaN placement a repair then fixes (below);
 //   pairs u8 / u32 / u64 -> int64 positions: everything else, as stable passes from the least
 //     significant key to the most (complex has three), then, for several rows, one pass on the
 //     row of each position (so each row ends up sorted in place, without a segmented sort).
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <cstdint>
@@ -183,17 +185,146 @@ void integer_values(const Job& j) {
   j.scratch.check(cudaGetLastError(), "the decode kernel's launch");
 }
 
-// float32 / float64 values of one row: the bits carried by their keys.
+// ---- float32 / float64, one row: CUB's own float order, NaNs moved after ----
+// CUB sorts floats stably with -0.0 equal to +0.0, as NumPy, but puts NaNs by their bits: those
+// with the sign bit first, the others last. So the sort runs on the floats themselves (no key
+// pass: this is the benchmarked form), and a repair moves every NaN to the end in input order
+// where the sorted row has one at either end. Data without NaNs pays five launches that return
+// at once (`flag` is 0).
+constexpr int kTileThreads = 256, kTileItems = 16, kTile = kTileThreads * kTileItems;
+
+__device__ __forceinline__ bool sign_of(float v) { return __float_as_uint(v) >> 31; }
+__device__ __forceinline__ bool sign_of(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(v)) >> 63;
+}
+
+// repair[0] = whether the sorted row (keys) begins or ends with a NaN.
+template <class F>
+__global__ void nan_probe_kernel(const F* keys, long long n, long long* repair) {
+  repair[0] = keys[0] != keys[0] || keys[n - 1] != keys[n - 1];
+}
+// counts[2 t], counts[2 t + 1]: the NaNs of tile t of x, and those with the sign bit.
+template <class F>
+__global__ void nan_count_kernel(const F* x, long long n, const long long* repair,
+                                 long long* counts) {
+  if (!repair[0]) return;
+  using Reduce = cub::BlockReduce<int, kTileThreads>;
+  __shared__ typename Reduce::TempStorage temp[2];
+  const long long base = (long long)blockIdx.x * kTile;
+  int c = 0, neg = 0;
+  for (long long i = base + threadIdx.x; i < n && i < base + kTile; i += kTileThreads) {
+    const F v = x[i];
+    if (v != v) {
+      ++c;
+      neg += sign_of(v);
+    }
+  }
+  c = Reduce(temp[0]).Sum(c);
+  neg = Reduce(temp[1]).Sum(neg);
+  if (threadIdx.x == 0) {
+    counts[2 * blockIdx.x] = c;
+    counts[2 * blockIdx.x + 1] = neg;
+  }
+}
+// One block: counts[2 t] becomes tile t's first NaN's rank; repair[1] = the NaNs, repair[2] =
+// those with the sign bit (at the front of the sorted row).
+__global__ void nan_scan_kernel(long long* counts, long long tiles, long long* repair) {
+  if (!repair[0]) return;
+  using Scan = cub::BlockScan<long long, 1024>;
+  __shared__ typename Scan::TempStorage temp;
+  __shared__ long long carry, negs;
+  if (threadIdx.x == 0) carry = negs = 0;
+  __syncthreads();
+  for (long long t0 = 0; t0 < tiles; t0 += 1024) {
+    const long long t = t0 + threadIdx.x;
+    long long c = t < tiles ? counts[2 * t] : 0, rank, total;
+    Scan(temp).ExclusiveSum(c, rank, total);
+    if (t < tiles) {
+      counts[2 * t] = carry + rank;
+      atomicAdd(reinterpret_cast<unsigned long long*>(&negs),
+                static_cast<unsigned long long>(counts[2 * t + 1]));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) carry += total;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    repair[1] = carry;
+    repair[2] = negs;
+  }
+}
+// The numbers, at [negs, negs + n - nans) of the sorted row, copied to tmp (when negs > 0).
+template <class P>
+__global__ void shift_out_kernel(const P* out, P* tmp, long long n, const long long* repair) {
+  if (!repair[0] || !repair[2]) return;
+  const long long numbers = n - repair[1], negs = repair[2];
+  KILN_GRID_STRIDE(i, numbers) tmp[i] = out[i + negs];
+}
+template <class P>
+__global__ void shift_back_kernel(P* out, const P* tmp, long long n, const long long* repair) {
+  if (!repair[0] || !repair[2]) return;
+  const long long numbers = n - repair[1];
+  KILN_GRID_STRIDE(i, numbers) out[i] = tmp[i];
+}
+// Each NaN of x, in input order, after the numbers: its bits (values) or its position (indices).
+template <class F, class P>
+__global__ void nan_place_kernel(const F* x, P* out, long long n, const long long* counts,
+                                 const long long* repair) {
+  if (!repair[0]) return;
+  using Scan = cub::BlockScan<int, kTileThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  const long long base = (long long)blockIdx.x * kTile + (long long)threadIdx.x * kTileItems;
+  int c = 0;
+  for (int k = 0; k < kTileItems; ++k)
+    if (base + k < n && x[base + k] != x[base + k]) ++c;
+  int rank;
+  Scan(temp).ExclusiveSum(c, rank);
+  long long at = n - repair[1] + counts[2 * blockIdx.x] + rank;
+  for (int k = 0; k < kTileItems; ++k) {
+    const long long i = base + k;
+    if (i < n && x[i] != x[i]) {
+      if constexpr (std::is_same_v<P, F>)
+        out[at++] = x[i];
+      else
+        out[at++] = i;
+    }
+  }
+}
+
+// out (sorted by CUB's float order, keys the sorted floats) with its NaNs moved last in input
+// order. P: F for values, long long for positions.
+template <class F, class P>
+void repair_nans(const Job& j, const F* x, const F* keys, P* out) {
+  const long long n = j.total(), tiles = (n + kTile - 1) / kTile;
+  long long* repair = static_cast<long long*>(j.scratch.get((3 + 2 * tiles) * sizeof(long long)));
+  long long* counts = repair + 3;
+  P* tmp = static_cast<P*>(j.scratch.get(n * sizeof(P)));
+  const unsigned grid = static_cast<unsigned>(tiles);
+  nan_probe_kernel<F><<<1, 1, 0, j.s>>>(keys, n, repair);
+  nan_count_kernel<F><<<grid, kTileThreads, 0, j.s>>>(x, n, repair, counts);
+  nan_scan_kernel<<<1, 1024, 0, j.s>>>(counts, tiles, repair);
+  shift_out_kernel<P><<<blocks_for(n), kBlock, 0, j.s>>>(out, tmp, n, repair);
+  shift_back_kernel<P><<<blocks_for(n), kBlock, 0, j.s>>>(out, tmp, n, repair);
+  nan_place_kernel<F, P><<<grid, kTileThreads, 0, j.s>>>(x, out, n, counts, repair);
+  j.scratch.check(cudaGetLastError(), "the NaN repair kernels' launch");
+}
+
 template <class Tag>
-void float_values(const Job& j) {
-  using bits = typename order<Tag>::bits;
+void float_row(const Job& j) {
+  using F = std::conditional_t<std::is_same_v<Tag, sort::F32>, float, double>;
   const long long n = j.total();
-  bits* keys = static_cast<bits*>(j.scratch.get(2 * n * sizeof(bits)));
-  encode_kernel<Tag, bits><<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const bits*>(j.in),
-                                                               nullptr, keys, n, 0);
-  j.scratch.check(cudaGetLastError(), "the sort-key kernel's launch");
-  pairs<bits, bits>(keys, keys + n, static_cast<const bits*>(j.in), static_cast<bits*>(j.values),
-                    n, 8 * sizeof(bits), j.scratch, j.s);
+  const F* x = static_cast<const F*>(j.in);
+  if (j.values) {
+    F* out = static_cast<F*>(j.values);
+    keys_only<F>(x, out, n, 8 * sizeof(F), j.scratch, j.s);
+    return repair_nans<F, F>(j, x, out, out);
+  }
+  long long* iota = static_cast<long long*>(j.scratch.get(n * sizeof(long long)));
+  F* keys = static_cast<F*>(j.scratch.get(n * sizeof(F)));
+  iota_kernel<<<blocks_for(n), kBlock, 0, j.s>>>(iota, n);
+  j.scratch.check(cudaGetLastError(), "the iota kernel's launch");
+  pairs<F, long long>(x, keys, iota, j.indices, n, 8 * sizeof(F), j.scratch, j.s);
+  repair_nans<F, long long>(j, x, keys, j.indices);
 }
 
 // Whether Tag's key is its value (integers and bool: order<Tag>::decode exists).
@@ -209,7 +340,7 @@ void run(const Job& j) {
     if (one_row_values) return integer_values<Tag>(j);
   }
   if constexpr (std::is_same_v<Tag, sort::F32> || std::is_same_v<Tag, sort::F64>) {
-    if (one_row_values) return float_values<Tag>(j);
+    if (j.rows == 1 && (j.values != nullptr) != (j.indices != nullptr)) return float_row<Tag>(j);
   }
   by_positions<Tag>(j);
 }
