@@ -20,7 +20,7 @@
 #define KILN_SORT_FN inline
 #endif
 
-namespace kiln::sort {
+namespace kiln::sort_keys {
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -161,4 +161,4 @@ struct order<C128> {
   }
 };
 
-}  // namespace kiln::sort
+}  // namespace kiln::sort_keys

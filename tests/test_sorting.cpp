@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <kiln/kiln.hpp>
 #include <random>
 #include <sstream>
@@ -245,23 +247,36 @@ GPU_TEST_CASE("every NumPy case gives the host's bits on the GPU") {
 GPU_TEST_CASE("long rows and many rows on the GPU: every dtype, ties and NaNs, as the host") {
   std::mt19937 g(7);
   const kiln::Shape shapes[] = {{1 << 20}, {3, 100003}, {2000, 33}, {5, 1}};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (DType t : kiln::kAllDTypes) {
     for (const auto& shape : shapes) {
-      CAPTURE(kiln::dtype_name(t));
-      CAPTURE(shape.size());
-      int64_t n = 1;
-      for (int64_t d : shape) n *= d;
-      std::vector<double> v(static_cast<size_t>(n));
-      for (double& e : v) {
-        const unsigned r = g() % 1000;
-        e = r < 10 ? std::nan("") : r < 20 ? -0.0 : static_cast<double>(g() % 2001) - 1000.0;
-      }
-      Array x = kiln::asarray(v).reshape(shape).astype(t);
-      if (kiln::is_complex(t)) x = x + kiln::asarray(v).reshape(shape) * 0.5;
-      Array xg = kiln::asarray(x, kiln::cuda());
-      for (int axis : {-1, 0}) {
-        CHECK(same_bits(kiln::sort(xg, axis), kiln::sort(x, axis)));
-        CHECK(same_bits(kiln::argsort(xg, axis), kiln::argsort(x, axis)));
+      for (bool nans : {true, false}) {
+        CAPTURE(kiln::dtype_name(t));
+        CAPTURE(shape.size());
+        CAPTURE(nans);
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        // NaNs of both signs (the GPU's float sort puts those with the sign bit first, then
+        // moves them), -0.0 among 0.0, and many ties.
+        std::vector<double> re(static_cast<size_t>(n)), im(static_cast<size_t>(n));
+        for (auto* v : {&re, &im})
+          for (double& e : *v) {
+            const unsigned r = g() % 1000;
+            e = nans && r < 5    ? nan
+                : nans && r < 10 ? -nan
+                : r < 20         ? -0.0
+                                 : static_cast<double>(g() % 2001) - 1000.0;
+          }
+        Array x = kiln::asarray(re).reshape(shape).astype(t);
+        if (kiln::is_complex(t))
+          x = x + kiln::asarray(im).reshape(shape).astype(t) * std::complex<double>(0, 1);
+        REQUIRE(x.dtype() == t);
+        Array xg = kiln::asarray(x, kiln::cuda());
+        for (int axis : {-1, 0}) {
+          CHECK(same_bits(kiln::sort(xg, axis), kiln::sort(x, axis)));
+          CHECK(same_bits(kiln::argsort(xg, axis), kiln::argsort(x, axis)));
+        }
+        CHECK(same_bits(kiln::sort(xg, std::nullopt), kiln::sort(x, std::nullopt)));
       }
     }
   }

@@ -7,6 +7,13 @@
 //   pairs u8 / u32 / u64 -> int64 positions: everything else, as stable passes from the least
 //     significant key to the most (complex has three), then, for several rows, one pass on the
 //     row of each position (so each row ends up sorted in place, without a segmented sort).
+//
+// Why nvcc and not block-level CUB through NVRTC (issue 13 left the choice open): the device-wide
+// radix sort (onesweep, tuned per architecture) is what CuPy and PyTorch run, so its speed is
+// the peers'; compiled ahead it costs nothing on first call, where NVRTC would compile CUB's
+// headers per dtype at first use (seconds each); and the build pays once, about 20 s on one core
+// for this file with only the instantiations above. Temporaries come from kiln's caching
+// allocator per call, so there is no plan to cache.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -20,10 +27,10 @@
 namespace kiln::gpu::cub_sort {
 namespace {
 
-using sort::order;
-using sort::u32;
-using sort::u64;
-using sort::u8;
+using sort_keys::order;
+using sort_keys::u32;
+using sort_keys::u64;
+using sort_keys::u8;
 
 constexpr int kBlock = 256;
 
@@ -311,7 +318,7 @@ void repair_nans(const Job& j, const F* x, const F* keys, P* out) {
 
 template <class Tag>
 void float_row(const Job& j) {
-  using F = std::conditional_t<std::is_same_v<Tag, sort::F32>, float, double>;
+  using F = std::conditional_t<std::is_same_v<Tag, sort_keys::F32>, float, double>;
   const long long n = j.total();
   const F* x = static_cast<const F*>(j.in);
   if (j.values) {
@@ -339,7 +346,7 @@ void run(const Job& j) {
   if constexpr (has_decode<Tag>::value) {
     if (one_row_values) return integer_values<Tag>(j);
   }
-  if constexpr (std::is_same_v<Tag, sort::F32> || std::is_same_v<Tag, sort::F64>) {
+  if constexpr (std::is_same_v<Tag, sort_keys::F32> || std::is_same_v<Tag, sort_keys::F64>) {
     if (j.rows == 1 && (j.values != nullptr) != (j.indices != nullptr)) return float_row<Tag>(j);
   }
   by_positions<Tag>(j);
@@ -352,20 +359,20 @@ void sort_rows(Order o, const void* in, void* values, int64_t* indices, int64_t 
   if (rows * n == 0) return;
   Job j{in, values, reinterpret_cast<long long*>(indices), rows, n, scratch, stream};
   switch (o) {
-    case Order::U8: return run<sort::U8>(j);
-    case Order::I8: return run<sort::I8>(j);
-    case Order::U16: return run<sort::U16>(j);
-    case Order::I16: return run<sort::I16>(j);
-    case Order::U32: return run<sort::U32>(j);
-    case Order::I32: return run<sort::I32>(j);
-    case Order::U64: return run<sort::U64>(j);
-    case Order::I64: return run<sort::I64>(j);
-    case Order::F16: return run<sort::F16>(j);
-    case Order::BF16: return run<sort::BF16>(j);
-    case Order::F32: return run<sort::F32>(j);
-    case Order::F64: return run<sort::F64>(j);
-    case Order::C64: return run<sort::C64>(j);
-    case Order::C128: return run<sort::C128>(j);
+    case Order::U8: return run<sort_keys::U8>(j);
+    case Order::I8: return run<sort_keys::I8>(j);
+    case Order::U16: return run<sort_keys::U16>(j);
+    case Order::I16: return run<sort_keys::I16>(j);
+    case Order::U32: return run<sort_keys::U32>(j);
+    case Order::I32: return run<sort_keys::I32>(j);
+    case Order::U64: return run<sort_keys::U64>(j);
+    case Order::I64: return run<sort_keys::I64>(j);
+    case Order::F16: return run<sort_keys::F16>(j);
+    case Order::BF16: return run<sort_keys::BF16>(j);
+    case Order::F32: return run<sort_keys::F32>(j);
+    case Order::F64: return run<sort_keys::F64>(j);
+    case Order::C64: return run<sort_keys::C64>(j);
+    case Order::C128: return run<sort_keys::C128>(j);
   }
 }
 

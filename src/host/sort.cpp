@@ -13,7 +13,7 @@
 namespace kiln::cpu {
 namespace {
 
-using sort::order;
+using sort_keys::order;
 
 // Sorts row r: the keys of each value, most significant first, then its position (so that
 // std::sort gives the stable order), and writes values or positions.
@@ -22,7 +22,7 @@ void sort_row(const typename order<Tag>::bits* x, void* out, bool values, int64_
   using O = order<Tag>;
   constexpr int K = O::keys;
   struct Entry {
-    std::array<sort::u64, K> key;  // key[0] the most significant
+    std::array<sort_keys::u64, K> key;  // key[0] the most significant
     int64_t pos;
     bool operator<(const Entry& o) const { return key != o.key ? key < o.key : pos < o.pos; }
   };
@@ -60,20 +60,20 @@ void run_sort(const plan::SortStep& step, const plan::PlanBuffer&, const void* i
   if (step.rows * step.n == 0) return;
   switch (step.dtype) {
     case DType::Bool:
-    case DType::UInt8: return sort_rows<sort::U8>(step, in, out);
-    case DType::Int8: return sort_rows<sort::I8>(step, in, out);
-    case DType::UInt16: return sort_rows<sort::U16>(step, in, out);
-    case DType::Int16: return sort_rows<sort::I16>(step, in, out);
-    case DType::UInt32: return sort_rows<sort::U32>(step, in, out);
-    case DType::Int32: return sort_rows<sort::I32>(step, in, out);
-    case DType::UInt64: return sort_rows<sort::U64>(step, in, out);
-    case DType::Int64: return sort_rows<sort::I64>(step, in, out);
-    case DType::Float16: return sort_rows<sort::F16>(step, in, out);
-    case DType::BFloat16: return sort_rows<sort::BF16>(step, in, out);
-    case DType::Float32: return sort_rows<sort::F32>(step, in, out);
-    case DType::Float64: return sort_rows<sort::F64>(step, in, out);
-    case DType::Complex64: return sort_rows<sort::C64>(step, in, out);
-    case DType::Complex128: return sort_rows<sort::C128>(step, in, out);
+    case DType::UInt8: return sort_rows<sort_keys::U8>(step, in, out);
+    case DType::Int8: return sort_rows<sort_keys::I8>(step, in, out);
+    case DType::UInt16: return sort_rows<sort_keys::U16>(step, in, out);
+    case DType::Int16: return sort_rows<sort_keys::I16>(step, in, out);
+    case DType::UInt32: return sort_rows<sort_keys::U32>(step, in, out);
+    case DType::Int32: return sort_rows<sort_keys::I32>(step, in, out);
+    case DType::UInt64: return sort_rows<sort_keys::U64>(step, in, out);
+    case DType::Int64: return sort_rows<sort_keys::I64>(step, in, out);
+    case DType::Float16: return sort_rows<sort_keys::F16>(step, in, out);
+    case DType::BFloat16: return sort_rows<sort_keys::BF16>(step, in, out);
+    case DType::Float32: return sort_rows<sort_keys::F32>(step, in, out);
+    case DType::Float64: return sort_rows<sort_keys::F64>(step, in, out);
+    case DType::Complex64: return sort_rows<sort_keys::C64>(step, in, out);
+    case DType::Complex128: return sort_rows<sort_keys::C128>(step, in, out);
   }
   throw Error("sort: a dtype the host executor does not sort; this is a kiln bug");
 }
