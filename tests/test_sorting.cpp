@@ -14,8 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <kiln/kiln.hpp>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -40,8 +40,8 @@ struct Fixtures {
   std::vector<Case> cases;
   Fixtures() {
     fs::create_directories(dir);
-    const std::string cmd = std::string(KILN_PYTHON) + " " + KILN_TEST_DATA +
-                            "/sorting_cases.py " + dir.string() + " > /dev/null";
+    const std::string cmd = std::string(KILN_PYTHON) + " " + KILN_TEST_DATA + "/sorting_cases.py " +
+                            dir.string() + " > /dev/null";
     if (std::system(cmd.c_str()) != 0) return;
     std::ifstream in(dir / "cases.txt");
     for (Case c; in >> c.name >> c.op >> c.axis >> c.arg;) cases.push_back(c);
@@ -57,8 +57,9 @@ struct Fixtures {
 
 const Fixtures& fixtures() {
   static Fixtures f;
-  REQUIRE_MESSAGE(f.cases.size() > 1000, KILN_PYTHON " with NumPy could not write the fixtures ("
-                                             "tests/data/sorting_cases.py); install python3-numpy");
+  REQUIRE_MESSAGE(f.cases.size() > 1000, KILN_PYTHON
+                  " with NumPy could not write the fixtures ("
+                  "tests/data/sorting_cases.py); install python3-numpy");
   return f;
 }
 
@@ -109,8 +110,9 @@ Array run(const Case& c, const Array& x, const Array* v, Array* second) {
 
 }  // namespace
 
-TEST_CASE("every case matches NumPy: sort and argsort bit for bit, unique, searchsorted, "
-          "median and quantiles") {
+TEST_CASE(
+    "every case matches NumPy: sort and argsort bit for bit, unique, searchsorted, "
+    "median and quantiles") {
   const auto& f = fixtures();
   int checked = 0;
   for (const Case& c : f.cases) {
@@ -146,7 +148,8 @@ TEST_CASE("views sort as their values: transposes, steps and offsets against Num
     const bool values = c.op == "sort";
     Array want = f.load(c, "out");
     // The transpose along the other axis: the transposed answer.
-    Array t = values ? kiln::sort(x.T(), 1 - (axis + 2) % 2) : kiln::argsort(x.T(), 1 - (axis + 2) % 2);
+    Array t =
+        values ? kiln::sort(x.T(), 1 - (axis + 2) % 2) : kiln::argsort(x.T(), 1 - (axis + 2) % 2);
     CHECK(same_bits(t, want.T()));
     // Every other row of a row-wise sort: those rows of the answer (rows are independent).
     if ((axis + 2) % 2 == 1) {

@@ -53,8 +53,8 @@ Array median(const Array& a, std::optional<int> axis = std::nullopt, bool keepdi
 // raise DTypeError (NumPy: TypeError).
 Array quantile(const Array& a, double q, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
-Array quantile(const Array& a, const std::vector<double>& q,
-               std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array quantile(const Array& a, const std::vector<double>& q, std::optional<int> axis = std::nullopt,
+               bool keepdims = false);
 // quantile(a, q / 100): q in [0, 100].
 Array percentile(const Array& a, double q, std::optional<int> axis = std::nullopt,
                  bool keepdims = false);

@@ -79,9 +79,10 @@ struct Describe {
        << buffer(p, s.b.buffer) << ", moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::SortStep& s) const {
-    os << graph::op_name(s.op) << " (" << (p.buffers[s.out].device.is_cuda() ? "CUB radix sort" : "stable sort")
-       << ") of " << buffer(p, s.in) << ", " << s.rows << (s.rows == 1 ? " row" : " rows") << " of "
-       << s.n << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+    os << graph::op_name(s.op) << " ("
+       << (p.buffers[s.out].device.is_cuda() ? "CUB radix sort" : "stable sort") << ") of "
+       << buffer(p, s.in) << ", " << s.rows << (s.rows == 1 ? " row" : " rows") << " of " << s.n
+       << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
   }
   void operator()(const plan::FreeStep&) const {}
 };

@@ -39,9 +39,10 @@ std::pair<Array, Array> runs(const Array& a) {
   Array s = sort(a, std::nullopt);
   const int64_t n = s.size();
   Array first = full({1}, true, DType::Bool, a.device());
-  Array mask = n <= 1 ? full({n}, true, DType::Bool, a.device())
-                      : concatenate({first, differs(s(Slice(1, std::nullopt)),
-                                                    s(Slice(std::nullopt, n - 1)))});
+  Array mask =
+      n <= 1
+          ? full({n}, true, DType::Bool, a.device())
+          : concatenate({first, differs(s(Slice(1, std::nullopt)), s(Slice(std::nullopt, n - 1)))});
   return {s, mask};
 }
 
@@ -87,20 +88,22 @@ Array finish_stat(const Rows& r, Array value, bool keepdims) {
   return keepdims ? value.reshape(r.keep) : value;
 }
 
-Array quantiles(const Array& a, const std::vector<double>& qs, bool vector,
-                std::optional<int> axis, bool keepdims, const char* what, double scale) {
+Array quantiles(const Array& a, const std::vector<double>& qs, bool vector, std::optional<int> axis,
+                bool keepdims, const char* what, double scale) {
   check_real(a, what);
   if (a.dtype() == DType::Bool)
-    throw DTypeError(std::string(what) + " of a bool array: NumPy's linear interpolation "
-                                         "subtracts bools, which it refuses; astype(int64) first");
+    throw DTypeError(std::string(what) +
+                     " of a bool array: NumPy's linear interpolation "
+                     "subtracts bools, which it refuses; astype(int64) first");
   for (double q : qs)
     if (!(q >= 0 && q <= scale))
       throw Error(std::string(what) + ": q = " + std::to_string(q) + " is outside [0, " +
                   (scale == 1 ? "1" : "100") + "]");
   Rows r = sorted_rows(a, axis, what);
   if (r.n == 0)
-    throw ShapeError(std::string(what) + " of an empty axis (NumPy raises IndexError); there "
-                                         "is no value to interpolate");
+    throw ShapeError(std::string(what) +
+                     " of an empty axis (NumPy raises IndexError); there "
+                     "is no value to interpolate");
   std::vector<Array> out;
   for (double q0 : qs) {
     // NumPy's 'linear' method: the virtual index q (n - 1) between its floor and the next
@@ -137,8 +140,8 @@ UniqueCounts unique_counts(const Array& a) {
   if (s.size() == 0) return {s, zeros({0}, DType::Int64, a.device())};
   Array values = masked(s, mask);
   Array starts = flatnonzero(mask);
-  Array ends = concatenate(
-      {starts(Slice(1, std::nullopt)), full({1}, s.size(), DType::Int64, a.device())});
+  Array ends =
+      concatenate({starts(Slice(1, std::nullopt)), full({1}, s.size(), DType::Int64, a.device())});
   return {values, ends - starts};
 }
 

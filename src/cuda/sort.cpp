@@ -18,20 +18,34 @@ using cub_sort::Order;
 Order order_of(DType t) {
   switch (t) {
     case DType::Bool:
-    case DType::UInt8: return Order::U8;
-    case DType::Int8: return Order::I8;
-    case DType::UInt16: return Order::U16;
-    case DType::Int16: return Order::I16;
-    case DType::UInt32: return Order::U32;
-    case DType::Int32: return Order::I32;
-    case DType::UInt64: return Order::U64;
-    case DType::Int64: return Order::I64;
-    case DType::Float16: return Order::F16;
-    case DType::BFloat16: return Order::BF16;
-    case DType::Float32: return Order::F32;
-    case DType::Float64: return Order::F64;
-    case DType::Complex64: return Order::C64;
-    case DType::Complex128: return Order::C128;
+    case DType::UInt8:
+      return Order::U8;
+    case DType::Int8:
+      return Order::I8;
+    case DType::UInt16:
+      return Order::U16;
+    case DType::Int16:
+      return Order::I16;
+    case DType::UInt32:
+      return Order::U32;
+    case DType::Int32:
+      return Order::I32;
+    case DType::UInt64:
+      return Order::U64;
+    case DType::Int64:
+      return Order::I64;
+    case DType::Float16:
+      return Order::F16;
+    case DType::BFloat16:
+      return Order::BF16;
+    case DType::Float32:
+      return Order::F32;
+    case DType::Float64:
+      return Order::F64;
+    case DType::Complex64:
+      return Order::C64;
+    case DType::Complex128:
+      return Order::C128;
   }
   throw Error("sort: a dtype the CUDA executor does not sort; this is a kiln bug");
 }

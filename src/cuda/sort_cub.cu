@@ -39,8 +39,8 @@ unsigned blocks_for(long long n) {
   return static_cast<unsigned>(b < (1 << 20) ? b : (1 << 20));
 }
 
-#define KILN_GRID_STRIDE(i, n)                                                            \
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
+#define KILN_GRID_STRIDE(i, n)                                                  \
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (long long)gridDim.x * blockDim.x)
 
 // keys[i] = key k of x[perm[i]] (of x[i] without perm).
@@ -78,23 +78,23 @@ template <class K, class V>
 void pairs(const K* keys_in, K* keys_out, const V* values_in, V* values_out, long long n,
            int end_bit, Scratch& scratch, cudaStream_t s) {
   size_t bytes = 0;
-  scratch.check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in, values_out,
-                                        n, 0, end_bit, s),
-        "cub::DeviceRadixSort::SortPairs (temporary size)");
+  scratch.check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in,
+                                                values_out, n, 0, end_bit, s),
+                "cub::DeviceRadixSort::SortPairs (temporary size)");
   void* temp = scratch.get(bytes);
-  scratch.check(cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, values_in, values_out, n,
-                                        0, end_bit, s),
-        "cub::DeviceRadixSort::SortPairs");
+  scratch.check(cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, values_in,
+                                                values_out, n, 0, end_bit, s),
+                "cub::DeviceRadixSort::SortPairs");
 }
 template <class K>
 void keys_only(const K* keys_in, K* keys_out, long long n, int end_bit, Scratch& scratch,
                cudaStream_t s) {
   size_t bytes = 0;
   scratch.check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, keys_in, keys_out, n, 0, end_bit, s),
-        "cub::DeviceRadixSort::SortKeys (temporary size)");
+                "cub::DeviceRadixSort::SortKeys (temporary size)");
   void* temp = scratch.get(bytes);
   scratch.check(cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_out, n, 0, end_bit, s),
-        "cub::DeviceRadixSort::SortKeys");
+                "cub::DeviceRadixSort::SortKeys");
 }
 
 int bits_for(long long max_value) {
@@ -120,8 +120,8 @@ void key_pass(const Job& j, int k, const long long* perm, const long long* perm_
   using bits = typename order<Tag>::bits;
   const long long n = j.total();
   K* keys = static_cast<K*>(j.scratch.get(2 * n * sizeof(K)));
-  encode_kernel<Tag, K><<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const bits*>(j.in), perm,
-                                                            keys, n, k);
+  encode_kernel<Tag, K>
+      <<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const bits*>(j.in), perm, keys, n, k);
   j.scratch.check(cudaGetLastError(), "the sort-key kernel's launch");
   pairs<K, long long>(keys, keys + n, perm_in, perm_out, n, order<Tag>::key_bits(k), j.scratch,
                       j.s);
@@ -139,9 +139,15 @@ void by_positions(const Job& j) {
   for (int k = 0; k < order<Tag>::keys; ++k) {
     const long long* perm = k == 0 ? nullptr : a;  // keys of x[a]
     switch (order<Tag>::key_bytes(k)) {
-      case 1: key_pass<Tag, u8>(j, k, perm, a, b); break;
-      case 4: key_pass<Tag, u32>(j, k, perm, a, b); break;
-      default: key_pass<Tag, u64>(j, k, perm, a, b); break;
+      case 1:
+        key_pass<Tag, u8>(j, k, perm, a, b);
+        break;
+      case 4:
+        key_pass<Tag, u32>(j, k, perm, a, b);
+        break;
+      default:
+        key_pass<Tag, u64>(j, k, perm, a, b);
+        break;
     }
     long long* t = a;
     a = b;
@@ -165,9 +171,9 @@ void by_positions(const Job& j) {
     b = t;
   }
   if (j.values) {
-    gather_kernel<blob<sizeof(bits)>><<<blocks_for(n), kBlock, 0, j.s>>>(
-        static_cast<const blob<sizeof(bits)>*>(j.in), a,
-        static_cast<blob<sizeof(bits)>*>(j.values), n);
+    gather_kernel<blob<sizeof(bits)>>
+        <<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const blob<sizeof(bits)>*>(j.in), a,
+                                            static_cast<blob<sizeof(bits)>*>(j.values), n);
     j.scratch.check(cudaGetLastError(), "the gather kernel's launch");
   }
   if (j.indices) {
@@ -183,8 +189,8 @@ void integer_values(const Job& j) {
   using K = typename order<Tag>::key_type;
   const long long n = j.total();
   K* keys = static_cast<K*>(j.scratch.get(2 * n * sizeof(K)));
-  encode_kernel<Tag, K><<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const bits*>(j.in),
-                                                            nullptr, keys, n, 0);
+  encode_kernel<Tag, K>
+      <<<blocks_for(n), kBlock, 0, j.s>>>(static_cast<const bits*>(j.in), nullptr, keys, n, 0);
   j.scratch.check(cudaGetLastError(), "the sort-key kernel's launch");
   keys_only<K>(keys, keys + n, n, order<Tag>::key_bits(0), j.scratch, j.s);
   decode_kernel<Tag, K>
@@ -359,20 +365,34 @@ void sort_rows(Order o, const void* in, void* values, int64_t* indices, int64_t 
   if (rows * n == 0) return;
   Job j{in, values, reinterpret_cast<long long*>(indices), rows, n, scratch, stream};
   switch (o) {
-    case Order::U8: return run<sort_keys::U8>(j);
-    case Order::I8: return run<sort_keys::I8>(j);
-    case Order::U16: return run<sort_keys::U16>(j);
-    case Order::I16: return run<sort_keys::I16>(j);
-    case Order::U32: return run<sort_keys::U32>(j);
-    case Order::I32: return run<sort_keys::I32>(j);
-    case Order::U64: return run<sort_keys::U64>(j);
-    case Order::I64: return run<sort_keys::I64>(j);
-    case Order::F16: return run<sort_keys::F16>(j);
-    case Order::BF16: return run<sort_keys::BF16>(j);
-    case Order::F32: return run<sort_keys::F32>(j);
-    case Order::F64: return run<sort_keys::F64>(j);
-    case Order::C64: return run<sort_keys::C64>(j);
-    case Order::C128: return run<sort_keys::C128>(j);
+    case Order::U8:
+      return run<sort_keys::U8>(j);
+    case Order::I8:
+      return run<sort_keys::I8>(j);
+    case Order::U16:
+      return run<sort_keys::U16>(j);
+    case Order::I16:
+      return run<sort_keys::I16>(j);
+    case Order::U32:
+      return run<sort_keys::U32>(j);
+    case Order::I32:
+      return run<sort_keys::I32>(j);
+    case Order::U64:
+      return run<sort_keys::U64>(j);
+    case Order::I64:
+      return run<sort_keys::I64>(j);
+    case Order::F16:
+      return run<sort_keys::F16>(j);
+    case Order::BF16:
+      return run<sort_keys::BF16>(j);
+    case Order::F32:
+      return run<sort_keys::F32>(j);
+    case Order::F64:
+      return run<sort_keys::F64>(j);
+    case Order::C64:
+      return run<sort_keys::C64>(j);
+    case Order::C128:
+      return run<sort_keys::C128>(j);
   }
 }
 

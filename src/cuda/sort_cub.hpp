@@ -27,7 +27,7 @@ class Scratch {
 // Sorts each of `rows` contiguous rows of `n` values of `in` (dense, rows x n) stably in
 // NumPy's order, on `stream`: the sorted values into `values` (when not null, same layout) and
 // the positions along the row they came from into `indices` (int64, when not null).
-void sort_rows(Order order, const void* in, void* values, int64_t* indices, int64_t rows,
-               int64_t n, Scratch& scratch, cudaStream_t stream);
+void sort_rows(Order order, const void* in, void* values, int64_t* indices, int64_t rows, int64_t n,
+               Scratch& scratch, cudaStream_t stream);
 
 }  // namespace kiln::gpu::cub_sort

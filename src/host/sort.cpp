@@ -60,20 +60,34 @@ void run_sort(const plan::SortStep& step, const plan::PlanBuffer&, const void* i
   if (step.rows * step.n == 0) return;
   switch (step.dtype) {
     case DType::Bool:
-    case DType::UInt8: return sort_rows<sort_keys::U8>(step, in, out);
-    case DType::Int8: return sort_rows<sort_keys::I8>(step, in, out);
-    case DType::UInt16: return sort_rows<sort_keys::U16>(step, in, out);
-    case DType::Int16: return sort_rows<sort_keys::I16>(step, in, out);
-    case DType::UInt32: return sort_rows<sort_keys::U32>(step, in, out);
-    case DType::Int32: return sort_rows<sort_keys::I32>(step, in, out);
-    case DType::UInt64: return sort_rows<sort_keys::U64>(step, in, out);
-    case DType::Int64: return sort_rows<sort_keys::I64>(step, in, out);
-    case DType::Float16: return sort_rows<sort_keys::F16>(step, in, out);
-    case DType::BFloat16: return sort_rows<sort_keys::BF16>(step, in, out);
-    case DType::Float32: return sort_rows<sort_keys::F32>(step, in, out);
-    case DType::Float64: return sort_rows<sort_keys::F64>(step, in, out);
-    case DType::Complex64: return sort_rows<sort_keys::C64>(step, in, out);
-    case DType::Complex128: return sort_rows<sort_keys::C128>(step, in, out);
+    case DType::UInt8:
+      return sort_rows<sort_keys::U8>(step, in, out);
+    case DType::Int8:
+      return sort_rows<sort_keys::I8>(step, in, out);
+    case DType::UInt16:
+      return sort_rows<sort_keys::U16>(step, in, out);
+    case DType::Int16:
+      return sort_rows<sort_keys::I16>(step, in, out);
+    case DType::UInt32:
+      return sort_rows<sort_keys::U32>(step, in, out);
+    case DType::Int32:
+      return sort_rows<sort_keys::I32>(step, in, out);
+    case DType::UInt64:
+      return sort_rows<sort_keys::U64>(step, in, out);
+    case DType::Int64:
+      return sort_rows<sort_keys::I64>(step, in, out);
+    case DType::Float16:
+      return sort_rows<sort_keys::F16>(step, in, out);
+    case DType::BFloat16:
+      return sort_rows<sort_keys::BF16>(step, in, out);
+    case DType::Float32:
+      return sort_rows<sort_keys::F32>(step, in, out);
+    case DType::Float64:
+      return sort_rows<sort_keys::F64>(step, in, out);
+    case DType::Complex64:
+      return sort_rows<sort_keys::C64>(step, in, out);
+    case DType::Complex128:
+      return sort_rows<sort_keys::C128>(step, in, out);
   }
   throw Error("sort: a dtype the host executor does not sort; this is a kiln bug");
 }

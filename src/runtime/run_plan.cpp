@@ -331,8 +331,8 @@ void PlanRun::run_step(const plan::SortStep& s) {
   plan::Backend& b = backend_of(s.out);
   b.run_sort(s, p_.buffers[s.out], data(s.in), data(s.out));
   if (debug_level() >= 1)
-    report(std::string(graph::op_name(s.op)), plan::KernelOrigin::None, b, device_of(s.out),
-           bytes, t0);
+    report(std::string(graph::op_name(s.op)), plan::KernelOrigin::None, b, device_of(s.out), bytes,
+           t0);
 }
 
 void PlanRun::run_step(const plan::MatmulStep& s) {
