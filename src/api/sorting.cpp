@@ -34,15 +34,16 @@ Array differs(const Array& x, const Array& y) {
   return logical_and(x != y, logical_not(logical_and(x != x, y != y)));
 }
 
-// The sorted raveled array and where each run of equal values starts.
+// The sorted raveled array and where each run of equal values starts, both evaluated: unique
+// evaluates the count of runs now, and the selections after it read them again.
 std::pair<Array, Array> runs(const Array& a) {
   Array s = sort(a, std::nullopt);
   const int64_t n = s.size();
   Array first = full({1}, true, DType::Bool, a.device());
-  Array mask =
-      n <= 1
-          ? full({n}, true, DType::Bool, a.device())
-          : concatenate({first, differs(s(Slice(1, std::nullopt)), s(Slice(std::nullopt, n - 1)))});
+  Array mask = n <= 1 ? full({n}, true, DType::Bool, a.device())
+                      : concatenate({first, differs(s(Slice(1, std::nullopt)),
+                                                    s(Slice(std::nullopt, n - 1)))});
+  kiln::eval({s, mask});
   return {s, mask};
 }
 
