@@ -15,37 +15,84 @@ namespace {
 
 using sort_keys::order;
 
-// Sorts row r: the keys of each value, most significant first, then its position (so that
-// std::sort gives the stable order), and writes values or positions.
+// A value's keys, most significant first, then its position: distinct entries, so std::sort
+// (or merging sorted parts) gives the stable order, the same whatever the parts.
 template <class Tag>
-void sort_row(const typename order<Tag>::bits* x, void* out, bool values, int64_t n, int64_t r) {
-  using O = order<Tag>;
-  constexpr int K = O::keys;
-  struct Entry {
-    std::array<sort_keys::u64, K> key;  // key[0] the most significant
-    int64_t pos;
-    bool operator<(const Entry& o) const { return key != o.key ? key < o.key : pos < o.pos; }
-  };
-  const auto* row = x + r * n;
-  std::vector<Entry> e(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    for (int k = 0; k < K; ++k) e[i].key[k] = O::key(row[i], K - 1 - k);
+struct Entry {
+  std::array<sort_keys::u64, order<Tag>::keys> key;  // key[0] the most significant
+  int64_t pos;
+  bool operator<(const Entry& o) const { return key != o.key ? key < o.key : pos < o.pos; }
+};
+
+template <class Tag>
+void fill(Entry<Tag>* e, const typename order<Tag>::bits* row, int64_t lo, int64_t hi) {
+  constexpr int K = order<Tag>::keys;
+  for (int64_t i = lo; i < hi; ++i) {
+    for (int k = 0; k < K; ++k) e[i].key[k] = order<Tag>::key(row[i], K - 1 - k);
     e[i].pos = i;
   }
-  std::sort(e.begin(), e.end());
+}
+
+// Writes entries [lo, hi) of row r: the values they came from, or their positions.
+template <class Tag>
+void write(const Entry<Tag>* e, const typename order<Tag>::bits* row, void* out, bool values,
+           int64_t n, int64_t r, int64_t lo, int64_t hi) {
   if (values) {
-    auto* o = static_cast<typename O::bits*>(out) + r * n;
-    for (int64_t i = 0; i < n; ++i) o[i] = row[e[i].pos];
+    auto* o = static_cast<typename order<Tag>::bits*>(out) + r * n;
+    for (int64_t i = lo; i < hi; ++i) o[i] = row[e[i].pos];
   } else {
     auto* o = static_cast<int64_t*>(out) + r * n;
-    for (int64_t i = 0; i < n; ++i) o[i] = e[i].pos;
+    for (int64_t i = lo; i < hi; ++i) o[i] = e[i].pos;
   }
 }
+
+template <class Tag>
+void sort_row(const typename order<Tag>::bits* x, void* out, bool values, int64_t n, int64_t r) {
+  const auto* row = x + r * n;
+  std::vector<Entry<Tag>> e(static_cast<size_t>(n));
+  fill<Tag>(e.data(), row, 0, n);
+  std::sort(e.begin(), e.end());
+  write<Tag>(e.data(), row, out, values, n, r, 0, n);
+}
+
+// A long row on every worker: parts sorted at once, then merged pairwise, each round's merges
+// at once (the pool runs one parallel region at a time, so this is not called from inside one).
+template <class Tag>
+void sort_long_row(const typename order<Tag>::bits* x, void* out, bool values, int64_t n,
+                   int64_t r) {
+  const auto* row = x + r * n;
+  int64_t parts = 1;
+  while (parts < thread_count()) parts *= 2;
+  auto bound = [&](int64_t p) { return n * std::min(p, parts) / parts; };
+  std::vector<Entry<Tag>> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  parallel_for(parts, [&](int64_t p) {
+    fill<Tag>(a.data(), row, bound(p), bound(p + 1));
+    std::sort(a.begin() + bound(p), a.begin() + bound(p + 1));
+  });
+  for (int64_t width = 1; width < parts; width *= 2) {
+    parallel_for(parts / (2 * width), [&](int64_t q) {
+      const int64_t lo = bound(2 * q * width), mid = bound((2 * q + 1) * width),
+                    hi = bound((2 * q + 2) * width);
+      std::merge(a.begin() + lo, a.begin() + mid, a.begin() + mid, a.begin() + hi, b.begin() + lo);
+    });
+    a.swap(b);
+  }
+  parallel_for(parts, [&](int64_t p) {
+    write<Tag>(a.data(), row, out, values, n, r, bound(p), bound(p + 1));
+  });
+}
+
+// Rows long enough to sort on every worker one at a time, when there are fewer rows than workers.
+constexpr int64_t kLongRow = 1 << 16;
 
 template <class Tag>
 void sort_rows(const plan::SortStep& s, const void* in, void* out) {
   const auto* x = static_cast<const typename order<Tag>::bits*>(in);
   const bool values = s.op == graph::SortOp::Values;
+  if (s.n >= kLongRow && s.rows < thread_count()) {
+    for (int64_t r = 0; r < s.rows; ++r) sort_long_row<Tag>(x, out, values, s.n, r);
+    return;
+  }
   // Rows in a few chunks per worker (a task per row would cost more than a short row's sort).
   const int64_t chunks = std::min<int64_t>(s.rows, 4 * static_cast<int64_t>(thread_count()));
   parallel_for(chunks, [&](int64_t c) {

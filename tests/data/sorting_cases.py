@@ -82,6 +82,13 @@ for dtype in REAL + COMPLEX:
         name = f"{op}_{dtype}_{len(lines)}"
         save(name, **{"in": x, "out": getattr(np, op)(x, axis=-1, kind="stable")})
         lines.append(f"{name} {op} -1 -")
+    # A row long enough for the host's parallel sort (parts merged), in a few dtypes.
+    if dtype in ("bool", "int16", "float32", "complex64"):
+        x = values(dtype, (140003,))
+        for op in ["sort", "argsort"]:
+            name = f"{op}_{dtype}_{len(lines)}"
+            save(name, **{"in": x, "out": getattr(np, op)(x, kind="stable")})
+            lines.append(f"{name} {op} -1 -")
     # unique, with counts
     for shape in [(5, 9), (0,), (), (40,)]:
         x = values(dtype, shape)
