@@ -179,6 +179,35 @@ TEST_CASE("argsort is stable: ties keep their order; NaNs of any sign last in in
   CHECK((std::isnan(s[6]) && !std::signbit(s[6]) && std::isnan(s[7]) && std::signbit(s[7])));
 }
 
+TEST_CASE("partition and argpartition put kth in its sorted place, smaller before, larger after") {
+  std::mt19937 g(3);
+  std::vector<double> v(60);
+  for (double& e : v) e = static_cast<double>(g() % 9);
+  v[7] = std::nan("");
+  Array x = kiln::asarray(v).reshape({6, 10});
+  for (int64_t k : {0, 4, 9, -1}) {
+    const int64_t kk = k < 0 ? k + 10 : k;
+    auto p = kiln::partition(x, {k}).to_vector<double>();
+    auto i = kiln::argpartition(x, {k}).to_vector<int64_t>();
+    auto s = kiln::sort(x).to_vector<double>();
+    for (int r = 0; r < 6; ++r) {
+      const double pivot = p[r * 10 + kk];
+      CHECK((pivot == s[r * 10 + kk] || (std::isnan(pivot) && std::isnan(s[r * 10 + kk]))));
+      for (int j = 0; j < 10; ++j) {
+        const double e = p[r * 10 + j];
+        if (j < kk) CHECK((std::isnan(pivot) || e <= pivot));
+        if (j > kk) CHECK((std::isnan(e) || e >= pivot));
+        // argpartition's positions read the same values
+        const double at = v[r * 10 + i[r * 10 + j]];
+        CHECK((at == e || (std::isnan(at) && std::isnan(e))));
+      }
+    }
+  }
+  CHECK_THROWS_AS(kiln::partition(x, {10}), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::argpartition(x, {-7}, 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::partition(x, {0}, 2), kiln::ShapeError);
+}
+
 TEST_CASE("bfloat16 sorts as its float32 values (NumPy has no bfloat16)") {
   std::vector<float> v{3.5f, -0.0f, 0.0f, -2.0f, INFINITY, std::nanf(""), -INFINITY, 1.0f, 3.5f};
   for (int i = 0; i < 200; ++i) v.push_back(static_cast<float>((i * 37) % 23) - 11.0f);

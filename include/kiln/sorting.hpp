@@ -24,6 +24,14 @@ Array sort(const Array& a, std::optional<int> axis = -1);
 // Where sort's values came from: int64 positions along `axis` (of the raveled array for none).
 Array argsort(const Array& a, std::optional<int> axis = -1);
 
+// NumPy's partition / argpartition: element kth (negative counts from the end; every one of a
+// list) in its sorted place along `axis`, no greater one before it and no smaller one after it
+// (NaNs as in sort). NumPy leaves the order within each side unspecified; kiln gives the whole
+// stable sort (one sort step), which is one such order. An index outside the axis raises
+// ShapeError.
+Array partition(const Array& a, const std::vector<int64_t>& kth, std::optional<int> axis = -1);
+Array argpartition(const Array& a, const std::vector<int64_t>& kth, std::optional<int> axis = -1);
+
 // The sorted distinct values of the raveled array (NaNs count as one value, as NumPy's
 // equal_nan=True; -0.0 and 0.0 as one, the first in the stable order kept). Evaluates the count.
 Array unique(const Array& a);

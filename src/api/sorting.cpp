@@ -40,9 +40,10 @@ std::pair<Array, Array> runs(const Array& a) {
   Array s = sort(a, std::nullopt);
   const int64_t n = s.size();
   Array first = full({1}, true, DType::Bool, a.device());
-  Array mask = n <= 1 ? full({n}, true, DType::Bool, a.device())
-                      : concatenate({first, differs(s(Slice(1, std::nullopt)),
-                                                    s(Slice(std::nullopt, n - 1)))});
+  Array mask =
+      n <= 1
+          ? full({n}, true, DType::Bool, a.device())
+          : concatenate({first, differs(s(Slice(1, std::nullopt)), s(Slice(std::nullopt, n - 1)))});
   kiln::eval({s, mask});
   return {s, mask};
 }
@@ -129,6 +130,30 @@ Array sort(const Array& a, std::optional<int> axis) {
 }
 Array argsort(const Array& a, std::optional<int> axis) {
   return sorted(a, axis, graph::SortOp::Indices);
+}
+
+namespace {
+void check_kth(const Array& a, const std::vector<int64_t>& kth, std::optional<int> axis,
+               const char* what) {
+  int64_t n = a.size();
+  if (axis) {
+    if (a.ndim() == 0) graph::normalize_axis(*axis, 0, what);  // throws
+    n = a.shape()[graph::normalize_axis(*axis, a.ndim(), what)];
+  }
+  for (int64_t k : kth)
+    if (k < -n || k >= n)
+      throw ShapeError(std::string(what) + ": kth " + std::to_string(k) +
+                       " is out of bounds for an axis of length " + std::to_string(n));
+}
+}  // namespace
+
+Array partition(const Array& a, const std::vector<int64_t>& kth, std::optional<int> axis) {
+  check_kth(a, kth, axis, "partition");
+  return sort(a, axis);
+}
+Array argpartition(const Array& a, const std::vector<int64_t>& kth, std::optional<int> axis) {
+  check_kth(a, kth, axis, "argpartition");
+  return argsort(a, axis);
 }
 
 Array unique(const Array& a) {
