@@ -18,8 +18,8 @@ namespace {
 // before the step), the result moved back: a view.
 Array sorted(const Array& a, std::optional<int> axis, graph::SortOp op) {
   Array src = axis ? a : a.reshape({-1});
+  // (A 0-d array has no axis to sort along, as NumPy says: only none ravels it.)
   const int ax = axis ? graph::normalize_axis(*axis, src.ndim(), graph::op_name(op)) : 0;
-  if (axis && a.ndim() == 0) graph::normalize_axis(*axis, 0, graph::op_name(op));  // throws
   const int last = src.ndim() - 1;
   Array rows = ax == last ? src : moveaxis(src, ax, last);
   if (rows.size() == 0)
