@@ -1,6 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
 //   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|matmul|
-//             lazy_loop_200|selection|compile4
+//             lazy_loop_200|selection|sorting|compile4
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
@@ -332,6 +332,16 @@ void bench_selection() {
                       {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)}});
 }
 
+// Issue 13's sorts on 2^26 float32 (uniform, no NaNs): sort and argsort of the whole array,
+// each evaluation writing a new result (CUB's radix sort, kiln/sorting.hpp).
+void bench_sorting() {
+  const int64_t n = int64_t{1} << 26;
+  kiln::random::Generator g(11, kiln::cuda());
+  auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
+  print("sorting", {{"sort_ms", time_ms([&] { kiln::sort(x).eval(); }, 10, 5)},
+                    {"argsort_ms", time_ms([&] { kiln::argsort(x).eval(); }, 10, 5)}});
+}
+
 // Matrix products (issue 13), operands in memory, each evaluation writing a new product:
 // float32 4096^3 in exact FP32 (kiln's default) and, for reference, TF32; float16 8192^3
 // (float32 accumulation); 64 batched float32 512^3 products.
@@ -429,6 +439,8 @@ int main(int argc, char** argv) {
     bench_lazy_loop();
   else if (w == "selection")
     bench_selection();
+  else if (w == "sorting")
+    bench_sorting();
   else if (w == "compile4")
     bench_compile4();
   else if (w == "layout" && argc == 5)
@@ -437,7 +449,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
-        "matmul|lazy_loop_200|selection|compile4\n"
+        "matmul|lazy_loop_200|selection|sorting|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n");
     return 2;

@@ -207,6 +207,14 @@ def peers():
     res["take_cupy_ms"] = cuda_ms(lambda: cp.take(xc, ic), sync, 10, 5)
     res["mask_cupy_ms"] = cuda_ms(lambda: xc[xc > 0.5], sync, 10, 5)
     del xs, ids, xc, ic
+    # Issue 13's sorts on 2^26 float32 (gpu_bench sorting).
+    xs = torch.rand(N // 2, device="cuda")
+    res["sort_torch_ms"] = cuda_ms(lambda: torch.sort(xs, stable=True), tsync, 10, 5)
+    res["argsort_torch_ms"] = cuda_ms(lambda: torch.argsort(xs, stable=True), tsync, 10, 5)
+    xc = cp.asarray(xs)
+    res["sort_cupy_ms"] = cuda_ms(lambda: cp.sort(xc), sync, 10, 5)
+    res["argsort_cupy_ms"] = cuda_ms(lambda: cp.argsort(xc), sync, 10, 5)
+    del xs, xc
     del a, b, out, tb
     s = cp.ones(1, dtype=cp.float32)
     for _ in range(100):
@@ -250,7 +258,7 @@ def main():
     except Exception as e:
         results["gpu"] = "unknown (%s)" % e
     for w in ["chain", "chain_sum", "max", "h2d", "tiny", "fft", "randint", "matmul",
-              "lazy_loop_200", "selection"]:
+              "lazy_loop_200", "selection", "sorting"]:
         if not ONLY or w in ONLY:
             results[w] = kiln(w)
     if not ONLY or "layout" in ONLY:
@@ -363,6 +371,14 @@ def rows(r):
             out.append((label, f"{c[what + '_ms']:.3f} ms",
                         f"torch {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
                         f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", f"<= {target}x torch (issue 13)"))
+    c = r.get("sorting", {})
+    for what, label, peer, target in (("sort", "sort float32 2^26", "cupy", 1.05),
+                                      ("argsort", "argsort float32 2^26", "torch", 1.05)):
+        if f"{what}_ms" in c and f"{what}_{peer}_ms" in p:
+            out.append((label, f"{c[what + '_ms']:.3f} ms",
+                        f"torch {p.get(what + '_torch_ms', float('nan')):.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
+                        f"{ratio(c[what + '_ms'], p[what + '_' + peer + '_ms']):.2f}x {'CuPy' if peer == 'cupy' else 'torch'}",
+                        f"<= {target}x {'CuPy' if peer == 'cupy' else 'torch'} (issue 13)"))
     c = r.get("matmul", {})
     for key, label, flops in (("matmul_f32_4096", "matmul float32 4096^3 (exact FP32)", 2 * 4096 ** 3),
                               ("matmul_f16_8192", "matmul float16 8192^3", 2 * 8192 ** 3),

@@ -17,6 +17,7 @@
 #include "kiln/scalar.hpp"
 #include "kiln/selection.hpp"
 #include "kiln/shape.hpp"
+#include "kiln/sorting.hpp"
 #include "kiln/statistics.hpp"
 #include "kiln/stream.hpp"
 #include "kiln/stats.hpp"

@@ -211,6 +211,17 @@ NodeRef scan(const Array& in, int axis, graph::ScanOp op) {
                                    graph::ScanAttrs{axis}});
 }
 
+NodeRef sort(const Array& in, graph::SortOp op) {
+  const auto& n = node_of(in);
+  return graph::make_node(NodeSpec{OpKind::Sort,
+                                   static_cast<uint8_t>(op),
+                                   op == graph::SortOp::Values ? n.dtype : DType::Int64,
+                                   n.shape,
+                                   n.device,
+                                   {ref_of(in)},
+                                   {}});
+}
+
 Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&

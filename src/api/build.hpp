@@ -49,6 +49,9 @@ NodeRef scan(const Array& in, int axis, graph::ScanOp op);
 // The `count` rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, as a 1-d array of
 // count * R values; with no rows, the int64 positions of the true entries. One Compress node.
 NodeRef compress(const Array& mask, const Array* rows, int64_t count);
+// The stable sort of each row of `in` along its last axis: one Sort node, of in's dtype
+// (values) or int64 (indices).
+NodeRef sort(const Array& in, graph::SortOp op);
 
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.

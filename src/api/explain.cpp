@@ -85,6 +85,12 @@ struct Describe {
     os << plan::describe(s, p) << ", reads " << buffer(p, s.a.buffer) << " and "
        << buffer(p, s.b.buffer) << ", moves " << mb(bytes) << "\n";
   }
+  void operator()(const plan::SortStep& s) const {
+    os << graph::op_name(s.op) << " ("
+       << (p.buffers[s.out].device.is_cuda() ? "CUB radix sort" : "stable sort") << ") of "
+       << buffer(p, s.in) << ", " << s.rows << (s.rows == 1 ? " row" : " rows") << " of " << s.n
+       << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+  }
   void operator()(const plan::FreeStep&) const {}
 };
 

@@ -112,6 +112,11 @@ class Dot {
     library("compress", s.mask, s.out);
     if (s.values >= 0) os_ << "  b" << s.values << " -> " << id(0) << " [label=\"values\"];\n";
   }
+  void draw_step(const plan::SortStep& s) {
+    library(std::string(graph::op_name(s.op)) +
+                (p_.buffers[s.out].device.is_cuda() ? " (CUB)" : " (stable sort)"),
+            s.in, s.out);
+  }
   void draw_step(const plan::MatmulStep& s) {
     library(p_.buffers[s.out].device.is_cuda() ? "matmul (cuBLASLt)" : "matmul (Eigen)", s.a.buffer,
             s.out);

@@ -59,6 +59,11 @@ void Executor::run_compress(const plan::CompressStep& step, const plan::PlanBuff
   gpu::run_compress(step, out_desc, mask, values, out, device_);
 }
 
+void Executor::run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc,
+                        const void* in, void* out) {
+  gpu::run_sort(step, out_desc, in, out, device_);
+}
+
 // A pinned source is read by DMA after this returns; a pageable one has been staged.
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
                           const void* a, const void* b, void* out) {

@@ -33,6 +33,8 @@ class Executor final : public plan::Backend {
                     const bool* mask, const void* values, void* out) override;
   void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
                   const void* b, void* out) override;
+  void run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc, const void* in,
+                void* out) override;
   bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;
   void copy_to_host(void* dst, const void* src, size_t nbytes, bool dst_pinned) override;
   void synchronize() override;

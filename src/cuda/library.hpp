@@ -45,6 +45,11 @@ std::vector<std::string> compile_scan_helpers(const std::string& arch,
 void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
                 const void* b, void* out, int device);
 
+// out = the rows of in sorted (cpu::run_sort's contract, the same bits) by CUB's radix sort
+// (cuda/sort_cub.hpp), its temporaries from kiln's allocator on the current stream.
+void run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc, const void* in,
+              void* out, int device);
+
 // Fills `out` with the same numbers the host's cpu::run_random gives for this step.
 void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc, void* out,
                 int device);

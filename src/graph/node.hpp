@@ -69,6 +69,7 @@ struct NodeSpec {
   RandomDist random_dist() const { return op_as<RandomDist>(OpKind::Random); }
   ScatterOp scatter_op() const { return op_as<ScatterOp>(OpKind::Scatter); }
   ScanOp scan_op() const { return op_as<ScanOp>(OpKind::Scan); }
+  SortOp sort_op() const { return op_as<SortOp>(OpKind::Sort); }
 
  private:
   template <class E>

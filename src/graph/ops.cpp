@@ -67,6 +67,7 @@ const ReduceRow& row(ReduceOp op) { return kReduce[static_cast<int>(op)]; }
 const char* op_name(ReduceOp op) { return row(op).name; }
 
 const char* op_name(ScanOp op) { return op == ScanOp::Sum ? "cumsum" : "cumprod"; }
+const char* op_name(SortOp op) { return op == SortOp::Values ? "sort" : "argsort"; }
 
 const char* op_name(ScatterOp op) {
   constexpr const char* kNames[] = {"set", "add", "multiply", "min", "max"};

@@ -46,6 +46,10 @@ enum class OpKind : uint8_t {
   // (batch..., k, n), both of the result's dtype (a float or complex one) and broadcast to its
   // batch shape; the result is (batch..., m, n). MatmulAttrs says how float32 may round.
   Matmul,
+  // A stable sort of each row along the last axis in NumPy's order (kernels/sort_keys.cuh: NaNs
+  // last, -0.0 equal to 0.0): `op` is a SortOp, the sorted values (the input's dtype) or the
+  // positions along the row they came from (int64); the shape is the input's.
+  Sort,
 };
 
 // The elementwise operations and their traits come from graph/op_table.hpp, one row each.
@@ -73,6 +77,9 @@ const char* op_name(ScatterOp op);  // "set", "add", ...
 // A scan's operation: Sum and Prod are ScatterOp's Add and Multiply in kernels/scan.cuh.
 enum class ScanOp : uint8_t { Sum, Prod };
 const char* op_name(ScanOp op);  // "cumsum", "cumprod"
+// What a sort gives: the sorted values (kiln::sort) or where they came from (kiln::argsort).
+enum class SortOp : uint8_t { Values, Indices };
+const char* op_name(SortOp op);  // "sort", "argsort"
 
 const char* op_name(UnaryOp op);   // "neg", "sin", ...
 const char* op_name(BinaryOp op);  // "add", "lt", ...

@@ -10,6 +10,7 @@
 #include "host/random.hpp"
 #include "host/scan.hpp"
 #include "host/scatter.hpp"
+#include "host/sort.hpp"
 
 namespace kiln::cpu {
 
@@ -54,6 +55,11 @@ void Executor::run_compress(const plan::CompressStep& step, const plan::PlanBuff
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
                           const void* a, const void* b, void* out) {
   cpu::run_matmul(step, out_desc, a, b, out);
+}
+
+void Executor::run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc,
+                        const void* in, void* out) {
+  cpu::run_sort(step, out_desc, in, out);
 }
 
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool) {

@@ -72,6 +72,12 @@ class Backend {
   virtual void run_compress(const CompressStep& step, const PlanBuffer& out_desc, const bool* mask,
                             const void* values, void* out) = 0;
 
+  // out (out_desc) = each row of in (step.rows x step.n, of step.dtype) sorted stably in NumPy's
+  // order (kernels/sort_keys.cuh), as values or as int64 positions along the row. Exact: both
+  // backends give the same bits.
+  virtual void run_sort(const SortStep& step, const PlanBuffer& out_desc, const void* in,
+                        void* out) = 0;
+
   // out (dense, out_desc: batch... x m x n) = a @ b per batch entry, the operands read in place
   // through step.a's and step.b's offsets and strides from `a` and `b` (their buffers' starts).
   // Float or complex dtypes only; float sums may associate differently between backends.

@@ -67,6 +67,10 @@ struct Describe {
     os << "  " << describe(s, p) << ", reads " << buffer_str(p, s.a.buffer) << " "
        << buffer_str(p, s.b.buffer) << ", writes " << buffer_str(p, s.out) << "\n";
   }
+  void operator()(const SortStep& s) const {
+    os << "  " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
+       << buffer_str(p, s.out) << "\n";
+  }
   void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
 };
 

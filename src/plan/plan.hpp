@@ -197,6 +197,15 @@ struct ScanStep {
   graph::ScanOp op;
   int64_t outer, n, inner;
 };
+// out = each of the `rows` rows of `n` values of `in` (dense, rows x n) sorted stably in
+// NumPy's order (kernels/sort_keys.cuh): the values (out of in's dtype) or their positions
+// along the row (int64). `dtype` is in's.
+struct SortStep {
+  int in, out;
+  graph::SortOp op;
+  DType dtype;
+  int64_t rows, n;
+};
 // out = x with values[k] placed at flat position positions[k] by `op`, for every k in order.
 struct ScatterStep {
   int x, positions, values, out;
@@ -244,7 +253,7 @@ struct FreeStep {
   int buffer;
 };
 using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep,
-                          CompressStep, MatmulStep, FreeStep>;
+                          CompressStep, MatmulStep, SortStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;

@@ -18,7 +18,7 @@ using graph::OpKind;
 
 bool is_library(OpKind k) {
   return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter ||
-         k == OpKind::Scan || k == OpKind::Matmul || k == OpKind::Compress;
+         k == OpKind::Scan || k == OpKind::Matmul || k == OpKind::Compress || k == OpKind::Sort;
 }
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
@@ -151,7 +151,7 @@ class Planner {
       if (n->is_leaf()) continue;
       if (n->kind == OpKind::Reduce || is_library(n->kind)) roots_.insert(n);
       if (n->kind == OpKind::Fft) library_inputs_.insert(fft_source(*n));
-      if (n->kind == OpKind::Copy || n->kind == OpKind::Scan)
+      if (n->kind == OpKind::Copy || n->kind == OpKind::Scan || n->kind == OpKind::Sort)
         library_inputs_.insert(n->inputs[0].get());
       if (n->kind == OpKind::Matmul)
         for (const auto& in : n->inputs) library_inputs_.insert(matmul_source(*in));
@@ -424,6 +424,11 @@ class Planner {
         plan_.steps.push_back(CompressStep{buf(in[0].get()), in.size() > 1 ? buf(in[1].get()) : -1,
                                            buf(r), in[0]->shape[0], width,
                                            width == 0 ? 0 : r->shape[0] / width});
+      } else if (r->kind == OpKind::Sort) {
+        const Node& in = *r->inputs[0];
+        const int64_t n = in.shape.empty() ? 1 : in.shape.back();
+        plan_.steps.push_back(SortStep{buf(&in), buf(r), r->sort_op(), in.dtype,
+                                       n == 0 ? 0 : shape_size(in.shape) / n, n});
       } else if (r->kind == OpKind::Scatter) {
         const auto& in = r->inputs;
         plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
@@ -528,6 +533,7 @@ class Planner {
     if (auto* c = std::get_if<CompressStep>(&s))
       return c->values >= 0 ? std::vector<int>{c->mask, c->values} : std::vector<int>{c->mask};
     if (auto* m = std::get_if<MatmulStep>(&s)) return {m->a.buffer, m->b.buffer};
+    if (auto* o = std::get_if<SortStep>(&s)) return {o->in};
     return {};
   }
 

@@ -336,6 +336,19 @@ void PlanRun::run_step(const plan::CompressStep& s) {
     report("compress", plan::KernelOrigin::None, b, device_of(s.out), bytes, t0);
 }
 
+void PlanRun::run_step(const plan::SortStep& s) {
+  Range range("sort");
+  ++counters().library;
+  int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  counters().bytes += bytes;
+  auto t0 = debug_clock();
+  plan::Backend& b = backend_of(s.out);
+  b.run_sort(s, p_.buffers[s.out], data(s.in), data(s.out));
+  if (debug_level() >= 1)
+    report(std::string(graph::op_name(s.op)), plan::KernelOrigin::None, b, device_of(s.out), bytes,
+           t0);
+}
+
 void PlanRun::run_step(const plan::MatmulStep& s) {
   Range range("matmul");
   ++counters().library;

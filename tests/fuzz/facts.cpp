@@ -793,6 +793,27 @@ static std::optional<Facts> infer_values(const Op& op, const std::vector<Facts>&
       whole.fn = static_cast<uint8_t>(op.fn == 0 ? ReduceFn::Sum : ReduceFn::Prod);
       return reduce(whole, v, t, s);
     }
+    case OpKind::Sort: {
+      // The order is discontinuous in the values: a last-bit difference between paths could
+      // swap two elements (or move an argsort position anywhere), so noisy values are refused.
+      Facts a = arg(op.args.at(0), v);
+      if (a.noisy) return std::nullopt;
+      if (op.fn == 0) {  // the same values, rearranged
+        a.shape = s;
+        return a;
+      }
+      Facts f;  // positions along the axis: integers in [0, n)
+      f.dtype = t;
+      f.shape = s;
+      const Shape& in = a.shape;
+      f.bound = static_cast<double>(
+          op.axes.empty()
+              ? shape_size(in)
+              : in.at(static_cast<size_t>(op.axes[0] < 0 ? op.axes[0] + static_cast<int>(in.size())
+                                                         : op.axes[0])));
+      f.grid = 0;
+      return f;
+    }
     default: {  // views and Eval: the same values, rearranged
       Facts f = arg(op.args.at(0), v);
       f.shape = s;

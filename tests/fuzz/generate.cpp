@@ -62,6 +62,7 @@ class Generator {
   Op reduce_op();
   Op fft_op();
   Op scan_op();
+  Op sort_op();
   Op scatter_op();
   Op mask_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
@@ -437,6 +438,18 @@ Op Generator::scan_op() {
   return op;
 }
 
+// sort or argsort along one axis (negative ones too), or of the raveled value.
+Op Generator::sort_op() {
+  Op op;
+  op.kind = OpKind::Sort;
+  op.fn = static_cast<uint8_t>(uniform(0, 1));
+  int a = pick_value();
+  op.args = {{a, {}}};
+  int nd = ndim_of(a);
+  if (nd > 0 && chance(0.75)) op.axes = {static_cast<int>(uniform(-nd, nd - 1))};
+  return op;
+}
+
 // x.at(positions).set / add / min / max(v): up to 6 positions along the first axis, repeated and
 // negative ones too, of a scalar or of a value of x's shape without that axis.
 Op Generator::scatter_op() {
@@ -480,7 +493,7 @@ Op Generator::mask_op() {
 }
 
 Op Generator::propose() {
-  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 3, 2};
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 3, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -510,6 +523,8 @@ Op Generator::propose() {
       return scatter_op();
     case 13:
       return mask_op();
+    case 14:
+      return sort_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

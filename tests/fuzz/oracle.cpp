@@ -425,6 +425,12 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       s = op.axes.empty() ? Shape{shape_size(a.shape)} : a.shape;
       break;
     }
+    case OpKind::Sort: {  // NumPy's sort / argsort(kind="stable"); 0-d with no axis: raveled
+      const Typed& a = first(op, v);
+      t = op.fn == 0 ? a.dtype : DType::Int64;
+      s = op.axes.empty() ? Shape{shape_size(a.shape)} : a.shape;
+      break;
+    }
     case OpKind::Transpose:
       t = first(op, v).dtype, s = transpose_shape(op, first(op, v).shape);
       break;
@@ -511,7 +517,7 @@ std::string describe(const Op& op, const std::vector<Typed>& values) {
   }
   os << ")";
   if (op.kind == OpKind::Reduce || op.kind == OpKind::Fft || op.kind == OpKind::Transpose ||
-      op.kind == OpKind::Scan) {
+      op.kind == OpKind::Scan || op.kind == OpKind::Sort) {
     os << " axes (";
     for (int a : op.axes) os << a << ",";
     os << ")" << (op.keepdims ? " keepdims" : "");

@@ -21,7 +21,7 @@ const char* kind_name(DataKind k) {
 const char* kind_name(OpKind k) {
   static constexpr const char* names[] = {
       "unary",        "binary", "where", "clip", "astype",  "transpose", "index", "reshape",
-      "broadcast_to", "reduce", "fft",   "scan", "scatter", "mask",      "eval"};
+      "broadcast_to", "reduce", "fft",   "scan", "scatter", "mask",      "sort",  "eval"};
   static_assert(std::size(names) == static_cast<size_t>(OpKind::Eval) + 1);
   return names[static_cast<int>(k)];
 }
@@ -342,6 +342,11 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       std::optional<int> axis;
       if (!op.axes.empty()) axis = op.axes[0];
       return op.fn == 0 ? cumsum(first_array(op, v), axis) : cumprod(first_array(op, v), axis);
+    }
+    case OpKind::Sort: {
+      std::optional<int> axis;
+      if (!op.axes.empty()) axis = op.axes[0];
+      return op.fn == 0 ? sort(first_array(op, v), axis) : argsort(first_array(op, v), axis);
     }
     case OpKind::Scatter: {
       const Array& x = first_array(op, v);

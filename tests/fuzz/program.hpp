@@ -55,6 +55,7 @@ enum class OpKind : uint8_t {
   // flat positions i with i % period == phase. A selection whose size depends on data (kiln
   // evaluates the mask's count first), with a count the oracle derives from the shapes.
   Mask,
+  Sort,  // sort (fn 0) or argsort (fn 1) along axes[0], or of the raveled value (no axes)
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // "unary", "scatter", ...: the word explanations and coverage counts use for a kind.
@@ -98,8 +99,8 @@ struct Operand {
 
 struct Op {
   OpKind kind = OpKind::Unary;
-  uint8_t fn =
-      0;  // UnaryFn, BinaryFn, ReduceFn, FftFn, ScatterFn or the scan (0 cumsum, 1 cumprod)
+  uint8_t fn = 0;  // UnaryFn, BinaryFn, ReduceFn, FftFn, ScatterFn the scan (0 cumsum, 1 cumprod)
+                   // or the sort (0 sort, 1 argsort)
   std::vector<Operand> args;
   DType dtype = DType::Float64;  // AsType
   // Reshape and BroadcastTo: the target shape. Fft: the lengths n / s (when has_lengths).

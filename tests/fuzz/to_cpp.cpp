@@ -270,6 +270,9 @@ std::string op_to_cpp(const Op& op) {
     case OpKind::Scan:
       return std::string(op.fn == 0 ? "kiln::cumsum(" : "kiln::cumprod(") + a +
              (op.axes.empty() ? "" : ", " + std::to_string(op.axes[0])) + ")";
+    case OpKind::Sort:
+      return std::string(op.fn == 0 ? "kiln::sort(" : "kiln::argsort(") + a + ", " +
+             (op.axes.empty() ? std::string("std::nullopt") : std::to_string(op.axes[0])) + ")";
     case OpKind::Scatter: {
       static constexpr const char* calls[] = {".set(", ".add(", ".min(", ".max("};
       return a + ".at(kiln::asarray(std::vector<int64_t>" + list(op.positions) + "))" +

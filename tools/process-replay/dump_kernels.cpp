@@ -101,6 +101,9 @@ std::string dump_plan(const std::vector<Array>& outputs, const std::string& name
       steps << "copy " << c->src << " -> " << c->dst << "\n";
     } else if (auto* u = std::get_if<kiln::plan::ScanStep>(&plan.steps[i])) {
       steps << kiln::graph::op_name(u->op) << " " << u->in << " -> " << u->out << "\n";
+    } else if (auto* o = std::get_if<kiln::plan::SortStep>(&plan.steps[i])) {
+      steps << kiln::graph::op_name(o->op) << " " << o->in << " -> " << o->out << " " << o->rows
+            << "x" << o->n << "\n";
     } else if (auto* m = std::get_if<kiln::plan::MatmulStep>(&plan.steps[i])) {
       steps << kiln::plan::describe(*m, plan) << " " << m->a.buffer << "+" << m->a.offset << " "
             << m->b.buffer << "+" << m->b.offset << " -> " << m->out << "\n";
