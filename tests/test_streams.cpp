@@ -125,6 +125,9 @@ GPU_TEST_CASE("in a scope of the program's stream, kiln reads what the program w
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   Array x = kiln::wrap(mem.p, DType::Float32, {n}, kiln::cuda());
   CallerStream caller;
+  // The kernel loaded first: CUDA may wait for the device before it loads a module, and the
+  // gate below is only opened by this thread.
+  CHECK(kiln::sum(x.astype(DType::Float64) * 2.0).item<double>() == 0.0);
   Gate gate;
   gate.close_on(caller.s);  // the program's stream is busy...
   // ...then writes bytes 0x3f everywhere: each float is 0x3f3f3f3f.
@@ -139,6 +142,25 @@ GPU_TEST_CASE("in a scope of the program's stream, kiln reads what the program w
   }
   CHECK(gate.released_by_test);
   CHECK(total.item<double>() == 2.0 * static_cast<double>(v) * n);
+}
+
+// Without a gate: a long queue of the program's writes (64 of 256 MB, tens of milliseconds),
+// the last one the pattern kiln must see, then kiln's evaluation in the program's scope.
+GPU_TEST_CASE("in a scope of the program's stream, kiln reads after a long queue of its writes") {
+  const int64_t n = int64_t{1} << 26;
+  DeviceMemory mem(n * sizeof(float));
+  Array x = kiln::wrap(mem.p, DType::Float32, {n}, kiln::cuda());
+  CallerStream caller;
+  const float v = 0.74717664718627929688f;  // 0x3f3f3f3f
+  for (int round = 0; round < 3; ++round) {
+    for (int k = 0; k < 64; ++k)
+      REQUIRE(cudaMemsetAsync(mem.p, k, n * sizeof(float), caller.s) == cudaSuccess);
+    REQUIRE(cudaMemsetAsync(mem.p, 0x3f, n * sizeof(float), caller.s) == cudaSuccess);
+    kiln::StreamScope scope(kiln::Stream::wrap(caller.s, kiln::cuda()));
+    CHECK(kiln::sum(x.astype(DType::Float64)).item<double>() == static_cast<double>(v) * n);
+    REQUIRE(cudaMemsetAsync(mem.p, 0, n * sizeof(float), caller.s) == cudaSuccess);
+  }
+  REQUIRE(cudaStreamSynchronize(caller.s) == cudaSuccess);
 }
 
 GPU_TEST_CASE("the program's work queued after kiln's in the scope sees kiln's results") {
@@ -166,6 +188,7 @@ GPU_TEST_CASE("events: a point on one stream that another waits for, and the hos
   kiln::Stream a = kiln::Stream::create(kiln::cuda()), b = kiln::Stream::create(kiln::cuda());
   CallerStream caller;
   kiln::Stream program = kiln::Stream::wrap(caller.s, kiln::cuda());
+  (kiln::arange(0, 1000, 1, DType::Int64, kiln::cuda()) * 7).eval();  // its kernel loaded first
   Gate gate;
   gate.close_on(caller.s);
   kiln::Event held = kiln::Event::record(program);
@@ -190,7 +213,12 @@ GPU_TEST_CASE("memory read on one stream is not reused before that read, whoever
   const int64_t n = int64_t{1} << 26;
   kiln::Stream a = kiln::Stream::create(kiln::cuda());
   Array x_host = kiln::sin(kiln::arange(0, n, 1, DType::Float32)) * 0.5f;
-  const double want = kiln::sum(kiln::exp(x_host).astype(DType::Float64)).item<double>();
+  // The same evaluation on kiln's own stream first: the expected bits (the GPU's exp may differ
+  // from the host's in the last place) and its kernels loaded (see the first gated case).
+  const double want =
+      kiln::sum(kiln::exp(kiln::asarray(x_host, kiln::cuda())).astype(DType::Float64))
+          .item<double>();
+  kiln::full({n}, 1e30f, DType::Float32, kiln::cuda()).eval();
   Gate gate;
   CallerStream caller;
   Array result;
@@ -207,7 +235,7 @@ GPU_TEST_CASE("memory read on one stream is not reused before that read, whoever
     gate.release();
   }
   CHECK(gate.released_by_test);
-  CHECK(result.item<double>() == doctest::Approx(want).epsilon(1e-9));
+  CHECK(result.item<double>() == want);  // 1e30 read anywhere would make it inf
 }
 
 GPU_TEST_CASE("threads evaluate at once, each on a stream of its own") {
@@ -231,13 +259,17 @@ GPU_TEST_CASE("threads evaluate at once, each on a stream of its own") {
     }
 }
 
-GPU_TEST_CASE("cuFFT, the random step and copies follow the scope's stream; eval() never waits") {
+GPU_TEST_CASE("cuFFT, the random step and copies follow the scope's stream; eval() does not wait") {
   CallerStream caller;
   Gate gate;
   Array spectrum, draw, host_copy;
   const Array signal = kiln::cos(kiln::arange(0, 4096, 1, DType::Float64) * 0.25);
   {
     kiln::StreamScope scope(kiln::Stream::wrap(caller.s, kiln::cuda()));
+    // Kernels loaded and cuFFT's plan for this stream made first (both may wait for the device).
+    kiln::abs(kiln::fft::fft(kiln::asarray(signal, kiln::cuda()))).eval();
+    kiln::random::Generator(1, kiln::cuda()).uniform(0.0, 1.0, {1000}).eval();
+    kiln::synchronize(kiln::cuda());
     gate.close_on(caller.s);
     Array on_gpu = kiln::asarray(signal, kiln::cuda());  // a copy from pinned memory: no wait
     spectrum = kiln::abs(kiln::fft::fft(on_gpu)).eval();

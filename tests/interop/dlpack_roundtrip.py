@@ -31,17 +31,24 @@ capsule_name = ctypes.pythonapi.PyCapsule_GetName
 capsule_name.restype = ctypes.c_char_p
 capsule_name.argtypes = [ctypes.py_object]
 
-probe = ctypes.CDLL(sys.argv[1])
-probe.kiln_probe_error.restype = ctypes.c_char_p
-probe.kiln_probe_export.restype = ctypes.c_void_p
-probe.kiln_probe_export.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64,
-                                    ctypes.c_double, ctypes.c_int, ctypes.c_int]
-probe.kiln_probe_read.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                                  ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64]
-probe.kiln_probe_hold.restype = ctypes.c_void_p
-probe.kiln_probe_hold.argtypes = [ctypes.c_void_p, ctypes.c_int]
-probe.kiln_probe_read_held.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
-probe.kiln_probe_release.argtypes = [ctypes.c_void_p]
+probe = None
+
+
+def load_probe():
+    """The probe library, loaded after the consumers a run imports (see __main__)."""
+    global probe
+    probe = ctypes.CDLL(sys.argv[1])
+    probe.kiln_probe_error.restype = ctypes.c_char_p
+    probe.kiln_probe_export.restype = ctypes.c_void_p
+    probe.kiln_probe_export.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64,
+                                        ctypes.c_double, ctypes.c_int, ctypes.c_int]
+    probe.kiln_probe_read.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                      ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64]
+    probe.kiln_probe_hold.restype = ctypes.c_void_p
+    probe.kiln_probe_hold.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    probe.kiln_probe_read_held.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    probe.kiln_probe_release.argtypes = [ctypes.c_void_p]
+
 
 checks = 0
 
@@ -207,6 +214,15 @@ def gpu_round_trips():
 
 if __name__ == "__main__":
     if "--gpu" in sys.argv:
+        # PyTorch and CuPy first, as a program that uses them imports them before loading an
+        # extension built on kiln.
+        for name in ("torch", "cupy"):
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+        load_probe()
         gpu_round_trips()
     else:
+        load_probe()
         numpy_round_trips()
