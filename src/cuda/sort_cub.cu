@@ -240,8 +240,10 @@ __global__ void nan_count_kernel(const F* x, long long n, const long long* repai
   }
 }
 // One block: counts[2 t] becomes tile t's first NaN's rank; repair[1] = the NaNs, repair[2] =
-// those with the sign bit (at the front of the sorted row).
-__global__ void nan_scan_kernel(long long* counts, long long tiles, long long* repair) {
+// those with the sign bit (at the front of the sorted row). Bounded to its 1024 threads: without
+// the bound nvcc gave it more registers than a block of 1024 may have (cudaErrorLaunchOutOfResources
+// on the H200, 2026-12-03).
+__global__ void __launch_bounds__(1024) nan_scan_kernel(long long* counts, long long tiles, long long* repair) {
   if (!repair[0]) return;
   using Scan = cub::BlockScan<long long, 1024>;
   __shared__ typename Scan::TempStorage temp;
