@@ -25,7 +25,8 @@
 // Event::synchronize wait for what they name. eval() and everything lazy return without waiting
 // for the GPU: a host thread goes on building graphs while the kernels run. (eval() does wait
 // for what it cannot queue: a copy from pageable host memory, staged; a copy to the host; a
-// selection's count, which sizes its result.)
+// selection's count, which sizes its result; and CUDA may wait for queued device work when it
+// loads a kernel's module for the first time or kiln's memory pool grows.)
 #pragma once
 #include <memory>
 
