@@ -125,6 +125,10 @@ const std::vector<SeedCase> kFailedSeeds = {
      "src/codegen/kernel_source.cpp, choose_column_staging)"},
     {7146, Limits{}, "layernorm-like statistics down columns staging three inputs: as 5695"},
     {7651, Limits{}, "w * (c - mean(c, {0, 1})) staging two float64 inputs: as 5695"},
+    {5311, Limits{},
+     "floor of a bfloat16 arange fused into one kernel: the arange's float32 value was not "
+     "rounded to bfloat16 first, so floor gave -223 where the array holds -222 "
+     "(src/plan/lower.cpp, Iota)"},
 };
 
 void check_failed_seeds(bool gpu) {
@@ -143,6 +147,19 @@ TEST_CASE("fuzz: seeds that once failed") { check_failed_seeds(false); }
 GPU_TEST_CASE("fuzz: seeds that once failed, on the GPU") { check_failed_seeds(true); }
 
 // ---- disagreements found while building the fuzzer, as direct checks ---------------------
+
+// A half-precision arange holds rounded values, and a fused consumer sees those (seed 5311):
+// in bfloat16 the spacing near -222 is 1, so the exact start + i * step and the stored element
+// differ, and floor of the two differed.
+TEST_CASE("fuzz findings: a fused consumer of a half-precision arange sees its rounded values") {
+  for (DType t : {DType::BFloat16, DType::Float16}) {
+    INFO(kiln::dtype_name(t));
+    Array stored = kiln::arange(-223.5, -221.0, 0.5, t).eval();
+    Array fused = kiln::floor(kiln::arange(-223.5, -221.0, 0.5, t));
+    CHECK(kiln::array_equal(fused.astype(DType::Float64),
+                            kiln::floor(stored.astype(DType::Float64))));
+  }
+}
 
 // The parts of every element.
 std::vector<double> parts(const Array& a) {
