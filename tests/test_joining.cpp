@@ -476,6 +476,13 @@ TEST_CASE("selections evaluate their count and refuse what NumPy 2 refuses") {
   auto nz = kiln::nonzero(x);
   REQUIRE(nz.size() == 1);
   CHECK(kiln::array_equal(nz[0], kiln::asarray(std::vector<int64_t>{1, 3, 4})));
+  // Empty results keep NumPy's shapes: rows of no values, no rows, no true entry.
+  Array mask = x != 0.0;
+  CHECK(kiln::masked(kiln::zeros({5, 0}), mask).shape() == kiln::Shape{3, 0});
+  CHECK(kiln::masked(kiln::zeros({0, 2}), kiln::ones({0}, DType::Bool)).shape() ==
+        kiln::Shape{0, 2});
+  CHECK(kiln::masked(kiln::ones({5, 2}), x > 9.0).shape() == kiln::Shape{0, 2});
+  CHECK(kiln::flatnonzero(x > 9.0).shape() == kiln::Shape{0});
   CHECK_THROWS_AS(kiln::nonzero(kiln::full({}, 1.0)), kiln::ShapeError);
   CHECK_THROWS_AS(kiln::masked(x, kiln::asarray(std::vector<int64_t>{1})), kiln::DTypeError);
   CHECK_THROWS_AS(

@@ -25,6 +25,16 @@ Array scanned(const Array& a, std::optional<int> axis, std::optional<DType> dtyp
   return api::finish(api::scan(in, ax, op));
 }
 
+// The rows of `rows` (L, R; null: the positions of the true entries) where mask (L, bool) is
+// true, shaped (count, rest...) with R the size of `rest`. The count is evaluated first: the
+// result's shape depends on it.
+Array selected(const Array& mask, const Array* rows, const Shape& rest, DType t, Device d) {
+  Shape out{mask.size() == 0 ? 0 : count_nonzero(mask).item<int64_t>()};
+  out.insert(out.end(), rest.begin(), rest.end());
+  if (shape_size(out) == 0) return zeros(out, t, d);
+  return api::finish(api::compress(mask, rows, out[0])).reshape(out);
+}
+
 }  // namespace
 
 Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
@@ -44,26 +54,13 @@ Array masked(const Array& x, const Array& mask) {
     throw ShapeError("masked: a mask of shape " + shape_str(m) +
                      " does not match the leading axes of an array of shape " + shape_str(s));
   Shape rest(s.begin() + static_cast<std::ptrdiff_t>(m.size()), s.end());
-  const int64_t rows = shape_size(m), width = shape_size(rest);
-  Shape out{-1};
-  out.insert(out.end(), rest.begin(), rest.end());
-  if (rows == 0 || width == 0) {
-    out[0] = rows == 0 ? 0 : count_nonzero(mask).item<int64_t>();
-    return zeros(out, x.dtype(), x.device());
-  }
-  // The count first: the result's shape depends on it.
-  const int64_t count = count_nonzero(mask).item<int64_t>();
-  out[0] = count;
-  if (count == 0) return zeros(out, x.dtype(), x.device());
-  Array flat_rows = x.reshape({rows, width});
-  return api::finish(api::compress(mask.reshape({-1}), &flat_rows, count)).reshape(out);
+  Array flat_rows = x.reshape({shape_size(m), shape_size(rest)});
+  return selected(mask.reshape({-1}), &flat_rows, rest, x.dtype(), x.device());
 }
 
 Array flatnonzero(const Array& a) {
   Array mask = a.dtype() == DType::Bool ? a.reshape({-1}) : (a != 0).reshape({-1});
-  const int64_t count = count_nonzero(mask).item<int64_t>();
-  if (count == 0) return zeros({0}, DType::Int64, a.device());
-  return api::finish(api::compress(mask, nullptr, count));
+  return selected(mask, nullptr, {}, DType::Int64, a.device());
 }
 
 std::vector<Array> nonzero(const Array& a) {

@@ -50,13 +50,8 @@ void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_de
   if (step.count == 0 || step.rows == 0) return;
   ScopedDevice on(device);
   long long rows = step.rows, tiles = (step.rows + kTile - 1) / kTile;
-  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit
-  // status word a tile; the counter and words start at zero (stream-ordered, before the launch).
-  const size_t slots = static_cast<size_t>(tiles) * 32, zeroed = 8 + 8 * static_cast<size_t>(tiles);
-  auto scratch = allocate(device, slots + zeroed);  // freed after the launch, stream-ordered
+  auto scratch = look_back_status(device, tiles);
   void* status = scratch->data();
-  KILN_CUDA_CHECK(
-      cudaMemsetAsync(static_cast<char*>(status) + slots, 0, zeroed, current_stream(device)));
   const dim3 grid(static_cast<unsigned>(tiles));
   if (!values) {
     long long width = 1;

@@ -2,10 +2,12 @@
 // numbers from a one-pass Philox kernel that reproduces cuRAND's stream, both on the device's
 // kiln stream, so stream-ordered memory reuse stays safe.
 #pragma once
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "graph/buffer.hpp"
 #include "plan/plan.hpp"
 
 namespace kiln::gpu {
@@ -26,6 +28,10 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 // every run).
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device);
+// Scratch for one launch of kernels/scan.cuh's decoupled look-back over `tiles` tiles (its
+// Status), its counter and status words zeroed on the current stream; held until the launch is
+// queued (freed stream-ordered).
+std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t tiles);
 // The selected rows or positions (cpu::run_compress's contract), in one pass over tiles of the
 // mask: each tile counts its selected entries, takes the count before it by decoupled
 // look-back and writes its rows at once.

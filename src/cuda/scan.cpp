@@ -54,6 +54,16 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
+std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t tiles) {
+  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit status
+  // word a tile; the counter and words start at zero (stream-ordered, before the launch).
+  const size_t slots = static_cast<size_t>(tiles) * 32, zeroed = 8 + 8 * static_cast<size_t>(tiles);
+  auto scratch = allocate(device, slots + zeroed);  // freed after the launch, stream-ordered
+  KILN_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(scratch->data()) + slots, 0, zeroed,
+                                  current_stream(device)));
+  return scratch;
+}
+
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device) {
   const DType t = out_desc.dtype;
@@ -70,16 +80,11 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
     void* args[] = {&in, &out, &outer, &n, &inner};
     return helpers::launch(lanes_helper(t, step.op), device, lanes, args);
   }
-  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit status
-  // word a tile; the counter and words start at zero (stream-ordered, before the launch).
   const long long tile = kTileBytes / itemsize(t);
   long long tiles = (n + tile - 1) / tile;
   const long long total = lanes * tiles;
-  const size_t values = static_cast<size_t>(total) * 32, zeroed = 8 + 8 * total;
-  auto scratch = allocate(device, values + zeroed);  // freed after the launch, stream-ordered
+  auto scratch = look_back_status(device, total);
   void* status = scratch->data();
-  KILN_CUDA_CHECK(
-      cudaMemsetAsync(static_cast<char*>(status) + values, 0, zeroed, gpu::current_stream(device)));
   int vectors = inner == 1 && aligned(in) && aligned(out) && n * itemsize(t) % 16 == 0;
   void* args[] = {&in, &out, &outer, &n, &inner, &tiles, &status, &vectors};
   helpers::launch(single_pass_helper(t, step.op), device, dim3(static_cast<unsigned>(total)), args);
