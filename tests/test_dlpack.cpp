@@ -251,8 +251,10 @@ GPU_TEST_CASE("from_dlpack of device memory with strides, against the same tenso
   void* dev = nullptr;
   REQUIRE(cudaMalloc(&dev, 60 * sizeof(double)) == cudaSuccess);
   REQUIRE(cudaMemcpy(dev, host.data(), 60 * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
-  const std::vector<std::vector<int64_t>> strides = {{1, 4}, {-4, 2}, {0, 1}};
-  const std::vector<int64_t> offsets = {0, 8, 3};
+  // The last two no view expresses (rows that interleave, rows that overlap): a gather, whose
+  // positions must live on the GPU too.
+  const std::vector<std::vector<int64_t>> strides = {{1, 4}, {-4, 2}, {0, 1}, {5, 2}, {1, 1}};
+  const std::vector<int64_t> offsets = {0, 8, 3, 1, 2};
   for (size_t k = 0; k < strides.size(); ++k) {
     Producer on_host{host, {3, 2}, strides[k]}, on_gpu{{}, {3, 2}, strides[k]};
     DLManagedTensor* m = on_gpu.make(offsets[k] * sizeof(double));

@@ -26,7 +26,7 @@
 // for the GPU: a host thread goes on building graphs while the kernels run. (eval() does wait
 // for what it cannot queue: a copy from pageable host memory, staged; a copy to the host; a
 // selection's count, which sizes its result; and CUDA may wait for queued device work when it
-// loads a kernel's module for the first time or kiln's memory pool grows.)
+// loads a kernel's module for the first time.)
 #pragma once
 #include <memory>
 

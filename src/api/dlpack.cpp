@@ -168,11 +168,12 @@ Array nested_view(Array base, const std::vector<int>& order, const std::vector<i
 // construction, and Raise would evaluate them now.
 Array gathered_view(const Array& base, int64_t start, const std::vector<int64_t>& n,
                     const std::vector<int64_t>& s) {
-  Array at = full(Shape(n.size(), 1), start, DType::Int64);
+  // The positions live where the tensor does: take() refuses operands on two devices.
+  Array at = full(Shape(n.size(), 1), start, DType::Int64, base.device());
   for (size_t k = 0; k < n.size(); ++k) {
     Shape along(n.size(), 1);
     along[k] = n[k];
-    at = at + (arange(0, n[k], 1, DType::Int64) * s[k]).reshape(along);
+    at = at + (arange(0, n[k], 1, DType::Int64, base.device()) * s[k]).reshape(along);
   }
   return take(base, at.broadcast_to(n), 0, TakeMode::Clip);
 }
