@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <kiln/kiln.hpp>
 #include <thread>
 #include <vector>
