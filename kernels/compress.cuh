@@ -17,11 +17,10 @@ template <class T, bool kPositions>
 __device__ void select(const bool* mask, const T* values, T* out, long long rows, long long width,
                        long long tiles, void* scratch) {
   using Count = long long;
-  const scan::Status s(scratch, tiles);
+  const scan::Status s(scratch, tiles, scan::groups_of(tiles));
   __shared__ long long tile_index;
   __shared__ Count warp_totals[scan::kWarps], tile_before;
-  __shared__ __align__(16) unsigned char kept_raw[scan::kKept * scan::kThreads * sizeof(Count)];
-  __shared__ int nearest;
+  __shared__ scan::LookBackShared<Count> look_back;
   if (threadIdx.x == 0) tile_index = (long long)atomicAdd(s.counter, 1ull);
   __syncthreads();
   const long long tile = tile_index;
@@ -50,19 +49,13 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
     total += warp_totals[w];
   }
   // The count of the tiles before this one.
-  const long long t = tile;
-  if (t == 0) {
-    if (threadIdx.x == 0) {
-      scan::publish(s, tile, scan::kPrefix, total);
-      tile_before = 0;
-    }
-  } else {
-    if (threadIdx.x == 0) scan::publish(s, tile, scan::kAggregate, total);
-    const Count prefix = scan::look_back<scatter::Add, Count>(s, 0, t, (Count*)kept_raw, nearest);
-    if (threadIdx.x == 0) {
-      scan::publish(s, tile, scan::kPrefix, prefix + total);
-      tile_before = prefix;
-    }
+  if (threadIdx.x == 0) {
+    scan::publish(s.aggregate_words, s.aggregate_slots, tile, total);
+    tile_before = 0;
+  }
+  if (tile > 0) {
+    const Count prefix = scan::look_back<scatter::Add, Count>(s, 0, 0, tile, look_back);
+    if (threadIdx.x == 0) tile_before = prefix;
   }
   __syncthreads();
   long long at = tile_before + before;

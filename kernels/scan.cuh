@@ -4,17 +4,15 @@
 // - lanes: a thread per (o, i) walks j in order, consecutive threads on consecutive i (coalesced
 //   when inner > 1). The host's order exactly, so the same bits.
 // - single_pass (long axes with few lanes): each row in tiles of kTileBytes, one block a tile,
-//   every element read once and written once. A tile publishes its fold (aggregate), then the
-//   fold of its row up to it (inclusive prefix), and a tile takes its prefix from the tiles
-//   before it (decoupled look-back, Merrill and Garland 2016). Tiles take their index from an
-//   atomic counter in the order blocks start, so a tile only waits on tiles that are running:
-//   progress whatever order the device schedules blocks in.
-//   Deterministic: a tile's prefix is always the left fold of its row's tile folds,
-//   ((A0 op A1) op A2) ..., whichever predecessors had published their prefix when it looked
-//   back (it folds forward from the nearest published prefix, not backward), so float results
-//   are the same bits every run. They associate differently from the host's left-to-right walk,
-//   so they may differ from it in the last bits (at most about n * eps relative to the scan of
-//   the magnitudes).
+//   every element read once and written once. A tile publishes its fold (aggregate) at once and
+//   takes the fold of the tiles before it from their published aggregates (a decoupled
+//   look-back, after Merrill and Garland 2016, in groups of kThreads tiles: see look_back). Tiles
+//   take their index from an atomic counter in the order blocks start, so a tile only waits on
+//   tiles that are running: progress whatever order the device schedules blocks in.
+//   Deterministic: a tile's prefix is one fixed association of its row's tile folds, whatever had
+//   been published when it looked, so float results are the same bits every run. They associate
+//   differently from the host's left-to-right walk, so they may differ from it in the last bits
+//   (at most about n * eps relative to the scan of the magnitudes).
 #pragma once
 
 #include "kiln/scatter.cuh"
@@ -112,25 +110,29 @@ __device__ __forceinline__ T warp_scan(T v, int lane) {
   return v;
 }
 
-// Status of a tile in the look-back.
-enum : int { kPending = 0, kAggregate = 1, kPrefix = 2 };
-
-// The scratch of a launch over `tiles` tiles (src/cuda/scan.cpp allocates it and zeroes its
-// counter and words before each launch): 16-byte value slots for aggregates and prefixes, the
-// tile counter, then a 64-bit status word a tile, its flag in the high half. A value of 4 bytes
-// or less travels in the word's low half, so a tile's status and value are one load (the
-// aggregate is overwritten by the prefix, which is as good to fold from); a wider one goes
-// through its slot, written before the flag and read after it.
+// The look-back's shared state (src/cuda/scan.cpp allocates it and zeroes its counter and
+// words before each launch): for each tile its fold (aggregate), and for each group of kThreads
+// consecutive tiles of a row the fold of every tile of the row before the group (the group's
+// prefix). A value is published as a 64-bit word, its ready flag in the high half: a value of 4
+// bytes or less travels in the low half, so flag and value are one load; a wider one goes
+// through a 16-byte slot, written before the flag and read after it. Layout: the tiles' slots,
+// the groups' slots, the tile counter, the tiles' words, the groups' words.
 struct Status {
-  uint4 *aggregates, *prefixes;
-  unsigned long long *counter, *words;
-  __device__ Status(void* scratch, long long tiles) {
-    aggregates = (uint4*)scratch;
-    prefixes = aggregates + tiles;
-    counter = (unsigned long long*)(prefixes + tiles);
-    words = counter + 1;
+  uint4 *aggregate_slots, *group_slots;
+  unsigned long long *counter, *aggregate_words, *group_words;
+  __device__ Status(void* scratch, long long tiles, long long groups) {
+    aggregate_slots = (uint4*)scratch;
+    group_slots = aggregate_slots + tiles;
+    counter = (unsigned long long*)(group_slots + groups);
+    aggregate_words = counter + 1;
+    group_words = aggregate_words + tiles;
   }
 };
+
+// A row's tiles in groups of kThreads: the block looks at a whole group at once.
+__host__ __device__ constexpr long long groups_of(long long tiles) {
+  return (tiles + kThreads - 1) / kThreads;
+}
 
 template <class T>
 __device__ __forceinline__ constexpr bool packed() {
@@ -139,8 +141,8 @@ __device__ __forceinline__ constexpr bool packed() {
 
 // Slots go through L2 (st.cg / ld.cg: no stale L1 line), words are volatile.
 template <class T>
-__device__ __forceinline__ void publish(const Status& s, long long tile, int flag, T v) {
-  unsigned long long word = (unsigned long long)flag << 32;
+__device__ __forceinline__ void publish(unsigned long long* words, uint4* slots, long long i, T v) {
+  unsigned long long word = 1ull << 32;
   if constexpr (packed<T>()) {
     unsigned bits = 0;
     memcpy(&bits, &v, sizeof(T));
@@ -148,80 +150,100 @@ __device__ __forceinline__ void publish(const Status& s, long long tile, int fla
   } else {
     uint4 w = make_uint4(0, 0, 0, 0);
     memcpy(&w, &v, sizeof(T));
-    __stcg(&(flag == kPrefix ? s.prefixes : s.aggregates)[tile], w);
+    __stcg(&slots[i], w);
     __threadfence();  // the slot before the flag, for every reader
   }
-  *(volatile unsigned long long*)&s.words[tile] = word;
+  *(volatile unsigned long long*)&words[i] = word;
 }
 
+// Value i, spinning until it is published (`ready`: only look, do not wait).
 template <class T>
-struct Seen {
-  int flag;
-  T value;
-};
-
-// A tile's status once it has one (spinning while it is pending).
-template <class T>
-__device__ __forceinline__ Seen<T> wait_for(const Status& s, long long tile) {
+__device__ __forceinline__ bool read(const unsigned long long* words, const uint4* slots,
+                                     long long i, T& v, bool wait = true) {
   unsigned long long word;
-  do word = *(volatile unsigned long long*)&s.words[tile];
-  while ((word >> 32) == kPending);
-  Seen<T> seen;
-  seen.flag = (int)(word >> 32);
+  do word = *(volatile const unsigned long long*)&words[i];
+  while ((word >> 32) == 0 && wait);
+  if ((word >> 32) == 0) return false;
   if constexpr (packed<T>()) {
     const unsigned bits = (unsigned)word;
-    memcpy(&seen.value, &bits, sizeof(T));
+    memcpy(&v, &bits, sizeof(T));
   } else {
     __threadfence();  // the slot after the flag
-    const uint4 w = __ldcg(&(seen.flag == kPrefix ? s.prefixes : s.aggregates)[tile]);
-    memcpy(&seen.value, &w, sizeof(T));
+    const uint4 w = __ldcg(&slots[i]);
+    memcpy(&v, &w, sizeof(T));
   }
-  return seen;
+  return true;
 }
 
-// The prefix of tile t of a row (t > 0) whose first tile has index `row_first` in the launch,
-// computed by the whole block: windows of kThreads predecessors, nearest first, each thread
-// waiting for one tile's status, until a window holds a published prefix. Then thread 0 folds
-// forward from the nearest such prefix through the aggregates after it: the row's left fold of
-// tile aggregates whatever was found, so the same bits every run. A window as wide as the block
-// (not a warp) matters: the nearest prefix is typically as far back as there are tiles running,
-// hundreds, and each window costs a round trip to L2. The first kKept windows' values stay in
-// shared memory for the fold; farther ones (rare) are read again. Returns the prefix in thread 0
-// only; every thread must call it.
-constexpr int kKept = 4;
+// The inclusive scan of one value a thread in thread order, always associated the same way
+// (lanes by warp_scan, then the left fold of the warps before): a position's result depends
+// only on the values up to it. `folds`: kWarps values of shared memory. Every thread calls it.
 template <int OP, class T>
-__device__ T look_back(const Status& s, long long row_first, long long t, T* kept, int& nearest) {
-  for (int w = 0;; ++w) {
-    const long long mine = t - 1 - (long long)w * kThreads - threadIdx.x;
-    Seen<T> seen;
-    seen.flag = kPending;
-    if (mine >= 0) seen = wait_for<T>(s, row_first + mine);
-    if (threadIdx.x == 0) nearest = kThreads;
-    __syncthreads();
-    if (w < kKept && mine >= 0) kept[w * kThreads + threadIdx.x] = seen.value;
-    if (seen.flag == kPrefix) atomicMin(&nearest, (int)threadIdx.x);
-    __syncthreads();
-    const int found = nearest;  // the same in every thread: the loop's exit is uniform
-    __syncthreads();            // read by all before thread 0 resets it for the next window
-    if (found == kThreads)
-      continue;  // the row's first tile has its prefix at once: some window finds one
-    T prefix = seen.value;
-    if (threadIdx.x == 0) {
-      prefix = w < kKept
-                   ? kept[w * kThreads + found]
-                   : wait_for<T>(s, row_first + t - 1 - (long long)w * kThreads - found).value;
-      for (int v = w; v >= 0; --v)
-        for (int i = (v == w ? found : kThreads) - 1; i >= 0; --i) {
-          if (v < kKept) {
-            prefix = combine<OP>(prefix, kept[v * kThreads + i]);
-          } else {  // seen before as an aggregate; a prefix published since is as good
-            const Seen<T> again = wait_for<T>(s, row_first + t - 1 - (long long)v * kThreads - i);
-            prefix = again.flag == kPrefix ? again.value : combine<OP>(prefix, again.value);
-          }
-        }
-    }
-    return prefix;
+__device__ T block_scan(T v, T* folds) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  T x = warp_scan<OP>(v, lane);
+  if (lane == 31) folds[warp] = x;
+  __syncthreads();
+  if (warp > 0) {
+    T before = folds[0];
+    for (int w = 1; w < warp; ++w) before = combine<OP>(before, folds[w]);
+    x = combine<OP>(before, x);
   }
+  __syncthreads();  // folds free again
+  return x;
+}
+
+// Shared memory of one look-back: two block scans' warp folds and the values they hand over.
+template <class T>
+struct LookBackShared {
+  T folds[kWarps], group_prefix, local;
+  int group_known;
+};
+
+// The fold of tiles 0 .. t-1 of a row (t > 0): the prefix of t's group (g = t / kThreads)
+// combined with the fold of the group's tiles before t. A group's prefix is its predecessor's
+// combined with the predecessor's total; the first tile to need it computes and publishes it,
+// later ones read it. Both folds are block_scans over kThreads aggregates at once, so the
+// result is one fixed association of the row's tile folds whatever was published when: the
+// same bits every run, and no thread folds hundreds of values one after another. Waits only
+// on tiles that started before t (tile indices come from the launch's counter in start order),
+// so it always progresses. `row_first`, `group_first`: the row's first tile and group in the
+// launch. Returns the prefix in thread 0 only; every thread calls it. `sh` may be raw shared
+// memory (T may have a constructor, which __shared__ refuses).
+template <int OP, class T>
+__device__ T look_back(const Status& s, long long row_first, long long group_first, long long t,
+                       LookBackShared<T>& sh) {
+  const long long g = t / kThreads;
+  const int p = (int)(t % kThreads), i = threadIdx.x;
+  if (i == 0)
+    sh.group_known =
+        g == 0 || read(s.group_words, s.group_slots, group_first + g, sh.group_prefix, false);
+  __syncthreads();
+  const bool compute_group = !sh.group_known;  // the same in every thread
+  // Issue every wait at once: the previous group's tiles (for its total) and this group's.
+  T before_group{}, in_group{};
+  if (compute_group)
+    read(s.aggregate_words, s.aggregate_slots, row_first + (g - 1) * kThreads + i, before_group);
+  if (i < p) read(s.aggregate_words, s.aggregate_slots, row_first + g * kThreads + i, in_group);
+  if (compute_group) {
+    const T total = block_scan<OP>(before_group, sh.folds);
+    if (i == kThreads - 1) {
+      T prefix = total;
+      if (g > 1) {
+        read(s.group_words, s.group_slots, group_first + g - 1, prefix);
+        prefix = combine<OP>(prefix, total);
+      }
+      publish(s.group_words, s.group_slots, group_first + g, prefix);
+      sh.group_prefix = prefix;
+    }
+  }
+  if (p > 0) {
+    const T local = block_scan<OP>(in_group, sh.folds);
+    if (i == p - 1) sh.local = local;
+  }
+  __syncthreads();
+  if (g == 0) return sh.local;
+  return p == 0 ? sh.group_prefix : combine<OP>(sh.group_prefix, sh.local);
 }
 
 // The single-pass scan: a block per tile of kTileBytes, rows of n values `inner` apart
@@ -233,11 +255,11 @@ template <int OP, class T>
 __device__ void single_pass(const T* in, T* out, long long outer, long long n, long long inner,
                             long long tiles, void* scratch, int vectors) {
   constexpr int kItems = 16 / sizeof(T), kTile = kTileBytes / sizeof(T);
-  const Status s(scratch, outer * inner * tiles);
+  const Status s(scratch, outer * inner * tiles, outer * inner * groups_of(tiles));
   __shared__ long long tile_index;
-  __shared__ uint4 slots[kWarps + 1];  // raw: T may have a constructor, which __shared__ refuses
-  __shared__ __align__(16) unsigned char kept_raw[kKept * kThreads * sizeof(T)];
-  __shared__ int nearest;
+  // Raw: T may have a constructor, which __shared__ refuses.
+  __shared__ uint4 slots[kWarps + 1];
+  __shared__ __align__(16) unsigned char look_back_raw[sizeof(LookBackShared<T>)];
   T* warp_folds = (T*)slots;  // then the tile's prefix
   T& tile_prefix = warp_folds[kWarps];
   if (threadIdx.x == 0) tile_index = (long long)atomicAdd(s.counter, 1ull);
@@ -284,15 +306,11 @@ __device__ void single_pass(const T* in, T* out, long long outer, long long n, l
   Maybe<OP, T> fold;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) fold.then(warp_folds[w]);
-  if (t == 0) {
-    if (threadIdx.x == 0) publish(s, tile, kPrefix, fold.value);
-  } else {
-    if (threadIdx.x == 0) publish(s, tile, kAggregate, fold.value);
-    const T prefix = look_back<OP, T>(s, tile - t, t, (T*)kept_raw, nearest);
-    if (threadIdx.x == 0) {
-      publish(s, tile, kPrefix, combine<OP>(prefix, fold.value));
-      tile_prefix = prefix;
-    }
+  if (threadIdx.x == 0) publish(s.aggregate_words, s.aggregate_slots, tile, fold.value);
+  if (t > 0) {
+    const T prefix =
+        look_back<OP, T>(s, tile - t, r * groups_of(tiles), t, *(LookBackShared<T>*)look_back_raw);
+    if (threadIdx.x == 0) tile_prefix = prefix;
   }
   __syncthreads();
 

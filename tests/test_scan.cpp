@@ -28,8 +28,10 @@ struct Layout {
 
 // Single rows long enough for many tiles, several rows whose starts are not 16-byte aligned
 // (2^20 + 3 values), many rows of a few tiles, and a strided axis with few lanes.
+// The last: rows of 611 float32 tiles, so the look-back's groups of 256 tiles chain within a
+// row (a group's prefix from the one before it) and start again in the second row.
 const Layout kLayouts[] = {
-    {{1000000}, 0}, {{3, (1 << 20) + 3}, 1}, {{40, 5000}, 1}, {{6001, 3}, 0}};
+    {{1000000}, 0}, {{3, (1 << 20) + 3}, 1}, {{40, 5000}, 1}, {{6001, 3}, 0}, {{2, 2500003}, 1}};
 
 int64_t size_of(const Shape& s) {
   int64_t n = 1;

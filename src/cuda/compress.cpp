@@ -50,7 +50,7 @@ void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_de
   if (step.count == 0 || step.rows == 0) return;
   ScopedDevice on(device);
   long long rows = step.rows, tiles = (step.rows + kTile - 1) / kTile;
-  auto scratch = look_back_status(device, tiles);
+  auto scratch = look_back_status(device, 1, tiles);
   void* status = scratch->data();
   const dim3 grid(static_cast<unsigned>(tiles));
   if (!values) {

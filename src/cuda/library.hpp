@@ -28,10 +28,10 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 // every run).
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device);
-// Scratch for one launch of kernels/scan.cuh's decoupled look-back over `tiles` tiles (its
-// Status), its counter and status words zeroed on the current stream; held until the launch is
-// queued (freed stream-ordered).
-std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t tiles);
+// Scratch for one launch of kernels/scan.cuh's decoupled look-back over `rows` rows of
+// `row_tiles` tiles (its Status), its counter and status words zeroed on the current stream;
+// held until the launch is queued (freed stream-ordered).
+std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t rows, int64_t row_tiles);
 // The selected rows or positions (cpu::run_compress's contract), in one pass over tiles of the
 // mask: each tile counts its selected entries, takes the count before it by decoupled
 // look-back and writes its rows at once.

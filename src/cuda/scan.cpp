@@ -54,10 +54,12 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
-std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t tiles) {
-  // kernels/scan.cuh's Status: two 16-byte value slots a tile, the tile counter, a 64-bit status
-  // word a tile; the counter and words start at zero (stream-ordered, before the launch).
-  const size_t slots = static_cast<size_t>(tiles) * 32, zeroed = 8 + 8 * static_cast<size_t>(tiles);
+std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t rows, int64_t row_tiles) {
+  // kernels/scan.cuh's Status: a 16-byte value slot a tile and a group (kiln::scan::groups_of: a
+  // row's tiles in groups of 256, the kernels' block size), the tile counter, a 64-bit word a
+  // tile and a group; the counter and words start at zero (stream-ordered, before the launch).
+  const size_t values = static_cast<size_t>(rows * (row_tiles + (row_tiles + 255) / 256));
+  const size_t slots = values * 16, zeroed = 8 + 8 * values;
   auto scratch = allocate(device, slots + zeroed);  // freed after the launch, stream-ordered
   KILN_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(scratch->data()) + slots, 0, zeroed,
                                   current_stream(device)));
@@ -83,7 +85,7 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   const long long tile = kTileBytes / itemsize(t);
   long long tiles = (n + tile - 1) / tile;
   const long long total = lanes * tiles;
-  auto scratch = look_back_status(device, total);
+  auto scratch = look_back_status(device, lanes, tiles);
   void* status = scratch->data();
   int vectors = inner == 1 && aligned(in) && aligned(out) && n * itemsize(t) % 16 == 0;
   void* args[] = {&in, &out, &outer, &n, &inner, &tiles, &status, &vectors};
