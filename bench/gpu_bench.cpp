@@ -370,8 +370,20 @@ void bench_matmul() {
 
 // The 2-d programs of PERFORMANCE.md's second set, at any shape:
 //   gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS COLS
-// (outer: a of ROWS times b of COLS). Prints the time and the bytes that must move once.
+// (outer: a of ROWS times b of COLS), and layernorm's program over the middle axis of a
+// (BATCH, ROWS, COLS) array: midnorm in one evaluation, midnorm_split with its mean and
+// variance evaluated one by one (the three kernels kiln ran before it folded middle axes):
+//   gpu_bench layout midnorm|midnorm_split ROWS COLS BATCH
+// Prints the time and the bytes that must move once.
 kiln::Array layout_program(const std::string& w, const kiln::Array& x, const kiln::Array& b) {
+  if (w == "midnorm" || w == "midnorm_split") {
+    auto m = kiln::mean(x, {1}, true);
+    if (w == "midnorm_split") m = m.eval();
+    auto d = x - m;
+    auto v = kiln::mean(d * d, {1}, true);
+    if (w == "midnorm_split") v = v.eval();
+    return d / kiln::sqrt(v + 1e-5);
+  }
   if (w == "softmax") {
     auto e = kiln::exp(x - kiln::max(x, {1}, true));
     return e / kiln::sum(e, {1}, true);
@@ -391,12 +403,12 @@ kiln::Array layout_program(const std::string& w, const kiln::Array& x, const kil
   throw std::invalid_argument("unknown layout workload " + w);
 }
 
-void bench_layout(const std::string& w, int64_t rows, int64_t cols) {
+void bench_layout(const std::string& w, int64_t rows, int64_t cols, int64_t batch) {
   kiln::random::Generator g(5, kiln::cuda());
   bool outer = w == "outer";
-  auto x = (outer ? g.uniform(0, 1, {rows}, kiln::DType::Float32)
-                  : g.uniform(0, 1, {rows, cols}, kiln::DType::Float32))
-               .eval();
+  kiln::Shape shape = outer ? kiln::Shape{rows} : kiln::Shape{rows, cols};
+  if (batch > 0) shape.insert(shape.begin(), batch);
+  auto x = g.uniform(0, 1, shape, kiln::DType::Float32).eval();
   auto b = g.uniform(0, 1, {outer ? cols : 1}, kiln::DType::Float32).eval();
   auto out = layout_program(w, x, b).eval();
   double ms = time_ms([&] { layout_program(w, x, b).eval(); });
@@ -443,15 +455,17 @@ int main(int argc, char** argv) {
     bench_sorting();
   else if (w == "compile4")
     bench_compile4();
-  else if (w == "layout" && argc == 5)
-    bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
+  else if (w == "layout" && (argc == 5 || argc == 6))
+    bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]),
+                 argc == 6 ? std::atoll(argv[5]) : 0);
   else {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
         "matmul|lazy_loop_200|selection|sorting|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
-        "COLS\n");
+        "COLS\n"
+        "       gpu_bench layout midnorm|midnorm_split ROWS COLS BATCH\n");
     return 2;
   }
   return 0;

@@ -30,7 +30,16 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("colnorm", 4096, 4096),
           # narrow outputs with broadcast inputs (NarrowRows): a[rows] times b[cols]
           ("outer", 100000, 33), ("outer", 1000000, 7), ("outer", 300000, 3),
-          ("outer", 50000, 64), ("outer", 100000, 48), ("outer", 20000, 63)]
+          ("outer", 50000, 64), ("outer", 100000, 48), ("outer", 20000, 63),
+          # layernorm's program over the middle axis of (batch, rows, cols): one kernel
+          # (ColumnFused with the batch as one more column index) beside the three kernels of
+          # its mean and variance evaluated one by one (midnorm_split)
+          ("midnorm", 256, 1024, 64), ("midnorm_split", 256, 1024, 64),
+          ("midnorm", 128, 4096, 32), ("midnorm_split", 128, 4096, 32),
+          ("midnorm", 64, 64, 4096), ("midnorm_split", 64, 64, 4096),
+          ("midnorm", 33, 100, 2000), ("midnorm_split", 33, 100, 2000),
+          ("midnorm", 200, 7, 20000), ("midnorm_split", 200, 7, 20000),
+          ("midnorm", 256, 32768, 4), ("midnorm_split", 256, 32768, 4)]
 if len(sys.argv) > 3:
     SHAPES = [s for s in SHAPES if s[0] in sys.argv[3:]]
 def ms(fn, iters=20, reps=7):
@@ -44,19 +53,22 @@ progs = {"softmax": lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x
          "layernorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5))(x - x.mean(1, keepdim=True)),
          "colnorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(0, keepdim=True) + 1e-5))(x - x.mean(0, keepdim=True)),
          "colsum": lambda x: x.sum(0), "rowsum": lambda x: x.sum(1),
-         "outer": lambda ab: ab[0][:, None] * ab[1][None, :]}
+         "outer": lambda ab: ab[0][:, None] * ab[1][None, :],
+         "midnorm": lambda x: (lambda d: d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5))(x - x.mean(1, keepdim=True))}
+progs["midnorm_split"] = progs["midnorm"]
 a = torch.empty(2**28, device="cuda"); b = torch.empty_like(a)
 copy = 2 * a.numel() * 4 / ms(lambda: b.copy_(a)) / 1e9; del a, b
 lines = [f"copy {copy:.2f} TB/s"]
-for w, r, c in SHAPES:
-    k = json.loads(subprocess.check_output([f"{build}/bin/gpu_bench", "layout", w, str(r), str(c)]).decode().strip().splitlines()[-1])
+for w, r, c, *batch in SHAPES:
+    k = json.loads(subprocess.check_output([f"{build}/bin/gpu_bench", "layout", w, str(r), str(c)] + [str(n) for n in batch]).decode().strip().splitlines()[-1])
     x = (torch.rand(r, device="cuda"), torch.rand(c, device="cuda")) if w == "outer" else \
-        torch.rand(r, c, device="cuda")
+        torch.rand(*batch, r, c, device="cuda")
     torch._dynamo.reset()
     comp = torch.compile(lambda t: progs[w](t), dynamic=False)
     tc = ms(lambda: comp(x)); te = ms(lambda: progs[w](x))
     roof = k["bytes"] / copy / 1e9
-    lines.append(f"{w} {r}x{c}: kiln {k['kiln_ms']:.4f} ms, torch.compile {tc:.4f}, eager {te:.4f}, roof {roof:.4f} -> kiln/compile {k['kiln_ms']/tc:.2f}x, roof {roof/k['kiln_ms']*100:.0f}%")
+    shape = "x".join(str(n) for n in batch + [r, c])
+    lines.append(f"{w} {shape}: kiln {k['kiln_ms']:.4f} ms, torch.compile {tc:.4f}, eager {te:.4f}, roof {roof:.4f} -> kiln/compile {k['kiln_ms']/tc:.2f}x, roof {roof/k['kiln_ms']*100:.0f}%")
     print(lines[-1], flush=True)
     del x
 open(f"{out}/rows.txt", "w").write("\n".join(lines) + "\n")

@@ -111,7 +111,7 @@ bool narrow_rows(const Context& c) {
 // step of the row reads a coalesced line (ReduceColumns), or, for few columns of a row-major
 // matrix, the whole matrix streams through every thread's lanes (ReduceNarrowColumns).
 Form choose_form(const Context& c) {
-  if (!c.g.row_axes.empty()) return c.g.row_axes[0] == 0 ? Form::ColumnFused : Form::RowFused;
+  if (!c.g.row_axes.empty()) return c.g.folds_columns() ? Form::ColumnFused : Form::RowFused;
   if (!c.g.reduction)
     return transposed_axis(c) >= 0 ? Form::Tiled
            : narrow_rows(c)        ? Form::NarrowRows

@@ -73,12 +73,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 AxesEnd folded_end(const std::vector<int>& axes, size_t rank) {
   const size_t k = axes.size();
   if (k == 0 || k >= rank) return AxesEnd::Neither;
-  bool trailing = true, leading = true;
-  for (size_t i = 0; i < k; ++i) {
-    trailing &= axes[i] == static_cast<int>(rank - k + i);
-    leading &= axes[i] == static_cast<int>(i);
-  }
-  return trailing ? AxesEnd::Trailing : leading ? AxesEnd::Leading : AxesEnd::Neither;
+  bool trailing = true;
+  for (size_t i = 0; i < k; ++i) trailing &= axes[i] == static_cast<int>(rank - k + i);
+  if (trailing) return AxesEnd::Trailing;
+  return axes.back() != static_cast<int>(rank - 1) ? AxesEnd::KeepsLast : AxesEnd::Neither;
 }
 
 Strides contiguous_strides(const Shape& s) {

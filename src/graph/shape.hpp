@@ -14,9 +14,11 @@ using Strides = std::vector<int64_t>;  // in elements
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 // Row-major strides of a dense array.
 Strides contiguous_strides(const Shape& s);
-// Which axes a reduction folds, relative to its input's rank: the trailing ones (rows), the
-// leading ones (columns, as mean(x, 0)), or neither (some, not all, axes; sorted input).
-enum class AxesEnd { Trailing, Leading, Neither };
+// Which axes a reduction folds, relative to its input's rank: the trailing ones (rows), a set
+// that keeps the last axis (columns: the leading ones as mean(x, 0), a middle one as
+// mean(x, 1) of a 3-d x), or neither (every axis, or the last with others not trailing; sorted
+// input).
+enum class AxesEnd { Trailing, KeepsLast, Neither };
 AxesEnd folded_end(const std::vector<int>& axes, size_t rank);
 // Axes made non-negative, checked, and sorted; empty `axes` means all. `what` names the caller
 // for the error message.

@@ -30,9 +30,11 @@ struct Describe {
         for (size_t i = 0; i < ax.size(); ++i) os << (i ? ", " : " ") << ax[i];
       }
     }
-    if (!g.row_axes.empty())
-      os << " with its reductions along the " << (g.row_axes[0] == 0 ? "first " : "last ")
-         << g.row_axes.size() << (g.row_axes.size() == 1 ? " axis" : " axes");
+    if (!g.row_axes.empty()) {
+      os << " with its reductions along " << (g.row_axes.size() == 1 ? "axis" : "axes");
+      for (size_t i = 0; i < g.row_axes.size(); ++i) os << (i ? ", " : " ") << g.row_axes[i];
+      os << (g.folds_columns() ? " (columns)" : " (rows)");
+    }
     os << ": " << g.code.size() << " instructions, reads";
     for (const auto& a : g.accesses)
       if (a.buffer >= 0) os << " " << buffer_str(p, a.buffer);

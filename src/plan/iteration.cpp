@@ -35,7 +35,7 @@ IterationSpace iteration_space(const FusedGroup& g) {
   order.insert(order.end(), reduced.begin(), reduced.end());
   // The outputs' dense strides take part in the collapse like one more access, so axes merge
   // only where the outputs walk them contiguously too.
-  const bool columns = !g.row_axes.empty() && g.row_axes[0] == 0;
+  const bool columns = g.folds_columns();
   const Strides dense = graph::contiguous_strides(g.shape);
   const size_t walks = g.accesses.size() + (columns ? 1 : 0);
   Shape shape;

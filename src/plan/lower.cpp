@@ -538,6 +538,10 @@ DType FusedGroup::out_dtype(size_t o) const {
   return reduction ? reduction->result : code[outputs[o].instr].dtype;
 }
 
+bool FusedGroup::folds_columns() const {
+  return !row_axes.empty() && row_axes.back() != static_cast<int>(shape.size()) - 1;
+}
+
 Shape FusedGroup::out_shape() const {
   if (!reduction) return shape;
   Shape out;

@@ -155,10 +155,15 @@ struct FusedGroup {
   };
   std::vector<Output> outputs;
   std::optional<Reduction> reduction;  // when set, outputs[0] is the reduced value
-  // The trailing axes of `shape` that the group's Reduce instructions fold (empty when it has
-  // none). Such a group keeps each row on chip while it reduces it and then computes its
-  // outputs from it, written in the full shape: a reduction and its broadcast in one pass.
+  // The axes of `shape` that the group's Reduce instructions fold (empty when it has none):
+  // the trailing ones (rows), or a set that keeps the last axis (columns). Such a group keeps
+  // each row or column on chip while it reduces it and then computes its outputs from it,
+  // written in the full shape: a reduction and its broadcast in one pass.
   std::vector<int> row_axes;
+  // Whether row_axes fold columns: the last axis kept, so neighbouring threads take
+  // neighbouring columns (codegen's ColumnFused) and the outputs lie in another order than the
+  // iteration (IterationSpace::out_strides).
+  bool folds_columns() const;
   Shape out_shape() const;             // the shape outputs are written in
   DType out_dtype(size_t o) const;     // the dtype output o is written in
   DType load_dtype(int access) const;  // the dtype access `access` is read in

@@ -224,7 +224,8 @@ class Planner {
   // a device with less reads the rest of the row in place), when there are at least
   // kMinLongRows of them: one block per row on each SM leaves SMs idle when rows are fewer, and
   // then the statistics' kernels, which split long rows over blocks, are faster.
-  // Columns (the leading axes reduced, x - mean(x, 0)) take a block per tile of 32 columns,
+  // Columns (the last axis kept: x - mean(x, 0), or x - mean(x, 1) of a 3-d x) take a block
+  // per tile of 32 columns,
   // staging the tile while a column is at most kMaxColumnBytes (a tile in 32 KB); longer
   // columns take two passes over memory either way, so their reduction is written first.
   static bool row_reducible(const Node& r) {
@@ -243,7 +244,7 @@ class Planner {
     for (int a : axes) row *= in.shape[a];
     if (end == graph::AxesEnd::Neither || row <= 0) return false;
     const int64_t bytes = row * itemsize(r.dtype), rows = shape_size(in.shape) / row;
-    if (end == graph::AxesEnd::Leading) return bytes <= kMaxColumnBytes;
+    if (end == graph::AxesEnd::KeepsLast) return bytes <= kMaxColumnBytes;
     return bytes <= kMaxRowBytes || (bytes <= kMaxLongRowBytes && rows >= kMinLongRows);
   }
 
