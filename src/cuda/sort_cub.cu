@@ -1,9 +1,10 @@
 // CUB's device-wide radix sort for kiln's sort steps (sort_cub.hpp), in NumPy's order, the
-// host's bit for bit (kernels/sort_keys.cuh). Only ten CUB sorts are instantiated (build time:
-// nvcc compiles this file once, for sm_90):
+// host's bit for bit (kernels/sort_keys.cuh). Only twelve CUB sorts are instantiated (build
+// time: nvcc compiles this file once, for sm_90):
 //   keys only, u8 / u32 / u64 keys: the values of integers and bool, one row (keys decode back);
-//   float32 / float64, one row: keys only (values) and pairs with int64 positions (argsort) on
-//     the floats themselves, CUB's order, whose NaN placement a repair then fixes (below);
+//   float32 / float64, one row: keys only (values) and pairs with int32 positions (argsort;
+//     int64 past 2^31 - 1 values) on the floats themselves, CUB's order, whose NaN placement a
+//     repair then fixes (below);
 //   pairs u8 / u32 / u64 -> int64 positions: everything else, as stable passes from the least
 //     significant key to the most (complex has three), then, for several rows, one pass on the
 //     row of each position (so each row ends up sorted in place, without a segmented sort).
@@ -19,6 +20,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "../../kernels/sort_keys.cuh"
@@ -57,7 +59,13 @@ template <class T>
 __global__ void gather_kernel(const T* x, const long long* perm, T* out, long long n) {
   KILN_GRID_STRIDE(i, n) out[i] = x[perm[i]];
 }
-__global__ void iota_kernel(long long* p, long long n) { KILN_GRID_STRIDE(i, n) p[i] = i; }
+template <class P>
+__global__ void iota_kernel(P* p, long long n) {
+  KILN_GRID_STRIDE(i, n) p[i] = (P)i;
+}
+__global__ void widen_kernel(const int* p, long long* out, long long n) {
+  KILN_GRID_STRIDE(i, n) out[i] = p[i];
+}
 // The row of each flat position (the key of the last pass for several rows).
 template <class K>
 __global__ void row_kernel(const long long* perm, K* keys, long long n, long long len) {
@@ -334,11 +342,22 @@ void float_row(const Job& j) {
     keys_only<F>(x, out, n, 8 * sizeof(F), j.scratch, j.s);
     return repair_nans<F, F>(j, x, out, out);
   }
-  long long* iota = static_cast<long long*>(j.scratch.get(n * sizeof(long long)));
   F* keys = static_cast<F*>(j.scratch.get(n * sizeof(F)));
-  iota_kernel<<<blocks_for(n), kBlock, 0, j.s>>>(iota, n);
-  j.scratch.check(cudaGetLastError(), "the iota kernel's launch");
-  pairs<F, long long>(x, keys, iota, j.indices, n, 8 * sizeof(F), j.scratch, j.s);
+  if (n <= std::numeric_limits<int>::max()) {
+    // Positions of 4 bytes through the sort's passes, widened once after: each pass moves 4
+    // bytes an element less than with int64 positions.
+    int* iota = static_cast<int*>(j.scratch.get(2 * n * sizeof(int)));
+    iota_kernel<<<blocks_for(n), kBlock, 0, j.s>>>(iota, n);
+    j.scratch.check(cudaGetLastError(), "the iota kernel's launch");
+    pairs<F, int>(x, keys, iota, iota + n, n, 8 * sizeof(F), j.scratch, j.s);
+    widen_kernel<<<blocks_for(n), kBlock, 0, j.s>>>(iota + n, j.indices, n);
+    j.scratch.check(cudaGetLastError(), "the widening kernel's launch");
+  } else {
+    long long* iota = static_cast<long long*>(j.scratch.get(n * sizeof(long long)));
+    iota_kernel<<<blocks_for(n), kBlock, 0, j.s>>>(iota, n);
+    j.scratch.check(cudaGetLastError(), "the iota kernel's launch");
+    pairs<F, long long>(x, keys, iota, j.indices, n, 8 * sizeof(F), j.scratch, j.s);
+  }
   repair_nans<F, long long>(j, x, keys, j.indices);
 }
 
