@@ -594,6 +594,29 @@ std::optional<Facts> reduce(const Op& op, const std::vector<Facts>& v, DType t, 
   return r ? settle(*r, t, s) : std::nullopt;
 }
 
+// a @ swapaxes(b, -1, -2): a sum of k products a[i, l] * b[j, l]. A BLAS may fuse each product
+// into its sum (FMA) on one path and round it first on another, so a product that may round is
+// noisy by a unit roundoff; float16 and bfloat16 accumulate in float32 and round once, within
+// what their own unit roundoff allows. Infinities and NaNs meet in orders BLASes choose freely.
+std::optional<Facts> matmul(const Op& op, const std::vector<Facts>& v, DType t, const Shape& s) {
+  Facts a = arg(op.args.at(0), v), b = arg(op.args.at(1), v);
+  if (floaty(t) && (a.special || b.special)) return std::nullopt;
+  const int64_t k = a.shape.empty() ? 1 : a.shape.back();
+  auto ca = convert(a, t), cb = convert(b, t);
+  if (!ca || !cb) return std::nullopt;
+  auto p = multiply(*ca, *cb, t);
+  if (!p) return std::nullopt;
+  const bool representable =
+      p->grid >= 0 && std::ldexp(p->bound, p->grid) <= std::ldexp(1.0, mantissa(t));
+  if (floaty(t) && !representable && !p->noisy) {
+    p->noisy = true;
+    p->grid = -1;
+    p->rel_err = unit_roundoff(t);
+  }
+  auto r = sum(*p, k, t, false);
+  return half_rounding(r ? settle(*r, t, s) : std::nullopt, t);
+}
+
 // ---- FFT ------------------------------------------------------------------------------------
 
 struct Transform {
@@ -793,6 +816,8 @@ static std::optional<Facts> infer_values(const Op& op, const std::vector<Facts>&
       whole.fn = static_cast<uint8_t>(op.fn == 0 ? ReduceFn::Sum : ReduceFn::Prod);
       return reduce(whole, v, t, s);
     }
+    case OpKind::Matmul:
+      return matmul(op, v, t, s);
     case OpKind::Sort: {
       // The order is discontinuous in the values: a last-bit difference between paths could
       // swap two elements (or move an argsort position anywhere), so noisy values are refused.

@@ -63,6 +63,7 @@ class Generator {
   Op fft_op();
   Op scan_op();
   Op sort_op();
+  Op matmul_op();
   Op scatter_op();
   Op mask_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
@@ -450,6 +451,30 @@ Op Generator::sort_op() {
   return op;
 }
 
+// matmul(a, swapaxes(b, -1, -2)): b a value of a's shape, or of its last two axes (a batch
+// broadcast), or a itself; 1-d values give the inner product. Results past the size budget
+// (a long column times itself) draw a unary op instead.
+Op Generator::matmul_op() {
+  const int a = pick_value();
+  const Shape& x = shape_of(a);
+  int64_t result = 1;  // x's shape with its last axis replaced by its second to last
+  for (size_t i = 0; i + 1 < x.size(); ++i) result *= x[i];
+  if (x.size() >= 2) result *= x[x.size() - 2];
+  if (x.empty() || result > budget_) return unary_op();
+  std::vector<int> partners;
+  for (int v = 0; v < count(); ++v) {
+    const Shape& y = shape_of(v);
+    if (y == x || (x.size() > 2 && y.size() == 2 && y[0] == x[x.size() - 2] && y[1] == x.back()))
+      partners.push_back(v);
+  }
+  Op op;
+  op.kind = OpKind::Matmul;
+  op.args = {
+      {a, {}},
+      {partners[static_cast<size_t>(uniform(0, static_cast<int64_t>(partners.size()) - 1))], {}}};
+  return op;
+}
+
 // x.at(positions).set / add / min / max(v): up to 6 positions along the first axis, repeated and
 // negative ones too, of a scalar or of a value of x's shape without that axis.
 Op Generator::scatter_op() {
@@ -493,7 +518,8 @@ Op Generator::mask_op() {
 }
 
 Op Generator::propose() {
-  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0, 3, 3, 3, 3, 2};
+  std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0,
+                              3,  3,  3, 3, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -525,6 +551,8 @@ Op Generator::propose() {
       return mask_op();
     case 14:
       return sort_op();
+    case 15:
+      return matmul_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

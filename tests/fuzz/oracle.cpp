@@ -383,6 +383,27 @@ DType scatter_dtype(const Op& op, const std::vector<Typed>& v) {
   return x.dtype;
 }
 
+// The shape of a @ swapaxes(b, -1, -2) (of a @ b for 1-d operands), or Refused.
+Shape matmul_shape(const Shape& a, const Shape& b) {
+  if (a.size() == 1 || b.size() == 1) {
+    if (a != b) throw Refused{"matmul: 1-d operands of different lengths (ValueError)"};
+    return {};
+  }
+  if (a.back() != b.back()) throw Refused{"matmul: contracted axes differ (ValueError)"};
+  Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
+  const size_t n = std::max(batch_a.size(), batch_b.size());
+  Shape s(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < n - batch_a.size() ? 1 : batch_a[i - (n - batch_a.size())];
+    int64_t y = i < n - batch_b.size() ? 1 : batch_b[i - (n - batch_b.size())];
+    if (x != y && x != 1 && y != 1) throw Refused{"matmul: batch axes do not broadcast"};
+    s[i] = x == 1 ? y : x;
+  }
+  s.push_back(a[a.size() - 2]);
+  s.push_back(b[b.size() - 2]);
+  return s;
+}
+
 // The result's dtype and shape, or Refused.
 Typed typed(const Op& op, const std::vector<Typed>& v) {
   std::optional<DType> t;
@@ -423,6 +444,14 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       const Typed& a = first(op, v);
       t = lookup(std::string("reduce ") + (op.fn == 0 ? "sum " : "prod ") + name(a.dtype));
       s = op.axes.empty() ? Shape{shape_size(a.shape)} : a.shape;
+      break;
+    }
+    case OpKind::Matmul: {  // a @ swapaxes(b, -1, -2); 1-d: the inner product
+      const Typed& a = first(op, v);
+      const Shape& b = v.at(static_cast<size_t>(op.args.at(1).value)).shape;
+      if (a.shape.empty() || b.empty()) throw Refused{"matmul: an operand is 0-d (ValueError)"};
+      t = promote(op.args, v);
+      s = matmul_shape(a.shape, b);
       break;
     }
     case OpKind::Sort: {  // NumPy's sort / argsort(kind="stable"); 0-d with no axis: raveled

@@ -20,8 +20,9 @@ const char* kind_name(DataKind k) {
 
 const char* kind_name(OpKind k) {
   static constexpr const char* names[] = {
-      "unary",        "binary", "where", "clip", "astype",  "transpose", "index", "reshape",
-      "broadcast_to", "reduce", "fft",   "scan", "scatter", "mask",      "sort",  "eval"};
+      "unary",   "binary",  "where",        "clip",   "astype", "transpose",
+      "index",   "reshape", "broadcast_to", "reduce", "fft",    "scan",
+      "scatter", "mask",    "sort",         "matmul", "eval"};
   static_assert(std::size(names) == static_cast<size_t>(OpKind::Eval) + 1);
   return names[static_cast<int>(k)];
 }
@@ -342,6 +343,10 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       std::optional<int> axis;
       if (!op.axes.empty()) axis = op.axes[0];
       return op.fn == 0 ? cumsum(first_array(op, v), axis) : cumprod(first_array(op, v), axis);
+    }
+    case OpKind::Matmul: {
+      const Array& b = v.at(static_cast<size_t>(op.args.at(1).value));
+      return matmul(first_array(op, v), b.ndim() >= 2 ? swapaxes(b, -1, -2) : b);
     }
     case OpKind::Sort: {
       std::optional<int> axis;

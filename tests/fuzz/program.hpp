@@ -56,6 +56,9 @@ enum class OpKind : uint8_t {
   // evaluates the mask's count first), with a count the oracle derives from the shapes.
   Mask,
   Sort,  // sort (fn 0) or argsort (fn 1) along axes[0], or of the raveled value (no axes)
+  // kiln::matmul(a, swapaxes(b, -1, -2)) (a @ b.T of matrices, batch-broadcast; for 1-d a and
+  // b, the inner product matmul(a, b)): the transposed operand a view the BLAS reads in place.
+  Matmul,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // "unary", "scatter", ...: the word explanations and coverage counts use for a kind.

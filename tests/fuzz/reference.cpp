@@ -601,7 +601,9 @@ void reduce(const Op& op, const RefValue& a, RefValue& r) {
 
 bool has_reference(const Program& p) {
   for (const Op& op : p.ops)
-    if (op.kind == OpKind::Fft || op.kind == OpKind::Scan || op.kind == OpKind::Sort) return false;
+    if (op.kind == OpKind::Fft || op.kind == OpKind::Scan || op.kind == OpKind::Sort ||
+        op.kind == OpKind::Matmul)
+      return false;
   return true;
 }
 

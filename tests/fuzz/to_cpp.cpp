@@ -270,6 +270,11 @@ std::string op_to_cpp(const Op& op) {
     case OpKind::Scan:
       return std::string(op.fn == 0 ? "kiln::cumsum(" : "kiln::cumprod(") + a +
              (op.axes.empty() ? "" : ", " + std::to_string(op.axes[0])) + ")";
+    case OpKind::Matmul: {
+      const std::string b = "v" + std::to_string(op.args.at(1).value);
+      return "kiln::matmul(" + a + ", " + b + ".ndim() >= 2 ? kiln::swapaxes(" + b +
+             ", -1, -2) : " + b + ")";
+    }
     case OpKind::Sort:
       return std::string(op.fn == 0 ? "kiln::sort(" : "kiln::argsort(") + a + ", " +
              (op.axes.empty() ? std::string("std::nullopt") : std::to_string(op.axes[0])) + ")";
