@@ -203,11 +203,13 @@ GPU_TEST_CASE("joining and reshaping on the GPU match the host") {
   }
 }
 
-// Masks over many tiles of the compress step (4096 entries a tile), with runs of true and false
-// longer than a tile, every row width's copy unit, and unaligned (offset) rows; positions and
-// values checked against a direct loop over the host's copy of the mask.
+// Masks over many tiles of the compress step (8192 entries a tile; 9000007 entries make three
+// look-back groups of 512 tiles), with runs of true and false longer than a tile, every row
+// width's copy unit, and unaligned (offset) rows; positions and values checked against a direct
+// loop over the host's copy of the mask.
 GPU_TEST_CASE("boolean masks and nonzero over many tiles on the GPU") {
-  for (int64_t n : {int64_t{1}, int64_t{4095}, int64_t{4097}, int64_t{1} << 20, int64_t{3000017}}) {
+  for (int64_t n : {int64_t{1}, int64_t{8191}, int64_t{8193}, int64_t{1} << 20, int64_t{3000017},
+                    int64_t{9000007}}) {
     INFO("n = " << n);
     Array i = kiln::arange(0, n, 1, DType::Int64, kiln::cuda());
     // True in runs: i % 9973 < 5000, and every 7th entry of the rest.

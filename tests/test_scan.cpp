@@ -28,10 +28,11 @@ struct Layout {
 
 // Single rows long enough for many tiles, several rows whose starts are not 16-byte aligned
 // (2^20 + 3 values), many rows of a few tiles, and a strided axis with few lanes.
-// The last: rows of 611 float32 tiles, so the look-back's groups of 256 tiles chain within a
-// row (a group's prefix from the one before it) and start again in the second row.
-const Layout kLayouts[] = {
-    {{1000000}, 0}, {{3, (1 << 20) + 3}, 1}, {{40, 5000}, 1}, {{6001, 3}, 0}, {{2, 2500003}, 1}};
+// The last two: the look-back's groups (512 tiles of 32 KiB) chaining within a row and starting
+// again in the next: two rows of 306 float32 / 611 float64 / 1221 complex128 tiles, and one of
+// 1099 float32 tiles (the 4-byte values that travel inside the status word).
+const Layout kLayouts[] = {{{1000000}, 0}, {{3, (1 << 20) + 3}, 1}, {{40, 5000}, 1},
+                           {{6001, 3}, 0}, {{2, 2500003}, 1},       {{9000003}, 0}};
 
 int64_t size_of(const Shape& s) {
   int64_t n = 1;

@@ -15,7 +15,7 @@ namespace {
 
 using helpers::Helper;
 
-constexpr int64_t kTile = 256 * 16;  // kiln::compress::kTile: mask bytes a block
+constexpr int64_t kTile = kLookBackBlock * 16;  // kiln::compress::kTile: mask bytes a block
 
 // The kernel copying rows in units of `unit` (a CUDA type of `bytes` bytes), or writing
 // positions (unit "long long", positions).
@@ -26,7 +26,8 @@ Helper select_helper(const std::string& unit, const std::string& tag, bool posit
           "* out, long long rows, long long width, long long tiles, void* scratch",
       "kiln::compress::select<" + unit + ", " + (positions ? "true" : "false") +
           ">(mask, values, out, rows, width, tiles, scratch)",
-      positions ? "flatnonzero" : "compress rows of " + tag, positions ? "b -> i64" : tag);
+      positions ? "flatnonzero" : "compress rows of " + tag, positions ? "b -> i64" : tag,
+      kLookBackBlock);
   return h;
 }
 

@@ -34,13 +34,17 @@ cudaKernel_t kernel_for(const Helper& h, int device) {
 }  // namespace
 
 Helper wrap(const std::string& header, const std::string& name, const std::string& params,
-            const std::string& call, const std::string& summary, const std::string& dtypes) {
+            const std::string& call, const std::string& summary, const std::string& dtypes,
+            int block) {
   return {name,
           "#include \"kiln/" + header +
               "\"\n"
               "extern \"C\" __global__ void __launch_bounds__(" +
-              std::to_string(kBlock) + ") " + name + "(" + params + ") {\n  " + call + ";\n}\n",
-          summary, dtypes};
+              std::to_string(block) + ") " + name + "(" + params + ") {\n  " + call + ";\n}\n",
+          summary,
+          dtypes,
+          {},
+          block};
 }
 
 jit::Result compile(const Helper& h, const std::string& arch,
@@ -54,12 +58,12 @@ int64_t max_blocks(int device) { return int64_t{gpu::device(device).sm_count} * 
 
 void launch(const Helper& h, int device, dim3 grid, void** args) {
   cudaKernel_t k = kernel_for(h, device);
-  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kBlock), args, 0,
+  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(h.block), args, 0,
                                    gpu::current_stream(device)));
 }
 
 void launch(const Helper& h, int device, int64_t n, void** args) {
-  int64_t blocks = std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, max_blocks(device));
+  int64_t blocks = std::clamp<int64_t>((n + h.block - 1) / h.block, 1, max_blocks(device));
   launch(h, device, dim3(static_cast<unsigned>(blocks)), args);
 }
 

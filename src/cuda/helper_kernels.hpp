@@ -13,16 +13,19 @@
 
 namespace kiln::gpu::helpers {
 
-constexpr int kBlock = 256;  // matches __launch_bounds__ in the wrappers
+constexpr int kBlock = 256;  // a helper's block unless it says otherwise
 
 struct Helper {
   std::string name, source, summary, dtypes;
   std::vector<std::string> options = {};  // NVRTC's, beyond the JIT's own
+  int block = kBlock;                     // threads a block, as the wrapper's __launch_bounds__
 };
 
-// One extern "C" kernel `name(params)` whose body is `call;`, after #include "kiln/HEADER".
+// One extern "C" kernel `name(params)` whose body is `call;`, after #include "kiln/HEADER",
+// launched in blocks of `block` threads.
 Helper wrap(const std::string& header, const std::string& name, const std::string& params,
-            const std::string& call, const std::string& summary, const std::string& dtypes);
+            const std::string& call, const std::string& summary, const std::string& dtypes,
+            int block = kBlock);
 
 // h's kernel for arch, with `extra` NVRTC options besides h's.
 jit::Result compile(const Helper& h, const std::string& arch,

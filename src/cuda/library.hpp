@@ -28,6 +28,9 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 // every run).
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out, int device);
+// kernels/scan.cuh's kiln::scan::kThreads: the block of the single-pass scan and of the compress
+// step, and the tiles of one look-back group.
+constexpr int kLookBackBlock = 512;
 // Scratch for one launch of kernels/scan.cuh's decoupled look-back over `rows` rows of
 // `row_tiles` tiles (its Status), its counter and status words zeroed on the current stream;
 // held until the launch is queued (freed stream-ordered).

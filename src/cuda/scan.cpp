@@ -19,8 +19,9 @@ namespace {
 
 using helpers::Helper;
 
-// kiln::scan::kTileBytes: a tile of the single-pass form, whatever the dtype.
-constexpr int64_t kTileBytes = 16384;
+// kiln::scan::kTileBytes: a tile of the single-pass form, whatever the dtype (4 16-byte
+// vectors a thread).
+constexpr int64_t kTileBytes = kLookBackBlock * 4 * 16;
 // Rows longer than this scan in tiles when they are contiguous or too few to fill the device.
 constexpr int64_t kLong = 2048;
 
@@ -34,7 +35,8 @@ Helper scan_helper(const std::string& form, const std::string& params, const std
   Helper h = helpers::wrap(
       "scan.cuh", std::string("kiln_scan_") + form + "_" + graph::op_name(op) + "_" + tag, p,
       "kiln::scan::" + form + "<kiln::scatter::" + which + ">(" + args + ")",
-      std::string(graph::op_name(op)) + ": " + form + ", " + tag, tag + " -> " + tag);
+      std::string(graph::op_name(op)) + ": " + form + ", " + tag, tag + " -> " + tag,
+      form == "single_pass" ? kLookBackBlock : helpers::kBlock);
   h.options = {"--fmad=false"};  // complex products round as the host's
   return h;
 }
@@ -56,9 +58,10 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 std::shared_ptr<graph::Buffer> look_back_status(int device, int64_t rows, int64_t row_tiles) {
   // kernels/scan.cuh's Status: a 16-byte value slot a tile and a group (kiln::scan::groups_of: a
-  // row's tiles in groups of 256, the kernels' block size), the tile counter, a 64-bit word a
-  // tile and a group; the counter and words start at zero (stream-ordered, before the launch).
-  const size_t values = static_cast<size_t>(rows * (row_tiles + (row_tiles + 255) / 256));
+  // row's tiles in groups of the kernels' block size), the tile counter, a 64-bit word a tile
+  // and a group; the counter and words start at zero (stream-ordered, before the launch).
+  const int64_t groups = (row_tiles + kLookBackBlock - 1) / kLookBackBlock;
+  const size_t values = static_cast<size_t>(rows * (row_tiles + groups));
   const size_t slots = values * 16, zeroed = 8 + 8 * values;
   auto scratch = allocate(device, slots + zeroed);  // freed after the launch, stream-ordered
   KILN_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(scratch->data()) + slots, 0, zeroed,
