@@ -160,7 +160,7 @@ __device__ __forceinline__ void publish(unsigned long long* words, uint4* slots,
   *(volatile unsigned long long*)&words[i] = word;
 }
 
-// Value i, spinning until it is published (`ready`: only look, do not wait).
+// Value i, spinning until it is published; with `wait` false, one look (false: not yet).
 template <class T>
 __device__ __forceinline__ bool read(const unsigned long long* words, const uint4* slots,
                                      long long i, T& v, bool wait = true) {
@@ -212,7 +212,7 @@ struct LookBackShared {
 // same bits every run, and no thread folds hundreds of values one after another. Waits only
 // on tiles that started before t (tile indices come from the launch's counter in start order),
 // so it always progresses. `row_first`, `group_first`: the row's first tile and group in the
-// launch. Returns the prefix in thread 0 only; every thread calls it. `sh` may be raw shared
+// launch. Every thread calls it and gets the prefix. `sh` may be raw shared
 // memory (T may have a constructor, which __shared__ refuses).
 template <int OP, class T>
 __device__ T look_back(const Status& s, long long row_first, long long group_first, long long t,
