@@ -6,8 +6,12 @@
 // (The fixture reader follows tests/test_statistics.cpp's, whose format the file shares.)
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <kiln/kiln.hpp>
 #include <map>
 #include <memory>
@@ -607,4 +611,103 @@ TEST_CASE("bad input says what was wrong") {
           kiln::pad(kiln::zeros({0, 2}), 1, kiln::PadMode::Edge);
         }).find("empty") != std::string::npos);
   CHECK(message([&] { kiln::moveaxis(a, {0, 1}, {0}); }).find("destination") != std::string::npos);
+}
+
+// ---- NumPy's advanced indexing: arrays mixed with integers, slices, newaxis and ellipsis ----
+
+namespace {
+
+using kiln::Ellipsis;
+using kiln::newaxis;
+using kiln::Slice;
+
+// The cases of tests/data/advanced_index_cases.py, as kiln calls on the same arrays on device d.
+std::map<std::string, std::function<Array()>> advanced_cases(kiln::Device d) {
+  auto ints = [d](std::vector<int64_t> v, Shape s) { return kiln::asarray(v, s, d); };
+  Array x = kiln::arange(0, 60, 1, DType::Int64, d).reshape({5, 3, 4});
+  Array x4 = kiln::arange(0, 120, 1, DType::Int64, d).reshape({2, 3, 4, 5});
+  Array i5 = ints({4, 0, -1}, {3}), i3 = ints({0, 2, 1}, {3}), j3 = ints({3, 0, 1}, {3});
+  Array jj = ints({0, 1, 2, 3}, {2, 2}), j5 = ints({4, 0, 3}, {3}), col = ints({0, 3}, {2, 1});
+  Array k = ints({1, 2, 0}, {3}).astype(DType::Int32), bad = ints({0, 3}, {2});
+  Array m = kiln::asarray(std::vector<bool>{true, false, true, false, false, true, true, false,
+                                            true, false, false, true},
+                          {3, 4}, d);
+  Array m1 = kiln::asarray(std::vector<bool>{true, false, true}, {3}, d);
+  const kiln::Ellipsis etc{};
+  return {
+      {"x[:,i3,j3]", [=] { return x(_, i3, j3); }},
+      {"x[i5,:,j3]", [=] { return x(i5, _, j3); }},
+      {"x[1,:,j3]", [=] { return x(1, _, j3); }},
+      {"x[:,1,j3]", [=] { return x(_, 1, j3); }},
+      {"x[None,i5,1:3]", [=] { return x(newaxis, i5, "1:3"); }},
+      {"x[i5,None,j3]", [=] { return x(i5, newaxis, j3); }},
+      {"x[...,j3]", [=] { return x(etc, j3); }},
+      {"x[i5,...,j3]", [=] { return x(i5, etc, j3); }},
+      {"x[jj,:,::2]", [=] { return x(jj, _, "::2"); }},
+      {"x[:,m]", [=] { return x(_, m); }},
+      {"x[1:4,m1,::-2]", [=] { return x("1:4", m1, "::-2"); }},
+      {"x4[:,i3,:,j5]", [=] { return x4(_, i3, _, j5); }},
+      {"x4[0,...,k]", [=] { return x4(0, etc, k); }},
+      {"x4[:,:,col,k]",
+       [=] {
+         return x4.advanced_index({_, _, col, k});
+       }},
+      {"x4[1,i3,2,k]", [=] { return x4(1, i3, 2, k); }},
+      {"x[:,bad]", [=] { return x(_, bad); }},
+      {"x[i5,jj]", [=] { return x(i5, jj); }},
+  };
+}
+
+void check_advanced_indexing(kiln::Device d) {
+  const std::string dir = "/tmp/kiln_advanced_index_" + std::to_string(getpid());
+  REQUIRE_MESSAGE(std::system((std::string(KILN_PYTHON) + " " + KILN_TEST_DATA +
+                               "/advanced_index_cases.py " + dir)
+                                  .c_str()) == 0,
+                  "tests/data/advanced_index_cases.py needs python3-numpy");
+  std::ifstream in(dir + "/advanced_index.txt");
+  auto cases = advanced_cases(d);
+  size_t seen = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string name, first;
+    ls >> name >> first;
+    INFO(name);
+    REQUIRE(cases.count(name) == 1);
+    ++seen;
+    if (first == "error") {  // NumPy's IndexError: out of range, or shapes that do not broadcast
+      CHECK_THROWS_AS(cases[name](), kiln::ShapeError);
+      continue;
+    }
+    Shape shape(std::stoul(first));
+    for (auto& e : shape) ls >> e;
+    int64_t count = 0;
+    ls >> count;
+    std::vector<int64_t> want(static_cast<size_t>(count));
+    for (auto& v : want) ls >> v;
+    Array got = cases[name]();
+    CHECK(got.device() == d);
+    CHECK(got.shape() == shape);
+    CHECK(got.to_vector<int64_t>() == want);
+  }
+  CHECK(seen == cases.size());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE("advanced indexing: arrays mixed with slices, integers, newaxis and ellipsis, as NumPy") {
+  check_advanced_indexing(kiln::host());
+}
+
+GPU_TEST_CASE("advanced indexing on the GPU, as NumPy") { check_advanced_indexing(kiln::cuda()); }
+
+TEST_CASE("advanced indexing: errors say what was wrong") {
+  Array x = kiln::arange(0, 24, 1, DType::Int64).reshape({2, 3, 4});
+  Array i = kiln::asarray(std::vector<int64_t>{0, 1});
+  const kiln::Ellipsis etc{};
+  CHECK_THROWS_AS(x(etc, i, etc), kiln::ShapeError);  // two ellipses
+  CHECK_THROWS_AS(x(i, _, _, i), kiln::ShapeError);   // four indices for three axes
+  CHECK_THROWS_AS(x(_, kiln::asarray(std::vector<double>{0.0, 1.0})), kiln::DTypeError);
+  // Without an array among them the entries index as index() does.
+  CHECK(kiln::array_equal(x.advanced_index({1, _, Slice(0, 2)}), x(1, _, "0:2")));
 }

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -42,6 +43,9 @@ inline constexpr Ellipsis ellipsis{};
 inline const Slice _{};
 // An index along one axis: an integer (drops the axis), a Slice, newaxis or ellipsis.
 using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
+// An index entry that may also be an integer or bool array (NumPy's advanced indexing, see
+// Array::operator()); defined after Array.
+struct IndexEntry;
 
 class Array {
  public:
@@ -65,10 +69,21 @@ class Array {
   // a.index({1, Slice(0, 10, 2)}), or a(1, "0:10:2"): integers drop their axis; missing trailing
   // axes are whole; newaxis adds one of length 1, ellipsis stands for the axes not indexed.
   Array index(std::vector<Index> idx) const;
+  // a(1, "0:10:2") as index() takes it; with integer or bool arrays among the entries,
+  // a(i, _, j), NumPy's advanced indexing a[i, :, j]: the arrays (and the integers beside them,
+  // as 0-d arrays; a bool array as the integer arrays of its nonzero()) broadcast together,
+  // and the broadcast shape takes the place of the first array's axis when the arrays are
+  // next to each other, else leads the result; the other entries slice as index() does. The
+  // index arrays are evaluated to check their range (ShapeError), as take's Raise.
   template <class... I>
   Array operator()(I... i) const {
-    return index(std::vector<Index>{Index(i)...});
+    if constexpr ((std::is_same_v<std::decay_t<I>, Array> || ...))
+      return index_entries(i...);
+    else
+      return index(std::vector<Index>{Index(i)...});
   }
+  // The same with the entries as a list: x.advanced_index({i, kiln::_, j}).
+  Array advanced_index(const std::vector<IndexEntry>& entries) const;
   // NumPy's x[indices] with an integer array: take(*this, indices, 0) (below); with a bool
   // array, x[mask]: kiln::masked (kiln/selection.hpp), which evaluates the mask's count.
   Array index(const Array& indices) const;
@@ -125,6 +140,8 @@ class Array {
   graph::NodeRef node() && { return std::move(node_); }
 
  private:
+  template <class... I>
+  Array index_entries(I... i) const;  // operator()'s arrays: after IndexEntry is complete
   graph::NodeRef node_;
 };
 
@@ -264,6 +281,21 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis = std::
 // a GPU atomically in any order, so float sums and products at repeated indices may round
 // differently from the host's. The values are cast to x's dtype first (the casting checks are
 // the ones above). Not for complex arrays: min and max; on a GPU, multiply of complex128.
+// One entry of Array::operator()'s index: an Index, or an integer or bool array.
+struct IndexEntry {
+  bool is_array = false;
+  Index index;  // when not is_array
+  Array array;  // when is_array
+  IndexEntry(const Array& a) : is_array(true), array(a) {}
+  template <class T>
+  requires std::is_constructible_v<Index, T> IndexEntry(T t) : index(Index(t)) {}
+};
+
+template <class... I>
+Array Array::index_entries(I... i) const {
+  return advanced_index(std::vector<IndexEntry>{IndexEntry(i)...});
+}
+
 class Array::At {
  public:
   At(Array x, std::vector<Index> idx) : x_(std::move(x)), idx_(std::move(idx)) {}

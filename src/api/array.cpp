@@ -287,6 +287,91 @@ Array Array::index(const std::vector<Array>& indices) const {
   return take(reshape(folded), flat.broadcast_to(common), 0, TakeMode::Clip);
 }
 
+// ---- NumPy's advanced indexing: arrays mixed with slices ------------------------------------
+
+namespace {
+
+// Where any entry is an array: the entries with every bool array replaced by the integer
+// arrays of its nonzero() (one per axis it covers) and every integer by a 0-d int64 array, as
+// NumPy treats them beside arrays.
+std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries) {
+  if (std::none_of(entries.begin(), entries.end(), [](const IndexEntry& e) { return e.is_array; }))
+    return entries;
+  std::vector<IndexEntry> out;
+  for (const IndexEntry& e : entries) {
+    if (e.is_array) {
+      if (e.array.dtype() != DType::Bool) {
+        out.push_back(e.array);
+        continue;
+      }
+      for (const Array& coordinates : nonzero(e.array)) out.push_back(coordinates);
+      continue;
+    }
+    const Index& i = e.index;
+    if (const int64_t* v = std::get_if<int64_t>(&i))
+      out.push_back(full({}, *v, DType::Int64));
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Slices and new axes first, each array's axis kept whole (a view); those axes then move to
+// the front, in order, and index(arrays) gathers them into the broadcast shape; when the arrays
+// were next to each other, the broadcast axes move back to where the first of them was.
+Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
+  const std::vector<IndexEntry> entries = integer_arrays(entries_in);
+  int consumed = 0, ellipses = 0;
+  for (const IndexEntry& e : entries) {
+    if (e.is_array || std::holds_alternative<Slice>(e.index))
+      ++consumed;
+    else if (std::holds_alternative<Ellipsis>(e.index))
+      ++ellipses;
+  }
+  if (ellipses > 1) throw ShapeError("index: an index can only have a single ellipsis ('...')");
+  if (consumed > ndim())
+    throw ShapeError("index: too many indices for an array of " + std::to_string(ndim()) +
+                     " dimensions (" + std::to_string(consumed) + " given)");
+  std::vector<Index> basic;
+  std::vector<Array> arrays;
+  std::vector<int> array_axes;  // their axes in the sliced array
+  int axis = 0, first_entry = -1, last_entry = -1;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    if (entries[k].is_array) {
+      arrays.push_back(entries[k].array);
+      array_axes.push_back(axis++);
+      basic.push_back(Slice());
+      if (first_entry < 0) first_entry = static_cast<int>(k);
+      last_entry = static_cast<int>(k);
+      continue;
+    }
+    const Index& i = entries[k].index;
+    if (std::holds_alternative<Ellipsis>(i)) {
+      for (int w = 0; w < ndim() - consumed; ++w) basic.push_back(Slice()), ++axis;
+      continue;
+    }
+    basic.push_back(i);
+    ++axis;  // a slice or a new axis: one axis of the result
+  }
+  if (arrays.empty()) return index(basic);
+  Array sliced = index(basic);
+  std::vector<int> order = array_axes;
+  for (int d = 0; d < sliced.ndim(); ++d)
+    if (std::find(array_axes.begin(), array_axes.end(), d) == array_axes.end()) order.push_back(d);
+  Array gathered = sliced.transpose(order).index(arrays);
+  const bool adjacent = last_entry - first_entry + 1 == static_cast<int>(arrays.size());
+  if (!adjacent || array_axes[0] == 0) return gathered;
+  // The broadcast axes (the first b) go back after the array_axes[0] axes sliced before them.
+  const int b = gathered.ndim() - (sliced.ndim() - static_cast<int>(arrays.size()));
+  std::vector<int> back;
+  for (int d = 0; d < array_axes[0]; ++d) back.push_back(b + d);
+  for (int d = 0; d < b; ++d) back.push_back(d);
+  for (int d = b + array_axes[0]; d < gathered.ndim(); ++d) back.push_back(d);
+  return gathered.transpose(back);
+}
+
 // ---- functional updates (Array::at) ---------------------------------------------------------
 
 Array::At Array::at(std::vector<Index> idx) const {
