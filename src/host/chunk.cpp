@@ -13,8 +13,14 @@ namespace kiln::cpu {
 
 using plan::InstrKind;
 
-void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
-                     int64_t len, int64_t* out) {
+namespace {
+
+// Calls f(k, base, run) for each stretch of iteration indices [start + k, start + k + run)
+// along the innermost axis, base being the element offset of the first (the others follow
+// at the innermost stride).
+template <class F>
+void for_each_run(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
+                  int64_t len, F f) {
   int nd = static_cast<int>(shape.size());
   int64_t coord[kMaxRank] = {};
   int64_t rem = start, base = offset;
@@ -26,7 +32,7 @@ void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset
   int64_t inner = nd ? shape[nd - 1] : 1, istride = nd ? st[nd - 1] : 0;
   for (int64_t i = 0; i < len;) {
     int64_t run = std::min(len - i, inner - (nd ? coord[nd - 1] : 0));
-    for (int64_t k = 0; k < run; ++k) out[i + k] = base + k * istride;
+    f(i, base, run);
     i += run;
     if (nd == 0) break;
     base += run * istride;
@@ -38,6 +44,16 @@ void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset
       base += st[d - 1];
     }
   }
+}
+
+}  // namespace
+
+void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
+                     int64_t len, int64_t* out) {
+  const int64_t istride = shape.empty() ? 0 : st.back();
+  for_each_run(shape, st, offset, start, len, [&](int64_t i, int64_t base, int64_t run) {
+    for (int64_t k = 0; k < run; ++k) out[i + k] = base + k * istride;
+  });
 }
 
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
@@ -72,6 +88,8 @@ namespace {
 // call, which short rows would not repay. Rows longer than this are too: a table as long as a
 // part of the work would cost what it saves.
 constexpr int64_t kMinRow = 128, kMaxRow = 16384;
+// Gathered loads copy whole runs of consecutive elements when rows are at least this long.
+constexpr int64_t kMinRun = 16;
 
 // Whether index[k + 1] == index[k] + 1 throughout: the ends first (a random index fails
 // there), then a loop GCC vectorises (no early exit).
@@ -178,6 +196,15 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
       filled_[i] = true;
     }
     cols_[i] = scratch(i);
+  } else if (!space_.shape.empty() && space_.strides[access].back() == 1 &&
+             space_.shape.back() >= kMinRun) {
+    // Rows of consecutive elements (a slice's rows, a tile of columns): copied run by run.
+    char* out = scratch(i);
+    for_each_run(space_.shape, space_.strides[access], offset, start, len,
+                 [&](int64_t k, int64_t at, int64_t run) {
+                   std::memcpy(out + k * isz, base + at * isz, run * isz);
+                 });
+    cols_[i] = out;
   } else {
     element_offsets(space_.shape, space_.strides[access], g_.accesses[access].offset, start, len,
                     idx_.data());
