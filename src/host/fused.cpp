@@ -1,5 +1,9 @@
 #include "host/fused.hpp"
 
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +40,26 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
   return bases;
 }
 
+// Copies `bytes` to `to`, with streaming stores from the first 32-byte boundary of `to` on:
+// an output much larger than the caches is not read into them first (a store that misses
+// reads the line it writes), which was a third of the traffic of a concatenate.
+void stream_copy(char* to, const char* from, int64_t bytes) {
+#ifdef __AVX__
+  const int64_t head = std::min<int64_t>(bytes, (32 - reinterpret_cast<uintptr_t>(to) % 32) % 32);
+  std::memcpy(to, from, head);
+  int64_t k = head;
+  for (; k + 32 <= bytes; k += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to + k),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k)));
+  std::memcpy(to + k, from + k, bytes - k);
+#else
+  std::memcpy(to, from, bytes);
+#endif
+}
+
+// Outputs at least this large are copied with streaming stores.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
 // Evaluates elements [begin, end) chunk by chunk and writes every output there: in place where
 // the evaluator can compute into the output; loads and constants are not written in place,
 // and a value that several outputs share (x and a view of x with the same shape) is written
@@ -59,10 +83,15 @@ void write_outputs(const plan::FusedGroup& g, const plan::IterationSpace& space,
       char* out = static_cast<char*>(data(o.buffer));
       if (scatter)
         for (int64_t k = 0; k < len; ++k) std::memcpy(out + at[k] * isz, from + k * isz, isz);
+      else if (from != out + s * isz && shape_size(g.shape) * isz >= kStreamBytes)
+        stream_copy(out + s * isz, from, len * isz);
       else if (from != out + s * isz)
         std::memcpy(out + s * isz, from, len * isz);
     }
   }
+#ifdef __AVX__
+  _mm_sfence();  // the streamed stores are seen before the step ends
+#endif
 }
 
 // An elementwise group's values do not depend on how its work is cut (no reduction orders
