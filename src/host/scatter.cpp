@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -66,8 +67,41 @@ void set_split(T* out, const T* x, int64_t n, const int64_t* positions, const T*
   });
 }
 
-// Worth splitting: enough updates to pay for the bitmaps.
+// Worth splitting: enough updates to pay for the bitmaps (or the private copies).
 constexpr int64_t kSplitUpdates = int64_t{1} << 20;
+// Outputs no larger than this take a private copy per thread for the operations below.
+constexpr int64_t kPrivateElements = int64_t{1} << 16;
+
+// Operations whose result does not depend on the order of an element's updates: on integers
+// (not bools: vector<bool>), wrapping add and multiply, minimum and maximum.
+template <int OP, class T>
+inline constexpr bool any_order_v =
+    OP != scatter::Set && std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+template <int OP, class T>
+T identity_of() {
+  if constexpr (OP == scatter::Add) return T(0);
+  if constexpr (OP == scatter::Multiply) return T(1);
+  if constexpr (OP == scatter::Min) return std::numeric_limits<T>::max();
+  return std::numeric_limits<T>::lowest();
+}
+
+// A histogram-like update (many updates, a small output: bincount's counts) split by update
+// into one private copy per thread, started at the operation's identity, then combined into x:
+// for these operations the order of an element's updates does not change its result.
+template <int OP, class T>
+void private_split(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
+                   int64_t count, int64_t threads) {
+  std::vector<std::vector<T>> own(threads);
+  auto first = [&](int64_t t) { return count / threads * t + std::min(t, count % threads); };
+  parallel_for(threads, [&](int64_t t) {
+    own[t].assign(n, identity_of<OP, T>());
+    apply_all<OP>(own[t].data(), positions + first(t), values + first(t), first(t + 1) - first(t));
+  });
+  if (out != x) std::memcpy(out, x, n * sizeof(T));
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t i = 0; i < n; ++i) out[i] = update<OP>(out[i], own[t][i]);
+}
 
 template <int OP, class T>
 void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
@@ -76,6 +110,9 @@ void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* val
   if constexpr (OP == scatter::Set)
     if (threads > 1 && count >= kSplitUpdates)
       return set_split(out, x, n, positions, values, count, threads);
+  if constexpr (any_order_v<OP, T>)
+    if (threads > 1 && count >= kSplitUpdates && n <= kPrivateElements)
+      return private_split<OP>(out, x, n, positions, values, count, threads);
   if (out != x) std::memcpy(out, x, n * sizeof(T));
   apply_all<OP>(out, positions, values, count);
 }
