@@ -199,13 +199,17 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
     cols_[i] = scratch(i);
   } else if (!space_.shape.empty() && space_.strides[access].back() == 1 &&
              space_.shape.back() >= kMinRun) {
-    // Rows of consecutive elements (a slice's rows, a tile of columns): copied run by run.
+    // Rows of consecutive elements (a slice's rows, a tile of columns): copied run by run,
+    // or read in place when the chunk is one run.
     char* out = scratch(i);
+    cols_[i] = out;
     for_each_run(space_.shape, space_.strides[access], offset, start, len,
                  [&](int64_t k, int64_t at, int64_t run) {
-                   std::memcpy(out + k * isz, base + at * isz, run * isz);
+                   if (run == len)
+                     cols_[i] = base + at * isz;
+                   else
+                     std::memcpy(out + k * isz, base + at * isz, run * isz);
                  });
-    cols_[i] = out;
   } else {
     element_offsets(space_.shape, space_.strides[access], g_.accesses[access].offset, start, len,
                     idx_.data());

@@ -213,8 +213,8 @@ class TiledColumnSums {
       if (task < tiles) {  // a whole block: several rows a chunk
         const int64_t b = task / blocks_, block = task % blocks_;
         ChunkEvaluator ev(g_, blocks_space_, bases_, params_);
-        const int64_t base = (b * blocks_ + block) * rows_ * kWidth,
-                      step = std::max<int64_t>(1, kChunk / kWidth);
+        // A row a chunk: the loads that walk it are read in place (ChunkEvaluator::load).
+        const int64_t base = (b * blocks_ + block) * rows_ * kWidth, step = 1;
         const std::vector<Stream> streams = streams_of(b, block);
         for (int64_t r = 0; r < rows_; r += step) {
           const int64_t count = std::min(step, rows_ - r);
