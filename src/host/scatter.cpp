@@ -32,42 +32,25 @@ void apply_all(T* out, const int64_t* positions, const T* values, int64_t count)
     if (positions[k] >= 0) out[positions[k]] = update<OP>(out[positions[k]], values[k]);
 }
 
-// A set split by update, keeping the last update of every position: stretch t of the updates
-// skips the positions a later stretch sets (bitmaps of them, made first, in parallel); the
-// stretches then write disjoint positions, each the value of the last update that sets it, as
-// applied in order. Later stretches write more, so there are several per thread to share out.
+// A set keeps the last update of every position: walking the updates from the last one back,
+// the first one met for a position is the one to store, and a bitmap of the positions met
+// skips the rest. Each position is written once (a set of 1e7 updates into 1e6 elements wrote
+// 1e7 times, each a cache miss), and the bitmap (n / 8 bytes) stays in the caches.
 template <class T>
-void set_split(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
-               int64_t count, int64_t threads) {
-  const int64_t words = (n + 63) / 64, stretches = 4 * threads;
-  auto first = [&](int64_t t) { return count / stretches * t + std::min(t, count % stretches); };
-  std::vector<std::vector<uint64_t>> later(stretches - 1);  // positions set after stretch t
-  parallel_for(stretches - 1, [&](int64_t t) {
-    std::vector<uint64_t>& own = later[t];
-    own.assign(words, 0);
-    for (int64_t k = first(t + 1), end = first(t + 2); k < end; ++k)
-      if (const int64_t p = positions[k]; p >= 0) own[p >> 6] |= uint64_t{1} << (p & 63);
-  });
-  for (int64_t t = stretches - 3; t >= 0; --t)  // set by stretch t + 1 or any after it
-    for (int64_t w = 0; w < words; ++w) later[t][w] |= later[t + 1][w];
-  parallel_for(threads, [&](int64_t t) {
-    const int64_t lo = n / threads * t, hi = t + 1 == threads ? n : n / threads * (t + 1);
-    if (out != x) std::memcpy(out + lo, x + lo, (hi - lo) * sizeof(T));
-  });
-  parallel_for(stretches, [&](int64_t t) {
-    const int64_t begin = first(t), end = first(t + 1);
-    if (t + 1 == stretches)
-      return apply_all<scatter::Set>(out, positions + begin, values + begin, end - begin);
-    const uint64_t* skip = later[t].data();
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t p = positions[k];
-      if (p >= 0 && !(skip[p >> 6] >> (p & 63) & 1))
-        out[p] = update<scatter::Set>(out[p], values[k]);
-    }
-  });
+void set_last(T* out, const int64_t* positions, const T* values, int64_t count,
+              uint64_t* seen) {
+  for (int64_t k = count; k-- > 0;) {
+    const int64_t p = positions[k];
+    if (p < 0) continue;  // an update left out
+    uint64_t& word = seen[p >> 6];
+    const uint64_t bit = uint64_t{1} << (p & 63);
+    if (word & bit) continue;
+    word |= bit;
+    out[p] = update<scatter::Set>(out[p], values[k]);
+  }
 }
 
-// Worth splitting: enough updates to pay for the bitmaps (or the private copies).
+// Worth it: enough updates to pay for a bitmap, or for private copies.
 constexpr int64_t kSplitUpdates = int64_t{1} << 20;
 // Outputs no larger than this take a private copy per thread for the operations below.
 constexpr int64_t kPrivateElements = int64_t{1} << 16;
@@ -107,9 +90,13 @@ template <int OP, class T>
 void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
            int64_t count) {
   const int64_t threads = thread_count();
-  if constexpr (OP == scatter::Set)
-    if (threads > 1 && count >= kSplitUpdates)
-      return set_split(out, x, n, positions, values, count, threads);
+  if constexpr (OP == scatter::Set) {
+    if (count >= kSplitUpdates && (n + 63) / 64 <= count) {  // the bitmap costs less than them
+      if (out != x) std::memcpy(out, x, n * sizeof(T));
+      std::vector<uint64_t> seen((n + 63) / 64);
+      return set_last(out, positions, values, count, seen.data());
+    }
+  }
   if constexpr (any_order_v<OP, T>)
     if (threads > 1 && count >= kSplitUpdates && n <= kPrivateElements)
       return private_split<OP>(out, x, n, positions, values, count, threads);
