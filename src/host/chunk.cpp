@@ -13,8 +13,14 @@ namespace kiln::cpu {
 
 using plan::InstrKind;
 
-void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
-                     int64_t len, int64_t* out) {
+namespace {
+
+// Calls f(k, base, run) for each stretch of iteration indices [start + k, start + k + run)
+// along the innermost axis, base being the element offset of the first (the others follow
+// at the innermost stride).
+template <class F>
+void for_each_run(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
+                  int64_t len, F f) {
   int nd = static_cast<int>(shape.size());
   int64_t coord[kMaxRank] = {};
   int64_t rem = start, base = offset;
@@ -26,7 +32,7 @@ void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset
   int64_t inner = nd ? shape[nd - 1] : 1, istride = nd ? st[nd - 1] : 0;
   for (int64_t i = 0; i < len;) {
     int64_t run = std::min(len - i, inner - (nd ? coord[nd - 1] : 0));
-    for (int64_t k = 0; k < run; ++k) out[i + k] = base + k * istride;
+    f(i, base, run);
     i += run;
     if (nd == 0) break;
     base += run * istride;
@@ -38,6 +44,16 @@ void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset
       base += st[d - 1];
     }
   }
+}
+
+}  // namespace
+
+void element_offsets(const Shape& shape, const plan::Strides& st, int64_t offset, int64_t start,
+                     int64_t len, int64_t* out) {
+  const int64_t istride = shape.empty() ? 0 : st.back();
+  for_each_run(shape, st, offset, start, len, [&](int64_t i, int64_t base, int64_t run) {
+    for (int64_t k = 0; k < run; ++k) out[i + k] = base + k * istride;
+  });
 }
 
 ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
@@ -65,6 +81,7 @@ ChunkEvaluator::ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationS
                      : plan::is_dense(space.shape, st) ? Mode::Dense
                                                        : Mode::Gather);
   classify();
+  find_short_circuits();
 }
 
 namespace {
@@ -72,6 +89,8 @@ namespace {
 // call, which short rows would not repay. Rows longer than this are too: a table as long as a
 // part of the work would cost what it saves.
 constexpr int64_t kMinRow = 128, kMaxRow = 16384;
+// Gathered loads copy whole runs of consecutive elements when rows are at least this long.
+constexpr int64_t kMinRun = 16;
 
 // Whether index[k + 1] == index[k] + 1 throughout: the ends first (a random index fails
 // there), then a loop GCC vectorises (no early exit).
@@ -178,6 +197,19 @@ void ChunkEvaluator::load(int i, const plan::Instr& ins, int64_t start, int64_t 
       filled_[i] = true;
     }
     cols_[i] = scratch(i);
+  } else if (!space_.shape.empty() && space_.strides[access].back() == 1 &&
+             space_.shape.back() >= kMinRun) {
+    // Rows of consecutive elements (a slice's rows, a tile of columns): copied run by run,
+    // or read in place when the chunk is one run.
+    char* out = scratch(i);
+    cols_[i] = out;
+    for_each_run(space_.shape, space_.strides[access], offset, start, len,
+                 [&](int64_t k, int64_t at, int64_t run) {
+                   if (run == len)
+                     cols_[i] = base + at * isz;
+                   else
+                     std::memcpy(out + k * isz, base + at * isz, run * isz);
+                 });
   } else {
     element_offsets(space_.shape, space_.strides[access], g_.accesses[access].offset, start, len,
                     idx_.data());
@@ -331,6 +363,70 @@ const void* ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out
 }
 
 // How many instructions and outputs read each instruction.
+void ChunkEvaluator::find_short_circuits() {
+  const size_t n = g_.code.size();
+  wheres_of_.assign(n, {});
+  if (row_) return;  // by rows, instructions are also read through tables and row gathers
+  std::vector<std::vector<int>> users(n);
+  std::vector<bool> output(n);
+  for (size_t i = 0; i < n; ++i) {
+    const plan::Instr& ins = g_.code[i];
+    // User calls have operands beyond a, b, c; a Reduce's operand is read by the row passes
+    // (src/host/fused.cpp) outside this evaluator.
+    if (ins.kind == InstrKind::User || ins.kind == InstrKind::Reduce) return;
+    for (int j : {ins.a, ins.b, ins.c})
+      if (j >= 0) users[j].push_back(static_cast<int>(i));
+  }
+  for (const auto& o : g_.outputs) output[o.instr] = true;
+  bool any = false;
+  dead_.assign(n, {});
+  for (size_t w = 0; w < n; ++w) {
+    const plan::Instr& ins = g_.code[w];
+    if (ins.kind != InstrKind::Where || reach_[w] != Reach::Chunk ||
+        reach_[ins.a] != Reach::Chunk || dense_from_[ins.a] >= 0)
+      continue;
+    const int cond = ins.a;
+    for (int side = 0; side < 2; ++side) {  // 0: the false side (c), 1: the true side (b)
+      const int top = side ? ins.b : ins.c;
+      // The instructions after the condition that only `top`'s expression reads.
+      std::vector<bool> in(n);
+      auto only_here = [&](int j) {
+        if (j <= cond || output[j] || reach_[j] != Reach::Chunk || users[j].empty()) return false;
+        for (int u : users[j])
+          if (!(u == static_cast<int>(w) && j == top) && !in[u]) return false;
+        return true;
+      };
+      // `top` may be read by this Where only (twice: b == c is not a choice).
+      if (ins.b == ins.c || !only_here(top)) continue;
+      in[top] = true;
+      std::vector<int> set{top};
+      for (int j = top - 1; j > cond; --j)
+        if (only_here(j)) in[j] = true, set.push_back(j);
+      dead_[w][side ? 0 : 1] = std::move(set);  // the true side dies when all is false
+    }
+    wheres_of_[cond].push_back(static_cast<int>(w));
+    any = true;
+  }
+  if (!any) return;
+  live_.assign(n, 0);
+  skip_.assign(n, 0);
+}
+
+void ChunkEvaluator::short_circuit(int i, int64_t len) {
+  const auto* c = static_cast<const unsigned char*>(cols_[i]);
+  int64_t count = 0;  // vectorised: no early exit
+  for (int64_t k = 0; k < len; ++k) count += c[k] != 0;
+  if (count != 0 && count != len) return;
+  for (int w : wheres_of_[i]) {
+    live_[w] = count ? 1 : -1;
+    touched_.push_back(w);
+    for (int j : dead_[w][count ? 1 : 0]) {
+      skip_[j] = 1;
+      touched_.push_back(j);
+    }
+  }
+}
+
 std::vector<int> ChunkEvaluator::use_counts() const {
   std::vector<int> uses(g_.code.size());
   for (const auto& ins : g_.code)
@@ -511,25 +607,33 @@ void ChunkEvaluator::by_rows(int64_t start, int64_t len) {
 void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& dest, int end) {
   if (end < 0) end = static_cast<int>(g_.code.size());
   if (row_) by_rows(start, len);
+  const bool short_circuits = !skip_.empty();
   for (int i = 0; i < end; ++i) {
     const plan::Instr& ins = g_.code[i];
     if (reach_[i] == Reach::Inner || reach_[i] == Reach::Outer || reach_[i] == Reach::Folded)
       continue;  // by_rows did them, or a gather reads without them
+    if (short_circuits && skip_[i]) continue;  // only a Where's unselected side reads it
     if (reach_[i] == Reach::Fixed || ins.kind == InstrKind::Load) {
       read(i, ins, start, len);
-      continue;
-    }
-    char* out = !dest.empty() && dest[i] ? dest[i] : scratch(i);
-    if (dense_from_[i] >= 0) {  // a gather that reads consecutive elements: no copy
-      const int a = ins.access();
-      cols_[i] = bases_[a] + (g_.accesses[a].offset + dense_from_[i] + start) * itemsize(ins.dtype);
-    } else if (row_ && row_gathers_[i].inner >= 0) {
-      row_gather(i, start, len, out);
-      cols_[i] = out;
+    } else if (short_circuits && ins.kind == InstrKind::Where && live_[i]) {
+      cols_[i] = cols_[live_[i] > 0 ? ins.b : ins.c];  // one side throughout the chunk
     } else {
-      cols_[i] = compute(i, start, len, out, cols_);
+      char* out = !dest.empty() && dest[i] ? dest[i] : scratch(i);
+      if (dense_from_[i] >= 0) {  // a gather that reads consecutive elements: no copy
+        const int a = ins.access();
+        cols_[i] =
+            bases_[a] + (g_.accesses[a].offset + dense_from_[i] + start) * itemsize(ins.dtype);
+      } else if (row_ && row_gathers_[i].inner >= 0) {
+        row_gather(i, start, len, out);
+        cols_[i] = out;
+      } else {
+        cols_[i] = compute(i, start, len, out, cols_);
+      }
     }
+    if (short_circuits && !wheres_of_[i].empty()) short_circuit(i, len);
   }
+  for (int j : touched_) skip_[j] = 0, live_[j] = 0;
+  touched_.clear();
 }
 
 }  // namespace kiln::cpu

@@ -1,5 +1,6 @@
 // Evaluating a fused group's program on one chunk of its iteration space.
 #pragma once
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,10 @@ class ChunkEvaluator {
   const void* identity(const plan::Instr& ins, const std::vector<const void*>& cols);
   std::vector<int> use_counts() const;
   void find_dense_gathers();
+  void find_short_circuits();
+  // After Where condition i's column is computed: notes the Wheres it selects uniformly in
+  // this chunk and skips what only their unselected side reads.
+  void short_circuit(int i, int64_t len);
   void fill_rows(int i, int64_t start, int64_t len, char* out);
   // The Inner and Outer columns of the chunk [start, start + len).
   void by_rows(int64_t start, int64_t len);
@@ -123,6 +128,15 @@ class ChunkEvaluator {
   std::vector<int64_t> dense_from_;     // per Gather of consecutive elements: its first index
   std::vector<RowGather> row_gathers_;  // per instruction
   std::vector<const void*> view_;       // operand columns while building tables/values
+  // Short circuits: a Where whose condition holds (or fails) throughout a chunk takes its one
+  // side's column as it is, and the instructions that only the other side reads (computed
+  // after the condition) are skipped in that chunk (a concatenate computes each input only in
+  // its stretch). dead_[w][0]: skipped when the condition is all false, [1]: all true.
+  std::vector<std::vector<int>> wheres_of_;  // per condition instruction, the Wheres it selects
+  std::vector<std::array<std::vector<int>, 2>> dead_;
+  std::vector<int8_t> live_;  // per Where in this chunk: 1 all true, -1 all false, 0 mixed
+  std::vector<uint8_t> skip_;
+  std::vector<int> touched_;  // Wheres and instructions to reset after the chunk
 };
 
 }  // namespace kiln::cpu

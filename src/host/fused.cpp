@@ -1,6 +1,11 @@
 #include "host/fused.hpp"
 
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -35,6 +40,26 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
   return bases;
 }
 
+// Copies `bytes` to `to`, with streaming stores from the first 32-byte boundary of `to` on:
+// an output much larger than the caches is not read into them first (a store that misses
+// reads the line it writes), which was a third of the traffic of a concatenate.
+void stream_copy(char* to, const char* from, int64_t bytes) {
+#ifdef __AVX__
+  const int64_t head = std::min<int64_t>(bytes, (32 - reinterpret_cast<uintptr_t>(to) % 32) % 32);
+  std::memcpy(to, from, head);
+  int64_t k = head;
+  for (; k + 32 <= bytes; k += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to + k),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + k)));
+  std::memcpy(to + k, from + k, bytes - k);
+#else
+  std::memcpy(to, from, bytes);
+#endif
+}
+
+// Outputs at least this large are copied with streaming stores.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
 // Evaluates elements [begin, end) chunk by chunk and writes every output there: in place where
 // the evaluator can compute into the output; loads and constants are not written in place,
 // and a value that several outputs share (x and a view of x with the same shape) is written
@@ -58,10 +83,15 @@ void write_outputs(const plan::FusedGroup& g, const plan::IterationSpace& space,
       char* out = static_cast<char*>(data(o.buffer));
       if (scatter)
         for (int64_t k = 0; k < len; ++k) std::memcpy(out + at[k] * isz, from + k * isz, isz);
+      else if (from != out + s * isz && shape_size(g.shape) * isz >= kStreamBytes)
+        stream_copy(out + s * isz, from, len * isz);
       else if (from != out + s * isz)
         std::memcpy(out + s * isz, from, len * isz);
     }
   }
+#ifdef __AVX__
+  _mm_sfence();  // the streamed stores are seen before the step ends
+#endif
 }
 
 // An elementwise group's values do not depend on how its work is cut (no reduction orders
@@ -116,6 +146,200 @@ void fold_segments(graph::ReduceOp op, DType t, const char* col, int64_t s, int6
   }
 }
 
+// Column sums in memory order. A reduction down columns (the reduced axis last in the
+// iteration space but not contiguous in memory, the columns' axis contiguous) gathered each
+// column's values with one cache line per element. Here a block of neighbouring columns is
+// evaluated row after row (the same accesses walked in another order), and each column is
+// folded in exactly the order fold_segments and ordered_fold give it (src/host/reduce.cpp):
+// chunks of kChunk values from the column's start, each chunk into kLanes lanes (value j to
+// lane j % kLanes) as Eigen's packet-wise rowwise sum adds them (the first value, then groups
+// of four as p + ((a + b) + (c + d)), then one by one), the chunk's tail into the first lanes,
+// the lanes pairwise, and the chunks in order. Same bits as the column-by-column fold, which
+// the fused column groups (run_row_fused) keep, so eager and lazy evaluation agree; only the
+// loads and the loop order change.
+template <class T>
+class TiledColumnSums {
+ public:
+  static constexpr int64_t kLanes = 256 / sizeof(T);   // ordered_fold's
+  static constexpr int64_t kWidth = 2048 / sizeof(T);  // columns per block: 2 KB of each row
+
+  // Whether `space` (of a Sum or Mean of dtype T) is worth folding this way.
+  static bool applies(const plan::IterationSpace& space, const RowCuts& cuts) {
+    const size_t rank = space.shape.size();
+    if (space.reduced != 1 || rank < 2 || !cuts.whole_rows) return false;
+    const int64_t rows = space.shape[rank - 1], cols = space.shape[rank - 2];
+    if (rows < 2 * kLanes || cols < 16) return false;
+    bool walks_columns = false;
+    for (const auto& st : space.strides) {
+      const int64_t down = std::abs(st[rank - 1]), across = std::abs(st[rank - 2]);
+      if (down == 0) continue;  // the same value all down a column (a broadcast row)
+      if (across == 0 || down <= across) return false;
+      walks_columns |= across == 1;
+    }
+    return walks_columns;
+  }
+
+  TiledColumnSums(const plan::FusedGroup& g, const std::vector<Scalar>& params,
+                  const plan::IterationSpace& space, const std::vector<const char*>& bases,
+                  int value)
+      : g_(g), params_(params), bases_(bases), value_(value) {
+    const size_t rank = space.shape.size();
+    rows_ = space.shape[rank - 1];
+    cols_ = space.shape[rank - 2];
+    blocks_ = cols_ / kWidth;
+    batch_ = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) batch_ *= space.shape[d];
+    // blocks_: [batch..., block, row, kWidth]; rows_of_: [batch..., row, column].
+    blocks_space_.shape.assign(space.shape.begin(), space.shape.end() - 2);
+    rows_space_.shape = blocks_space_.shape;
+    blocks_space_.shape.insert(blocks_space_.shape.end(), {blocks_, rows_, kWidth});
+    rows_space_.shape.insert(rows_space_.shape.end(), {rows_, cols_});
+    for (const auto& st : space.strides) {
+      plan::Strides s(st.begin(), st.end() - 2), r = s;
+      const int64_t across = st[rank - 2], down = st[rank - 1];
+      s.insert(s.end(), {kWidth * across, down, across});
+      r.insert(r.end(), {down, across});
+      blocks_space_.strides.push_back(std::move(s));
+      rows_space_.strides.push_back(std::move(r));
+    }
+  }
+
+  // Folds every column into total[o] (o: the column's index among the outputs).
+  void run(std::vector<Accumulator>& total) {
+    const bool ragged = cols_ % kWidth != 0;
+    const int64_t tiles = batch_ * blocks_, tasks = tiles + (ragged ? batch_ : 0);
+    parallel_for(tasks, [&](int64_t task) {
+      Folder f(rows_);
+      if (task < tiles) {  // a whole block: several rows a chunk
+        const int64_t b = task / blocks_, block = task % blocks_;
+        ChunkEvaluator ev(g_, blocks_space_, bases_, params_);
+        // A row a chunk: the loads that walk it are read in place (ChunkEvaluator::load).
+        const int64_t base = (b * blocks_ + block) * rows_ * kWidth, step = 1;
+        const std::vector<Stream> streams = streams_of(b, block);
+        for (int64_t r = 0; r < rows_; r += step) {
+          const int64_t count = std::min(step, rows_ - r);
+          for (const Stream& st : streams)  // rows kAhead on, whose pieces no prefetcher sees coming
+            for (int64_t q = r + kAhead; q < std::min(rows_, r + kAhead + count); ++q)
+              for (int64_t byte = 0; byte < st.bytes; byte += 64)
+                __builtin_prefetch(st.first + q * st.down + byte);
+          ev.run(base + r * kWidth, count * kWidth);
+          const T* v = static_cast<const T*>(ev.column(value_));
+          for (int64_t k = 0; k < count; ++k) f.row(r + k, v + k * kWidth, kWidth);
+        }
+        f.store(total, b * cols_ + block * kWidth, kWidth);
+      } else {  // the columns past the last whole block, a row at a time
+        const int64_t b = task - tiles, first = blocks_ * kWidth, width = cols_ - first;
+        ChunkEvaluator ev(g_, rows_space_, bases_, params_);
+        for (int64_t r = 0; r < rows_; ++r) {
+          ev.run((b * rows_ + r) * cols_ + first, width);
+          f.row(r, static_cast<const T*>(ev.column(value_)), width);
+        }
+        f.store(total, b * cols_ + first, width);
+      }
+    });
+  }
+
+ private:
+  // A block's row pieces of one access that walks the columns contiguously: kWidth elements
+  // from `first` + row * `down` (bytes).
+  struct Stream {
+    const char* first;
+    int64_t down, bytes;
+  };
+  static constexpr int64_t kAhead = 16;  // rows
+
+  std::vector<Stream> streams_of(int64_t b, int64_t block) const {
+    std::vector<Stream> out;
+    const size_t lead = blocks_space_.shape.size() - 3;
+    for (size_t a = 0; a < g_.accesses.size(); ++a) {
+      const plan::Strides& st = blocks_space_.strides[a];
+      if (!bases_[a] || st[lead + 2] != 1 || st[lead + 1] == 0) continue;
+      const int64_t isz = itemsize(g_.load_dtype(static_cast<int>(a)));
+      int64_t off = g_.accesses[a].offset + block * st[lead], rem = b;
+      for (size_t d = lead; d-- > 0;) {
+        off += rem % blocks_space_.shape[d] * st[d];
+        rem /= blocks_space_.shape[d];
+      }
+      out.push_back({bases_[a] + off * isz, st[lead + 1] * isz, kWidth * isz});
+    }
+    return out;
+  }
+
+  // The fold of up to kWidth columns, fed their rows in order.
+  class Folder {
+   public:
+    explicit Folder(int64_t rows)
+        : rows_(rows), p_(kLanes * kWidth), t1_(kLanes * kWidth), t2_(kLanes * kWidth), sum_(kWidth) {}
+    void row(int64_t r, const T* v, int64_t width) {
+      const int64_t r0 = r / kChunk * kChunk, n = std::min(kChunk, rows_ - r0), j = r - r0;
+      const int64_t m = n / kLanes, size4 = m ? (m - 1) & ~int64_t{3} : 0;
+      const int64_t i = j / kLanes, k = j % kLanes;
+      T* p = lane(p_, k);
+      if (m == 0) {  // ordered_fold's short case: one by one
+        p = lane(p_, 0);
+        if (j == 0)
+          std::copy(v, v + width, p);
+        else
+          for (int64_t w = 0; w < width; ++w) p[w] = p[w] + v[w];
+      } else if (i >= m) {  // the tail, into the first lanes
+        p = lane(p_, j - m * kLanes);
+        for (int64_t w = 0; w < width; ++w) p[w] = p[w] + v[w];
+      } else if (i == 0) {
+        std::copy(v, v + width, p);
+      } else if (i <= size4) {  // p + ((a + b) + (c + d)), a, b, c, d a lane's next four values
+        T *t1 = lane(t1_, k), *t2 = lane(t2_, k);
+        switch ((i - 1) % 4) {
+          case 0:
+            std::copy(v, v + width, t1);
+            break;
+          case 1:
+            for (int64_t w = 0; w < width; ++w) t1[w] = t1[w] + v[w];
+            break;
+          case 2:
+            std::copy(v, v + width, t2);
+            break;
+          default:
+            for (int64_t w = 0; w < width; ++w) p[w] = p[w] + (t1[w] + (t2[w] + v[w]));
+        }
+      } else {
+        for (int64_t w = 0; w < width; ++w) p[w] = p[w] + v[w];
+      }
+      if (j + 1 < n) return;
+      if (m)  // the lanes pairwise
+        for (int64_t h = kLanes / 2; h > 0; h /= 2)
+          for (int64_t q = 0; q < h; ++q) {
+            T *a = lane(p_, q), *b = lane(p_, q + h);
+            for (int64_t w = 0; w < width; ++w) a[w] = a[w] + b[w];
+          }
+      const T* c = lane(p_, 0);
+      for (int64_t w = 0; w < width; ++w) sum_[w] = r0 == 0 ? c[w] : sum_[w] + c[w];
+    }
+    void store(std::vector<Accumulator>& total, int64_t first, int64_t width) const {
+      for (int64_t w = 0; w < width; ++w) {
+        Accumulator& acc = total[first + w];
+        std::memcpy(acc.value, &sum_[w], sizeof(T));
+        acc.set = true;
+      }
+    }
+
+   private:
+    static T* lane(std::vector<T>& v, int64_t k) { return v.data() + k * kWidth; }
+    const int64_t rows_;
+    std::vector<T> p_, t1_, t2_, sum_;
+  };
+
+  const plan::FusedGroup& g_;
+  const std::vector<Scalar>& params_;
+  const std::vector<const char*>& bases_;
+  const int value_;
+  int64_t rows_, cols_, blocks_, batch_;
+  plan::IterationSpace blocks_space_, rows_space_;
+};
+
+void finish_reduction(const plan::FusedGroup& g, const plan::Reduction& red, DType t,
+                      const std::vector<Accumulator>& total, int64_t r,
+                      const std::function<void*(int)>& data);
+
 void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                    const plan::IterationSpace& space, const std::vector<const char*>& bases,
                    const std::function<void*(int)>& data) {
@@ -127,6 +351,17 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   RowCuts cuts(n, r);
   int value = g.outputs[0].instr;
   DType t = g.code[value].dtype;
+  std::vector<Accumulator> total(outputs);
+  auto tiled = [&](auto z) {
+    using T = decltype(z);
+    if (!TiledColumnSums<T>::applies(space, cuts)) return false;
+    TiledColumnSums<T>(g, params, space, bases, value).run(total);
+    return true;
+  };
+  const bool sums = red.op == graph::ReduceOp::Sum || red.op == graph::ReduceOp::Mean;
+  if ((sums && t == DType::Float32 && tiled(float{})) ||
+      (sums && t == DType::Float64 && tiled(double{})))
+    return finish_reduction(g, red, t, total, r, data);
   // partial[p]: accumulators of the outputs part p touches, from its first output on.
   std::vector<std::vector<Accumulator>> partial(cuts.parts);
   parallel_for(cuts.parts, [&](int64_t p) {
@@ -140,13 +375,20 @@ void run_reduction(const plan::FusedGroup& g, const std::vector<Scalar>& params,
                     partial[p].data());
     });
   });
-  std::vector<Accumulator> total(outputs);
   for (int64_t p = 0; p < cuts.parts; ++p) {
     if (partial[p].empty()) continue;  // an empty part (n == 0 when r == 0): nothing to merge
     int64_t first = cuts.begin(p) / r;
     for (size_t k = 0; k < partial[p].size(); ++k)
       merge(red.op, t, partial[p][k], total[first + k]);
   }
+  finish_reduction(g, red, t, total, r, data);
+}
+
+// The reduction's outputs from their accumulators.
+void finish_reduction(const plan::FusedGroup& g, const plan::Reduction& red, DType t,
+                      const std::vector<Accumulator>& total, int64_t r,
+                      const std::function<void*(int)>& data) {
+  const int64_t outputs = static_cast<int64_t>(total.size());
   auto* out = static_cast<char*>(data(g.outputs[0].buffer));
   DType out_t = g.out_dtype(0);
   const bool rounds = is_half(out_t);  // a half's float32 result rounds once, here

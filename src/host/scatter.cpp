@@ -1,44 +1,133 @@
 #include "host/scatter.hpp"
 
+#include <algorithm>
 #include <complex>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
+#include <vector>
 
+#include "common/parallel.hpp"
 #include "host/update.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::cpu {
 namespace {
 
+// Updates that land far apart wait on a cache miss each: the element kAhead updates on is
+// fetched (for writing) while this one is applied, so misses overlap. A prefetch never faults,
+// so a negative (left out) position needs no test there.
+constexpr int64_t kAhead = 16;
+
 template <int OP, class T>
 void apply_all(T* out, const int64_t* positions, const T* values, int64_t count) {
-  for (int64_t k = 0; k < count; ++k)
+  int64_t k = 0;
+  for (; k + kAhead < count; ++k) {
+    __builtin_prefetch(out + positions[k + kAhead], 1);
     if (positions[k] >= 0)  // a negative one: an update left out (a value a mask drops)
       out[positions[k]] = update<OP>(out[positions[k]], values[k]);
+  }
+  for (; k < count; ++k)
+    if (positions[k] >= 0) out[positions[k]] = update<OP>(out[positions[k]], values[k]);
+}
+
+// A set keeps the last update of every position: walking the updates from the last one back,
+// the first one met for a position is the one to store, and a bitmap of the positions met
+// skips the rest. Each position is written once (a set of 1e7 updates into 1e6 elements wrote
+// 1e7 times, each a cache miss), and the bitmap (n / 8 bytes) stays in the caches.
+template <class T>
+void set_last(T* out, const int64_t* positions, const T* values, int64_t count,
+              uint64_t* seen) {
+  for (int64_t k = count; k-- > 0;) {
+    const int64_t p = positions[k];
+    if (p < 0) continue;  // an update left out
+    uint64_t& word = seen[p >> 6];
+    const uint64_t bit = uint64_t{1} << (p & 63);
+    if (word & bit) continue;
+    word |= bit;
+    out[p] = update<scatter::Set>(out[p], values[k]);
+  }
+}
+
+// Worth it: enough updates to pay for a bitmap, or for private copies.
+constexpr int64_t kSplitUpdates = int64_t{1} << 20;
+// Outputs no larger than this take a private copy per thread for the operations below.
+constexpr int64_t kPrivateElements = int64_t{1} << 16;
+
+// Operations whose result does not depend on the order of an element's updates: on integers
+// (not bools: vector<bool>), wrapping add and multiply, minimum and maximum.
+template <int OP, class T>
+inline constexpr bool any_order_v =
+    OP != scatter::Set && std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+template <int OP, class T>
+T identity_of() {
+  if constexpr (OP == scatter::Add) return T(0);
+  if constexpr (OP == scatter::Multiply) return T(1);
+  if constexpr (OP == scatter::Min) return std::numeric_limits<T>::max();
+  return std::numeric_limits<T>::lowest();
+}
+
+// A histogram-like update (many updates, a small output: bincount's counts) split by update
+// into one private copy per thread, started at the operation's identity, then combined into x:
+// for these operations the order of an element's updates does not change its result.
+template <int OP, class T>
+void private_split(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
+                   int64_t count, int64_t threads) {
+  std::vector<std::vector<T>> own(threads);
+  auto first = [&](int64_t t) { return count / threads * t + std::min(t, count % threads); };
+  parallel_for(threads, [&](int64_t t) {
+    own[t].assign(n, identity_of<OP, T>());
+    apply_all<OP>(own[t].data(), positions + first(t), values + first(t), first(t + 1) - first(t));
+  });
+  if (out != x) std::memcpy(out, x, n * sizeof(T));
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t i = 0; i < n; ++i) out[i] = update<OP>(out[i], own[t][i]);
+}
+
+template <int OP, class T>
+void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
+           int64_t count) {
+  const int64_t threads = thread_count();
+  if constexpr (OP == scatter::Set) {
+    if (count >= kSplitUpdates && (n + 63) / 64 <= count) {  // the bitmap costs less than them
+      if (out != x) std::memcpy(out, x, n * sizeof(T));
+      std::vector<uint64_t> seen((n + 63) / 64);
+      return set_last(out, positions, values, count, seen.data());
+    }
+  }
+  if constexpr (any_order_v<OP, T>)
+    if (threads > 1 && count >= kSplitUpdates && n <= kPrivateElements)
+      return private_split<OP>(out, x, n, positions, values, count, threads);
+  if (out != x) std::memcpy(out, x, n * sizeof(T));
+  apply_all<OP>(out, positions, values, count);
 }
 
 }  // namespace
 
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
                  const int64_t* positions, const void* values, int64_t count, void* out) {
-  const size_t bytes = static_cast<size_t>(shape_size(out_desc.shape) * itemsize(out_desc.dtype));
-  if (bytes && out != x) std::memcpy(out, x, bytes);
+  const int64_t n = shape_size(out_desc.shape);
   visit_dtype(out_desc.dtype, [&](auto tag) {
     using T = decltype(tag);
     auto* o = static_cast<T*>(out);
+    auto* from = static_cast<const T*>(x);
     auto* v = static_cast<const T*>(values);
     switch (step.op) {
       case graph::ScatterOp::Set:
-        return apply_all<scatter::Set>(o, positions, v, count);
+        return apply<scatter::Set>(o, from, n, positions, v, count);
       case graph::ScatterOp::Add:
-        return apply_all<scatter::Add>(o, positions, v, count);
+        return apply<scatter::Add>(o, from, n, positions, v, count);
       case graph::ScatterOp::Multiply:
-        return apply_all<scatter::Multiply>(o, positions, v, count);
+        return apply<scatter::Multiply>(o, from, n, positions, v, count);
       case graph::ScatterOp::Min:
-        if constexpr (!is_std_complex_v<T>) return apply_all<scatter::Min>(o, positions, v, count);
+        if constexpr (!is_std_complex_v<T>)
+          return apply<scatter::Min>(o, from, n, positions, v, count);
         break;
       case graph::ScatterOp::Max:
-        if constexpr (!is_std_complex_v<T>) return apply_all<scatter::Max>(o, positions, v, count);
+        if constexpr (!is_std_complex_v<T>)
+          return apply<scatter::Max>(o, from, n, positions, v, count);
         break;
     }
     throw Error(
