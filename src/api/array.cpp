@@ -216,7 +216,7 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
   // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read);
   // seeing it needs the values now.
   if (mode == TakeMode::Raise && count > 0 && a.size() > 0) {
-    int64_t lo = min(indices).item<int64_t>(), hi = max(indices).item<int64_t>();
+    const auto [lo, hi] = api::value_range(indices);
     int64_t bad = lo < -n ? lo : hi >= n ? hi : 0;
     if (lo < -n || hi >= n)
       throw ShapeError("take: index " + std::to_string(bad) + " is out of bounds for axis " +
@@ -271,7 +271,7 @@ Array Array::index(const std::vector<Array>& indices) const {
                        "; give an integer array (astype(kiln::DType::Int64))");
     const int64_t len = n.shape[k];
     if (i.size() > 0 && shape_size(common) > 0) {
-      int64_t lo = min(i).item<int64_t>(), hi = max(i).item<int64_t>();
+      const auto [lo, hi] = api::value_range(i);
       if (lo < -len || hi >= len)
         throw ShapeError("index: index " + std::to_string(lo < -len ? lo : hi) +
                          " is out of bounds for axis " + std::to_string(k) + " with size " +

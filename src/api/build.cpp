@@ -222,6 +222,12 @@ NodeRef sort(const Array& in, graph::SortOp op) {
                                    {}});
 }
 
+std::pair<int64_t, int64_t> value_range(const Array& a) {
+  Array lo = min(a).astype(DType::Int64), hi = max(a).astype(DType::Int64);
+  eval({lo, hi});
+  return {lo.item<int64_t>(), hi.item<int64_t>()};
+}
+
 Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&

@@ -2,6 +2,7 @@
 // hash-consed, and `finish`, which applies the evaluation policy (eager mode, growth limits).
 #pragma once
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "graph/node.hpp"
@@ -56,6 +57,11 @@ NodeRef sort(const Array& in, graph::SortOp op);
 // Wraps a new node as an Array. In eager mode, or when the unevaluated chain below it grows
 // past the limit, the node is evaluated now. Views and constants are never forced.
 Array finish(NodeRef n);
+
+// The smallest and largest values of a non-empty integer array, as int64, both evaluated in one
+// plan (one pass and one wait, where two item() calls made two): the range checks of index
+// arrays and bincount's.
+std::pair<int64_t, int64_t> value_range(const Array& a);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
 // chaining operations never builds an unbounded graph.

@@ -329,12 +329,11 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
                      "imag(w) as two bincounts");
   int64_t length = minlength;
   if (x.size() > 0) {
-    Array lo = min(x).astype(DType::Int64), hi = max(x).astype(DType::Int64);
-    eval({lo, hi});
-    if (lo.item<int64_t>() < 0)
-      throw Error("bincount: x holds a negative value (" + std::to_string(lo.item<int64_t>()) +
+    const auto [lo, hi] = api::value_range(x);
+    if (lo < 0)
+      throw Error("bincount: x holds a negative value (" + std::to_string(lo) +
                   "); bins count the values 0, 1, .., max(x)");
-    length = std::max(length, hi.item<int64_t>() + 1);
+    length = std::max(length, hi + 1);
   }
   return count_bins(x.astype(DType::Int64), length, weights, x.device());
 }
