@@ -292,9 +292,9 @@ Array Array::index(const std::vector<Array>& indices) const {
 namespace {
 
 // Where any entry is an array: the entries with every bool array replaced by the integer
-// arrays of its nonzero() (one per axis it covers) and every integer by a 0-d int64 array, as
-// NumPy treats them beside arrays.
-std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries) {
+// arrays of its nonzero() (one per axis it covers) and every integer by a 0-d int64 array on
+// device d, as NumPy treats them beside arrays.
+std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries, Device d) {
   if (std::none_of(entries.begin(), entries.end(), [](const IndexEntry& e) { return e.is_array; }))
     return entries;
   std::vector<IndexEntry> out;
@@ -309,7 +309,7 @@ std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries) {
     }
     const Index& i = e.index;
     if (const int64_t* v = std::get_if<int64_t>(&i))
-      out.push_back(full({}, *v, DType::Int64));
+      out.push_back(full({}, *v, DType::Int64, d));  // where x is: take refuses two devices
     else
       out.push_back(i);
   }
@@ -322,7 +322,7 @@ std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries) {
 // the front, in order, and index(arrays) gathers them into the broadcast shape; when the arrays
 // were next to each other, the broadcast axes move back to where the first of them was.
 Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
-  const std::vector<IndexEntry> entries = integer_arrays(entries_in);
+  const std::vector<IndexEntry> entries = integer_arrays(entries_in, device());
   int consumed = 0, ellipses = 0;
   for (const IndexEntry& e : entries) {
     if (e.is_array || std::holds_alternative<Slice>(e.index))
