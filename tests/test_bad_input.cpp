@@ -800,3 +800,23 @@ TEST_CASE("item<real>() of a complex array refuses to drop the imaginary part") 
 // Compiles only if kiln/kiln.hpp includes kiln/cache.hpp (this file includes no other kiln
 // header).
 static_assert(std::is_same_v<decltype(&kiln::cache::dir), std::string (*)()>);
+
+TEST_CASE("index arrays out of range name the offending index, whatever their dtype") {
+  Array x = kiln::arange(0, 5, 1, DType::Float64);
+  auto ints = [](std::vector<int64_t> v, DType t) { return kiln::asarray(v).astype(t); };
+  // The smallest index below -n is named first, else the largest at or above n.
+  EXPECT_ERROR(kiln::ShapeError, "take: index -7 is out of bounds for axis 0 with size 5",
+               kiln::take(x, ints({1, -7, 9, -6}, DType::Int64), 0));
+  EXPECT_ERROR(kiln::ShapeError, "take: index 9 is out of bounds",
+               kiln::take(x, ints({1, 9, 5, -5}, DType::Int32), 0));
+  Array m = kiln::arange(0, 6, 1, DType::Float32).reshape({2, 3});
+  EXPECT_ERROR(kiln::ShapeError, "index: index 3 is out of bounds for axis 1 with size 3",
+               m.index({ints({0, 1}, DType::Int64), ints({2, 3}, DType::Int16)}));
+  EXPECT_ERROR(
+      kiln::ShapeError, "take_along_axis: index -4 is out of bounds for axis 1",
+      kiln::take_along_axis(m, ints({0, -4, 2, 1, 0, 2}, DType::Int64).reshape({2, 3}), 1));
+  // Unsigned indices against a bound their dtype cannot hold negated: in range, no error.
+  Array big = kiln::arange(0, 300, 1, DType::Int64);
+  CHECK(kiln::take(big, ints({299, 0, 7}, DType::UInt8), 0).to_vector<int64_t>() ==
+        std::vector<int64_t>{43, 0, 7});  // uint8 299 wraps to 43 when cast, as NumPy's astype
+}

@@ -216,10 +216,8 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
   // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read);
   // seeing it needs the values now.
   if (mode == TakeMode::Raise && count > 0 && a.size() > 0) {
-    const auto [lo, hi] = api::value_range(indices);
-    int64_t bad = lo < -n ? lo : hi >= n ? hi : 0;
-    if (lo < -n || hi >= n)
-      throw ShapeError("take: index " + std::to_string(bad) + " is out of bounds for axis " +
+    if (const auto bad = api::out_of_range(indices, n))
+      throw ShapeError("take: index " + std::to_string(*bad) + " is out of bounds for axis " +
                        std::to_string(ax) + " with size " + std::to_string(n) +
                        "; use kiln::TakeMode::Wrap or Clip to map it into range");
   }
@@ -271,11 +269,9 @@ Array Array::index(const std::vector<Array>& indices) const {
                        "; give an integer array (astype(kiln::DType::Int64))");
     const int64_t len = n.shape[k];
     if (i.size() > 0 && shape_size(common) > 0) {
-      const auto [lo, hi] = api::value_range(i);
-      if (lo < -len || hi >= len)
-        throw ShapeError("index: index " + std::to_string(lo < -len ? lo : hi) +
-                         " is out of bounds for axis " + std::to_string(k) + " with size " +
-                         std::to_string(len));
+      if (const auto bad = api::out_of_range(i, len))
+        throw ShapeError("index: index " + std::to_string(*bad) + " is out of bounds for axis " +
+                         std::to_string(k) + " with size " + std::to_string(len));
     }
     Array i64 = i.astype(DType::Int64);
     Array pos = where(i64 < 0, i64 + len, i64);

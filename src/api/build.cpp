@@ -228,6 +228,13 @@ std::pair<int64_t, int64_t> value_range(const Array& a) {
   return {lo.item<int64_t>(), hi.item<int64_t>()};
 }
 
+std::optional<int64_t> out_of_range(const Array& indices, int64_t n) {
+  const Array i = indices.astype(DType::Int64);  // fused into the test; -n fits any dtype then
+  if (!any((i < -n) | (i >= n)).item<bool>()) return std::nullopt;
+  const auto [lo, hi] = value_range(indices);
+  return lo < -n ? lo : hi;
+}
+
 Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&

@@ -1,6 +1,7 @@
 // Node builders shared by the API: casts, broadcasts and operations, each checked and
 // hash-consed, and `finish`, which applies the evaluation policy (eager mode, growth limits).
 #pragma once
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -59,9 +60,11 @@ NodeRef sort(const Array& in, graph::SortOp op);
 Array finish(NodeRef n);
 
 // The smallest and largest values of a non-empty integer array, as int64, both evaluated in one
-// plan (one pass and one wait, where two item() calls made two): the range checks of index
-// arrays and bincount's.
+// plan with one wait (bincount's range; out_of_range's message).
 std::pair<int64_t, int64_t> value_range(const Array& a);
+// An index of `indices` outside [-n, n) (the smallest below, else the largest above), or none:
+// one pass over the indices (is any out of range?) and, only when one is, value_range.
+std::optional<int64_t> out_of_range(const Array& indices, int64_t n);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
 // chaining operations never builds an unbounded graph.

@@ -108,9 +108,8 @@ Array take_along_axis(const Array& a, const Array& indices, std::optional<int> a
     if (d != ax) out[d] = graph::broadcast_shapes({s[d]}, {out[d]})[0];
   const int64_t n = s[ax];
   if (indices.size() > 0 && shape_size(out) > 0) {
-    const auto [lo, hi] = api::value_range(indices);
-    if (lo < -n || hi >= n)
-      throw ShapeError("take_along_axis: index " + std::to_string(lo < -n ? lo : hi) +
+    if (const auto bad = api::out_of_range(indices, n))
+      throw ShapeError("take_along_axis: index " + std::to_string(*bad) +
                        " is out of bounds for axis " + std::to_string(ax) + " with size " +
                        std::to_string(n));
   }
