@@ -763,3 +763,27 @@ TEST_CASE("axes: none given reduces every axis, an empty list none (NumPy's axis
   CHECK(kiln::sum(x, -1, true).to_vector<int64_t>() == std::vector<int64_t>{2, 11});
   CHECK(kiln::max(x, {0, 1}).item<int32_t>() == 6);
 }
+
+// The host sums columns row by row (src/host/fused.cpp, TiledColumnSums) but must fold each
+// column in the order a contiguous row is folded (ordered_fold): the same bits as summing the
+// rows of the materialised transpose. Shapes cross the fold's 1024-value chunks and leave
+// columns past the last whole block of 2 KB; the last has a batch axis in front.
+TEST_CASE("column sums on the host give a materialised transpose's row sums, bit for bit") {
+  struct Layout {
+    Shape shape;
+    DType t;
+  };
+  for (const Layout& l : {Layout{{3001, 1100}, DType::Float32}, Layout{{2500, 600}, DType::Float64},
+                          Layout{{3, 1500, 530}, DType::Float32}}) {
+    INFO(kiln::shape_str(l.shape) << " " << std::string(kiln::dtype_name(l.t)));
+    kiln::random::Generator g(17);
+    Array x = g.uniform(-1, 1, l.shape, l.t).eval();
+    const int down = x.ndim() - 2;
+    std::vector<int> swap(x.ndim());
+    for (int d = 0; d < x.ndim(); ++d) swap[d] = d;
+    std::swap(swap[down], swap[down + 1]);
+    Array rows = (x.transpose(swap) * 1).eval();  // each column now a contiguous row
+    CHECK(kiln::array_equal(kiln::sum(x, {down}), kiln::sum(rows, {down + 1})));
+    CHECK(kiln::array_equal(kiln::mean(x, {down}), kiln::mean(rows, {down + 1})));
+  }
+}

@@ -263,6 +263,21 @@ enum class TakeMode { Raise, Wrap, Clip };
 Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt,
            TakeMode mode = TakeMode::Raise);
 
+// One entry of Array::operator()'s index: an Index, or an integer or bool array.
+struct IndexEntry {
+  bool is_array = false;
+  Index index;  // when not is_array
+  Array array;  // when is_array
+  IndexEntry(const Array& a) : is_array(true), array(a) {}
+  template <class T>
+  requires std::is_constructible_v<Index, T> IndexEntry(T t) : index(Index(t)) {}
+};
+
+template <class... I>
+Array Array::index_entries(I... i) const {
+  return advanced_index(std::vector<IndexEntry>{IndexEntry(i)...});
+}
+
 // x.at(index...): each operation returns x with the region x(index...) updated, v broadcast to
 // the region's shape as NumPy does. The result is one index-map node (a Remap) over x and the
 // new values, so it fuses with the expression that computes v and with its readers: a Jacobi
@@ -281,21 +296,6 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis = std::
 // a GPU atomically in any order, so float sums and products at repeated indices may round
 // differently from the host's. The values are cast to x's dtype first (the casting checks are
 // the ones above). Not for complex arrays: min and max; on a GPU, multiply of complex128.
-// One entry of Array::operator()'s index: an Index, or an integer or bool array.
-struct IndexEntry {
-  bool is_array = false;
-  Index index;  // when not is_array
-  Array array;  // when is_array
-  IndexEntry(const Array& a) : is_array(true), array(a) {}
-  template <class T>
-  requires std::is_constructible_v<Index, T> IndexEntry(T t) : index(Index(t)) {}
-};
-
-template <class... I>
-Array Array::index_entries(I... i) const {
-  return advanced_index(std::vector<IndexEntry>{IndexEntry(i)...});
-}
-
 class Array::At {
  public:
   At(Array x, std::vector<Index> idx) : x_(std::move(x)), idx_(std::move(idx)) {}
