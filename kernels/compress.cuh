@@ -25,7 +25,6 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
   __syncthreads();
   const long long tile = tile_index;
   const long long first = tile * kTile + (long long)threadIdx.x * kItems;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   // This thread's entries as bits.
   unsigned bits = 0;
@@ -39,15 +38,10 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
   }
   const Count mine = __popc(bits);
 
-  // Exclusive count within the block: lanes, then warps.
-  const Count inclusive = scan::warp_scan<scatter::Add>(mine, lane);
-  if (lane == 31) warp_totals[warp] = inclusive;
-  __syncthreads();
-  Count before = inclusive - mine, total = 0;
-  for (int w = 0; w < scan::kWarps; ++w) {
-    if (w < warp) before += warp_totals[w];
-    total += warp_totals[w];
-  }
+  // Exclusive count within the block, and the block's total (the warps' folds block_scan left).
+  const Count before = scan::block_scan<scatter::Add>(mine, warp_totals) - mine;
+  Count total = 0;
+  for (int w = 0; w < scan::kWarps; ++w) total += warp_totals[w];
   // The count of the tiles before this one.
   if (threadIdx.x == 0) {
     scan::publish(s.aggregate_words, s.aggregate_slots, tile, total);

@@ -24,8 +24,10 @@ Helper select_helper(const std::string& unit, const std::string& tag, bool posit
       "compress.cuh", "kiln_compress_" + std::string(positions ? "positions" : "rows_" + tag),
       "const bool* mask, const " + unit + "* values, " + unit +
           "* out, long long rows, long long width, long long tiles, void* scratch",
-      "kiln::compress::select<" + unit + ", " + (positions ? "true" : "false") +
-          ">(mask, values, out, rows, width, tiles, scratch)",
+      // As scan.cpp's: the kernel does not compile where kTile drifts from the header's.
+      "static_assert(kiln::compress::kTile == " + std::to_string(kTile) +
+          ", \"src/cuda/compress.cpp's kTile\"); kiln::compress::select<" + unit + ", " +
+          (positions ? "true" : "false") + ">(mask, values, out, rows, width, tiles, scratch)",
       positions ? "flatnonzero" : "compress rows of " + tag, positions ? "b -> i64" : tag,
       kLookBackBlock);
   return h;

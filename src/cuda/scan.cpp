@@ -34,7 +34,12 @@ Helper scan_helper(const std::string& form, const std::string& params, const std
   const char* which = op == graph::ScanOp::Sum ? "Add" : "Multiply";
   Helper h = helpers::wrap(
       "scan.cuh", std::string("kiln_scan_") + form + "_" + graph::op_name(op) + "_" + tag, p,
-      "kiln::scan::" + form + "<kiln::scatter::" + which + ">(" + args + ")",
+      // The kernel fails to compile (CI compiles every helper) where the constants above drift
+      // from kernels/scan.cuh's.
+      "static_assert(kiln::scan::kThreads == " + std::to_string(kLookBackBlock) +
+          " && kiln::scan::kTileBytes == " + std::to_string(kTileBytes) +
+          ", \"src/cuda/scan.cpp's constants\"); kiln::scan::" + form + "<kiln::scatter::" + which +
+          ">(" + args + ")",
       std::string(graph::op_name(op)) + ": " + form + ", " + tag, tag + " -> " + tag,
       form == "single_pass" ? kLookBackBlock : helpers::kBlock);
   h.options = {"--fmad=false"};  // complex products round as the host's
