@@ -497,4 +497,71 @@ __device__ __forceinline__ typename Op::acc column_merge(typename Op::acc a) {
   return m;
 }
 
+// ---- thread block clusters (sm_90 on): a column's rows split over the blocks of a cluster ----
+// Raw PTX rather than cooperative_groups, so NVRTC needs no header. Compiled for an older
+// architecture, a block is a cluster of one (the launcher then asks for no cluster).
+
+// This block's rank in its cluster, and the cluster's block count.
+__device__ __forceinline__ unsigned cluster_rank() {
+#if __CUDA_ARCH__ >= 900
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+__device__ __forceinline__ unsigned cluster_blocks() {
+#if __CUDA_ARCH__ >= 900
+  unsigned n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+#else
+  return 1;
+#endif
+}
+
+// Every thread of every block of the cluster arrives before any goes on; shared-memory writes
+// before it are visible to the cluster's blocks after it.
+__device__ __forceinline__ void cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
+
+// The address of `p` (in this block's shared memory) in the shared memory of block `rank` of
+// the cluster, as a generic pointer (distributed shared memory).
+template <class T>
+__device__ __forceinline__ const T* cluster_peer(const T* p, unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+  unsigned long long out;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
+  return reinterpret_cast<const T*>(out);
+#else
+  return p;
+#endif
+}
+
+// column_merge over a cluster whose blocks took consecutive slices of the column's rows: each
+// block's merge, then the blocks' in rank order, read from their shared memory. Every block gets
+// the same bits. The trailing cluster barrier keeps a block from overwriting its slot (the next
+// merge) while another still reads it; cluster_sync is a block barrier too, so it also frees
+// column_merge's scratch.
+template <class Op>
+__device__ __forceinline__ typename Op::acc cluster_column_merge(typename Op::acc a) {
+  a = column_merge<Op>(a);
+  const unsigned blocks = cluster_blocks();
+  if (blocks == 1) return a;
+  __shared__ typename Op::acc slot[32];
+  if (threadIdx.y == 0) slot[threadIdx.x] = a;
+  cluster_sync();
+  typename Op::acc m = *cluster_peer(&slot[threadIdx.x], 0);
+  for (unsigned q = 1; q < blocks; ++q) Op::merge(m, *cluster_peer(&slot[threadIdx.x], q));
+  cluster_sync();
+  return m;
+}
+
 }  // namespace kiln

@@ -231,9 +231,11 @@ GPU_TEST_CASE("row fusion: long rows staged in part give the host's values") {
 }
 
 TEST_CASE("column fusion: centring and batch statistics over leading axes plan as one kernel") {
-  // A column of up to 1 KB stays on chip: 256 float32 or 128 float64 rows.
+  // A column of up to 16 KB stays on chip: 4096 float32 or 2048 float64 rows.
   for (auto [s, t] : {std::pair{Shape{256, 100}, DType::Float32},
                       {Shape{128, 4097}, DType::Float64},
+                      {Shape{4096, 40}, DType::Float32},
+                      {Shape{2048, 3}, DType::Float64},
                       {Shape{7, 1}, DType::Float32},
                       {Shape{4, 5, 6}, DType::Float64}})
     for (int naxes : {-1, -2}) {
@@ -379,8 +381,8 @@ TEST_CASE("row fusion: where a row cannot stay on chip or the reduction is neede
     CHECK(groups.size() == 3);
     for (auto* g : groups) CHECK(g->row_axes.empty());
   }
-  SUBCASE("columns longer than 1 KB keep their own kernels") {
-    for (auto [rows, t] : {std::pair{257, DType::Float32}, {129, DType::Float64}}) {
+  SUBCASE("columns longer than 16 KB keep their own kernels") {
+    for (auto [rows, t] : {std::pair{4097, DType::Float32}, {2049, DType::Float64}}) {
       Array x = input({rows, 40}, t);
       auto plan = plan_of(x - kiln::mean(x, {0}, true));
       auto groups = kernel_groups(plan);
@@ -490,6 +492,57 @@ TEST_CASE("column fusion: staged tiles leave room for the merges in 48 KB of sha
   }
 }
 
+TEST_CASE("column fusion: tall tiles take a cluster of blocks, each staging a slice of rows") {
+  using kiln::codegen::launch_for;
+  auto column_kernel = [](const Array& y) {
+    const auto plan = plan_of(y);
+    auto groups = kernel_groups(plan);
+    REQUIRE(groups.size() == 1);
+    auto k = kiln::codegen::generate(*groups[0]);
+    REQUIRE(k.form == kiln::codegen::Form::ColumnFused);
+    return k;
+  };
+  const int64_t optin = 227 * 1024 - 8 * 1024;  // an H200's opt-in, less static arrays
+  // A tile of 32 KB or less: one block, the whole column staged, no cluster.
+  auto small = launch_for(column_kernel(layernorm(input({256, 100}, DType::Float32), {0})), 132,
+                          optin, true);
+  CHECK(small.cluster == 1);
+  CHECK(small.staged_length == 256);
+  CHECK(small.shared_bytes == 256 * 32 * 4);
+  CHECK(small.grid_x == 4);  // 100 columns: 4 tiles
+  // 4096 float32 rows: 512 KB a tile, 8 blocks of 512 rows (64 KB) each, 8 blocks per tile.
+  auto tall = column_kernel(layernorm(input({4096, 100}, DType::Float32), {0}));
+  auto c = launch_for(tall, 132, optin, true);
+  CHECK(c.cluster == 8);
+  CHECK(c.staged_length == 512);
+  CHECK(c.shared_bytes == 64 * 1024);
+  CHECK(c.grid_x == 4 * 8);
+  // Without clusters a block stages what fits in 32 KB (256 rows) and reads the rest in place.
+  auto alone = launch_for(tall, 132, optin, false);
+  CHECK(alone.cluster == 1);
+  CHECK(alone.staged_length == 256);
+  CHECK(alone.grid_x == 4);
+  // 600 rows: 75 KB, two blocks of 300 rows.
+  auto two = launch_for(column_kernel(softmax(input({600, 33}, DType::Float32), {0})), 132,
+                        optin, true);
+  CHECK(two.cluster == 2);
+  CHECK(two.staged_length == 300);
+  // Two float64 inputs of 1024 rows: 512 KB a tile, all a cluster holds: 8 blocks of 128 rows.
+  Array x = input({1024, 40}, DType::Float64), y = (x * 0.5 + 1).eval();
+  auto both = column_kernel(x / kiln::sum(x * y, {0}, true) - y);
+  REQUIRE(both.staged_itemsizes.size() == 2);
+  auto b = launch_for(both, 132, optin, true);
+  CHECK(b.cluster == 8);
+  CHECK(b.staged_length == 128);
+  CHECK(b.shared_bytes == 2 * 128 * 32 * 8);
+  // At 2048 rows only the first fits the cluster: y is read in place.
+  Array x2 = input({2048, 40}, DType::Float64), y2 = (x2 * 0.5 + 1).eval();
+  CHECK(column_kernel(x2 / kiln::sum(x2 * y2, {0}, true) - y2).staged_itemsizes.size() == 1);
+  // A device with less shared memory stages part of each slice (32 KB: 64 of 128 rows).
+  auto less = launch_for(both, 132, 32 * 1024, true);
+  CHECK(less.staged_length == 64);
+}
+
 GPU_TEST_CASE("column fusion: groups staging several inputs launch and give the host's values") {
   std::vector<Array> host = many_staged_columns(kiln::host()),
                      gpu = many_staged_columns(kiln::cuda());
@@ -523,6 +576,24 @@ GPU_TEST_CASE("column fusion: the GPU gives the host's values at odd extents and
         Array hxt = input({cols, rows}, t), dxt = kiln::asarray(hxt, kiln::cuda());
         CHECK(near(softmax(hxt.T(), {0}), softmax(dxt.T(), {0}), rtol) == 0);
       }
+  // Tall columns: a cluster of blocks per tile (257 rows: one block opting in to 33 KB; 600: two;
+  // 1000: eight uneven slices; 4095 and 4096 float32, 2048 float64: eight, the whole column on
+  // chip); with two inputs, the second of 2048 float64 rows read in place.
+  for (DType t : {DType::Float32, DType::Float64})
+    for (int64_t rows : {257, 600, 1000, 2048, 4095, 4096})
+      for (int64_t cols : {1, 33, 100}) {
+        if (t == DType::Float64 && rows > 2048) continue;
+        INFO(rows << "x" << cols << " " << std::string(kiln::dtype_name(t)));
+        const double rtol = t == DType::Float32 ? 1e-5 : 1e-12;
+        Array hx = input({rows, cols}, t), dx = kiln::asarray(hx, kiln::cuda());
+        CHECK(near(layernorm(hx, {0}), layernorm(dx, {0}), rtol) == 0);
+        CHECK(near(softmax(hx, {0}), softmax(dx, {0}), rtol) == 0);
+        Array hy = (hx * 0.5 + 1).eval(), dy = (dx * 0.5 + 1).eval();
+        CHECK(near(hx / kiln::sum(hx * hy, {0}, true) - hy,
+                   dx / kiln::sum(dx * dy, {0}, true) - dy, rtol) == 0);
+      }
+  Array ht = input({3, 1500, 40}, DType::Float32), dt = kiln::asarray(ht, kiln::cuda());
+  CHECK(near(layernorm(ht, {1}), layernorm(dt, {1}), 1e-5) == 0);
   // Rank 3 over the two leading axes (150 rows of each column).
   Array h3 = input({3, 50, 70}, DType::Float32), d3 = kiln::asarray(h3, kiln::cuda());
   CHECK(near(layernorm(h3, {0, 1}), layernorm(d3, {0, 1}), 1e-5) == 0);

@@ -206,7 +206,7 @@ std::string signature(Context& c) {
       (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow || c.k.form == Form::NarrowRows)
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
-  if (c.k.long_rows) add(Arg::StagedLength, -1, "I sr");
+  if (c.k.long_rows || c.k.form == Form::ColumnFused) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
       c.k.form == Form::ReduceRows || narrow) {
     add(Arg::Partials, -1, "Op::acc* partials");
@@ -286,7 +286,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
       case InstrKind::Load: {
         const int a = ins.access();
         if (c.k.form == Form::ColumnFused && c.row_staged[a])
-          e = "sm" + num(a) + "[j * 32 + threadIdx.x]";
+          e = "(j - lo < sr ? sm" + num(a) + "[(j - lo) * 32 + threadIdx.x] : in" + num(a) + "[" +
+              element_index(c, a, idx) + "])";
         else if (!c.staged.empty() && c.staged[a])
           e = "tile" + num(a) + "[threadIdx.y + k][threadIdx.x + h]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.row_registers)
@@ -1076,15 +1077,13 @@ std::string row_fused_kernel(Context& c) {
 }
 
 // ColumnFused: every access that varies along the columns is staged, tile by tile (r rows of
-// 32 columns), while the tiles fit in the 48 KB a block may have without opting in; the
+// 32 columns), while the tiles fit in what a cluster of blocks can hold (kStageBytes); the
 // planner (row_reducible) keeps a column short enough for the first. The rest are read where
-// they lie, from L1 and L2 after the first pass.
-// At most 32 KB of tiles: a block has 48 KB of shared memory without opting in, static arrays
-// included, and each reduction's merge keeps 8 x 32 accumulators there (6 KB for an argmax of
-// float64). 48 KB of tiles made the launch fail (cudaErrorInvalidValue) for two or three
-// staged inputs (GPU fuzz seeds 5695, 7146, 7651).
+// they lie, from L1 and L2 after the first pass. How many rows of each block's slice are
+// staged is the launch's (launch.cpp: column_fused), which knows the device's shared memory
+// and whether it has clusters; rows past that are read in place too.
 void choose_column_staging(Context& c) {
-  constexpr int64_t kStageBytes = 32 * 1024;
+  constexpr int64_t kStageBytes = 512 * 1024;  // 8 blocks of 64 KB (launch.cpp)
   c.row_staged.assign(c.g.accesses.size(), false);
   int64_t bytes = 0;
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
@@ -1119,11 +1118,17 @@ std::string column_fused_kernel(Context& c) {
     if (!c.row_staged[a]) continue;
     std::string t = cuda_type(c.g.load_dtype(static_cast<int>(a)));
     os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
-       << "  at += ((size_t)r * 32 * sizeof(" << t << ") + 15) / 16 * 16;\n";
+       << "  at += ((size_t)sr * 32 * sizeof(" << t << ") + 15) / 16 * 16;\n";
   }
-  os << "  for (I o0 = (I)blockIdx.x * 32; o0 < n; o0 += (I)gridDim.x * 32) {\n"
+  // The blocks of a cluster share a tile: block q takes rows lo .. hi - 1 of each column.
+  os << "  const unsigned blocks = kiln::cluster_blocks();\n"
+     << "  const I span = (r + blocks - 1) / blocks;\n"
+     << "  const I lo = kiln::cluster_rank() * span < r ? kiln::cluster_rank() * span : r;\n"
+     << "  const I hi = r - lo < span ? r : lo + span;\n"
+     << "  for (I o0 = (I)(blockIdx.x / blocks) * 32; o0 < n; o0 += (I)(gridDim.x / blocks) * 32) "
+        "{\n"
      << "    const I o = o0 + threadIdx.x;\n"
-     << "    const I end = o < n ? r : 0;  // no values in columns past the last\n"
+     << "    const I end = o < n ? hi : lo;  // no values in columns past the last\n"
      << "    const I first = (o < n ? o : 0) * r;  // a column's first index, in range\n"
      << (c.incremental ? strided_bases(c, "first", "    ") : "");
   std::string at_out = "kiln::offset_of<" + R + ">(i, L.shape, L.strides[" + outs + "])";
@@ -1133,17 +1138,19 @@ std::string column_fused_kernel(Context& c) {
     at_out = "bo + j * (I)L.strides[" + outs + "][" + last + "]";
   }
   os << "    __syncthreads();  // the tile before is done with the staging buffers\n"
-     << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
+     << "    const I staged_end = end - lo < sr ? end : lo + sr;\n"
+     << "#pragma unroll 4\n"
+     << "    for (I j = lo + threadIdx.y; j < staged_end; j += 8) {\n"
      << "      const I i = o * r + j;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
     if (c.row_staged[a])
-      os << "      sm" << a << "[j * 32 + threadIdx.x] = in" << a << "["
+      os << "      sm" << a << "[(j - lo) * 32 + threadIdx.x] = in" << a << "["
          << element_index(c, static_cast<int>(a), "i") << "];\n";
   os << "    }\n    __syncthreads();\n";
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "    Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "    for (I j = threadIdx.y; j < end; j += 8) {\n"
+    os << "    for (I j = lo + threadIdx.y; j < end; j += 8) {\n"
        << "      const I i = o * r + j;\n"
        << pass_body(c, passes, p);
     if (p == passes.reducing)
@@ -1152,7 +1159,7 @@ std::string column_fused_kernel(Context& c) {
     os << "    }\n";
     for (int f : folds)
       os << "    const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
-         << "::finish(kiln::column_merge<Op" << f << ">(a" << f << "), (kiln::i64)r);\n";
+         << "::finish(kiln::cluster_column_merge<Op" << f << ">(a" << f << "), (kiln::i64)r);\n";
   }
   os << "  }\n}\n";
   c.incremental = false;

@@ -97,7 +97,9 @@ struct Launch {
   int64_t count = 0;           // the value of Arg::Count
   int64_t rows_per_block = 0;  // RowFused: rows a block stages at once (Arg::RowsPerBlock)
   int64_t shared_bytes = 0;    // dynamic shared memory per block
-  int64_t staged_length = 0;   // RowFused over long rows: leading values of a row staged
+  int64_t staged_length = 0;   // RowFused over long rows: leading values of a row staged;
+                               // ColumnFused: rows of a block's slice of the column staged
+  int cluster = 1;             // ColumnFused: blocks per thread block cluster (sharing a tile)
 };
 // A column reduction's block shape (threads across the outputs, rows at once), with x * y <= 256.
 struct ColumnBlock {
@@ -106,7 +108,9 @@ struct ColumnBlock {
 ColumnBlock column_block(const KernelSource& k);
 
 // `max_shared`: the dynamic shared memory a block of this kernel may opt in to on the device
-// (its limit less the kernel's static shared memory); only long rows use more than 48 KB.
-Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared = 48 * 1024);
+// (its limit less the kernel's static shared memory); only long rows and clusters of column
+// blocks use more than 48 KB. `clusters`: the device launches thread block clusters (sm_90 on).
+Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared = 48 * 1024,
+                  bool clusters = false);
 
 }  // namespace kiln::codegen

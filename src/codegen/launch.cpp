@@ -179,20 +179,37 @@ void long_rows(Launch& l, const KernelSource& k, int64_t max_shared) {
   l.grid_x = std::min(k.kept, kMaxGrid);
 }
 
-// ColumnFused: a block of 32 x 8 threads per tile of 32 columns, its staged tiles in dynamic
-// shared memory (at most 48 KB, choose_column_staging).
-void column_fused(Launch& l, const KernelSource& k) {
+// ColumnFused: a block of 32 x 8 threads per tile of 32 columns, staging the tile's rows in
+// dynamic shared memory. Tiles of up to kColumnStage take a block each, as they fit without
+// opting in beside the merges' static arrays (48 KB of tiles made launches fail: GPU fuzz
+// seeds 5695, 7146, 7651). Taller tiles, on a device with thread block clusters, take a
+// cluster of blocks each staging kClusterStage of consecutive rows (up to kMaxCluster
+// blocks, the portable cluster size), which merge their columns through distributed shared
+// memory: colnorm 4096x4096 then reads x once. Rows past what is staged, or all rows past
+// kColumnStage on a device without clusters, are read in place on every pass.
+void column_fused(Launch& l, const KernelSource& k, int64_t max_shared, bool clusters) {
+  constexpr int64_t kColumnStage = 32 * 1024, kClusterStage = 64 * 1024;
+  constexpr int kMaxCluster = 8;
   l.block_x = 32;
   l.block_y = 8;
-  int64_t bytes = 0;
-  for (int isz : k.staged_itemsizes) bytes += ceil_div(k.row * 32 * isz, 16) * 16;
-  l.shared_bytes = bytes;
-  l.grid_x = std::min(ceil_div(k.kept, 32), kMaxGrid);
+  int64_t per_row = 0;  // bytes of one row of every staged tile
+  for (int isz : k.staged_itemsizes) per_row += 32 * isz;
+  int64_t blocks = 1, staged = k.row;
+  if (per_row * k.row > kColumnStage) {
+    const int64_t budget = clusters ? std::min(kClusterStage, max_shared) : kColumnStage;
+    if (clusters) blocks = std::clamp<int64_t>(ceil_div(per_row * k.row, budget), 1, kMaxCluster);
+    staged = std::min(ceil_div(k.row, blocks), budget / per_row);
+  }
+  if (!per_row) staged = 0;
+  for (int isz : k.staged_itemsizes) l.shared_bytes += ceil_div(staged * 32 * isz, 16) * 16;
+  l.staged_length = staged;
+  l.cluster = static_cast<int>(blocks);
+  l.grid_x = std::min(ceil_div(k.kept, 32), kMaxGrid / blocks) * blocks;
 }
 
 }  // namespace
 
-Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
+Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared, bool clusters) {
   Launch l;
   auto cap = [&](int64_t want, int64_t per_sm) {
     return std::clamp<int64_t>(want, 1, int64_t{sm_count} * per_sm);
@@ -240,7 +257,7 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared) {
       k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
       break;
     case Form::ColumnFused:
-      column_fused(l, k);
+      column_fused(l, k, max_shared, clusters);
       break;
   }
   return l;
@@ -305,7 +322,8 @@ std::string describe_schedule(const KernelSource& k) {
     }
     case Form::ColumnFused:
       return "reductions down columns and their broadcast in one kernel: a block per tile of "
-             "32 columns, " +
+             "32 columns (tall tiles: a cluster of up to 8 blocks, merged through distributed "
+             "shared memory), " +
              (k.staged_itemsizes.empty() ? std::string("inputs read in place on every pass")
                                          : std::to_string(k.staged_itemsizes.size()) +
                                                " input(s) staged in shared memory") +

@@ -150,10 +150,10 @@ void* completion_counters(int device, int64_t count) {
   return c.buffer->data();
 }
 
-// A kernel over long rows opts in to all the shared memory a block may have on the device, less
-// its static shared memory (block merges); the launch asks for what it stages.
+// A kernel over long rows or down columns opts in to all the shared memory a block may have on
+// the device, less its static shared memory (merges); the launch asks for what it stages.
 Loaded with_shared_memory(Loaded l, const codegen::KernelSource& src, const DeviceInfo& info) {
-  if (!src.long_rows) return l;
+  if (!src.long_rows && src.form != Form::ColumnFused) return l;
   cudaFuncAttributes attr{};
   KILN_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(l.main)));
   l.max_shared = info.shared_optin - static_cast<int64_t>(attr.sharedSizeBytes);
@@ -238,13 +238,17 @@ LaunchRecord compile_group(const plan::KernelStep& step, const std::string& arch
 
 namespace {
 
+// Thread block clusters (and distributed shared memory) came with compute capability 9.0.
+bool has_clusters(const DeviceInfo& info) { return info.cc_major >= 9; }
+
 const OnDevice& loaded_on(Prepared& p, int device) {
   auto it = p.loaded.find(device);
   if (it == p.loaded.end()) {
     const DeviceInfo& info = gpu::device(device);
     Loaded k = with_shared_memory(load(*p.kernel, device), p.src, info);
     it = p.loaded
-             .emplace(device, OnDevice{k, codegen::launch_for(p.src, info.sm_count, k.max_shared)})
+             .emplace(device, OnDevice{k, codegen::launch_for(p.src, info.sm_count, k.max_shared,
+                                                              has_clusters(info))})
              .first;
   }
   return it->second;
@@ -326,11 +330,26 @@ void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, 
   ArgPack args;
   std::shared_ptr<graph::Buffer> partials;
   pack(args, partials, step.group, params, p, s, device, data);
-  KILN_CUDA_CHECK(
-      cudaLaunchKernel(reinterpret_cast<const void*>(on.kernel.main),
-                       dim3(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y)),
-                       dim3(s.block_x, s.block_y), args.pointers(),
-                       static_cast<size_t>(s.shared_bytes), current_stream(device)));
+  const dim3 grid(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y));
+  const dim3 block(s.block_x, s.block_y);
+  const auto* kernel = reinterpret_cast<const void*>(on.kernel.main);
+  if (s.cluster == 1) {
+    KILN_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args.pointers(),
+                                     static_cast<size_t>(s.shared_bytes), current_stream(device)));
+    return;
+  }
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(s.cluster);
+  cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = static_cast<size_t>(s.shared_bytes);
+  config.stream = current_stream(device);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  KILN_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args.pointers()));
 }
 
 }  // namespace kiln::gpu

@@ -225,12 +225,13 @@ class Planner {
   // kMinLongRows of them: one block per row on each SM leaves SMs idle when rows are fewer, and
   // then the statistics' kernels, which split long rows over blocks, are faster.
   // Columns (the last axis kept: x - mean(x, 0), or x - mean(x, 1) of a 3-d x) take a block
-  // per tile of 32 columns,
-  // staging the tile while a column is at most kMaxColumnBytes (a tile in 32 KB); longer
-  // columns take two passes over memory either way, so their reduction is written first.
+  // per tile of 32 columns, or on a GPU with thread block clusters a cluster of up to 8 blocks
+  // (codegen/launch.cpp), staging the tile while a column is at most kMaxColumnBytes (a tile in
+  // 8 x 64 KB); longer columns take two passes over memory either way, so their reduction is
+  // written first.
   static bool row_reducible(const Node& r) {
     constexpr int64_t kMaxRowBytes = 32 * 1024, kMaxLongRowBytes = 224 * 1024;
-    constexpr int64_t kMinLongRows = 512, kMaxColumnBytes = 1024;
+    constexpr int64_t kMinLongRows = 512, kMaxColumnBytes = 16 * 1024;
     using graph::ReduceOp;
     if (r.kind != OpKind::Reduce || r.is_leaf()) return false;  // a leaf is in memory already
     auto op = r.reduce_op();
