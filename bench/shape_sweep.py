@@ -24,10 +24,13 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("colsum", 1000000, 3), ("colsum", 3, 1000000), ("colsum", 100000, 33),
           ("colsum", 64, 1000000), ("colsum", 32, 1000000), ("colsum", 100000, 1000),
           ("colsum", 2000000, 16), ("colsum", 16, 2000000),
-          # batch statistics down columns (ColumnFused up to 256 float32 rows, two kernels past)
+          # batch statistics down columns (ColumnFused: a block per tile up to 256 float32 rows,
+          # a cluster of blocks up to 4096; its statistics' own kernels past that)
           ("colnorm", 256, 16384), ("colnorm", 128, 100000), ("colnorm", 64, 65536),
           ("colnorm", 256, 4096), ("colnorm", 200, 1000), ("colnorm", 32, 1000000),
-          ("colnorm", 4096, 4096),
+          ("colnorm", 4096, 4096), ("colnorm", 1000, 1000), ("colnorm", 2048, 8192),
+          ("colnorm", 3000, 777), ("colnorm", 600, 20000), ("colnorm", 4096, 100),
+          ("colnorm", 8192, 1024),
           # narrow outputs with broadcast inputs (NarrowRows): a[rows] times b[cols]
           ("outer", 100000, 33), ("outer", 1000000, 7), ("outer", 300000, 3),
           ("outer", 50000, 64), ("outer", 100000, 48), ("outer", 20000, 63),
@@ -39,7 +42,8 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("midnorm", 64, 64, 4096), ("midnorm_split", 64, 64, 4096),
           ("midnorm", 33, 100, 2000), ("midnorm_split", 33, 100, 2000),
           ("midnorm", 200, 7, 20000), ("midnorm_split", 200, 7, 20000),
-          ("midnorm", 256, 32768, 4), ("midnorm_split", 256, 32768, 4)]
+          ("midnorm", 256, 32768, 4), ("midnorm_split", 256, 32768, 4),
+          ("midnorm", 2048, 256, 16), ("midnorm_split", 2048, 256, 16)]
 if len(sys.argv) > 3:
     SHAPES = [s for s in SHAPES if s[0] in sys.argv[3:]]
 def ms(fn, iters=20, reps=7):
