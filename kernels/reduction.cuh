@@ -525,8 +525,8 @@ __device__ __forceinline__ unsigned cluster_blocks() {
 // before it are visible to the cluster's blocks after it.
 __device__ __forceinline__ void cluster_sync() {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
-               ::: "memory");
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
 #else
   __syncthreads();
 #endif

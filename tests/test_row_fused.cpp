@@ -523,8 +523,8 @@ TEST_CASE("column fusion: tall tiles take a cluster of blocks, each staging a sl
   CHECK(alone.staged_length == 256);
   CHECK(alone.grid_x == 4);
   // 600 rows: 75 KB, two blocks of 300 rows.
-  auto two = launch_for(column_kernel(softmax(input({600, 33}, DType::Float32), {0})), 132,
-                        optin, true);
+  auto two =
+      launch_for(column_kernel(softmax(input({600, 33}, DType::Float32), {0})), 132, optin, true);
   CHECK(two.cluster == 2);
   CHECK(two.staged_length == 300);
   // Two float64 inputs of 1024 rows: 512 KB a tile, all a cluster holds: 8 blocks of 128 rows.
@@ -589,8 +589,8 @@ GPU_TEST_CASE("column fusion: the GPU gives the host's values at odd extents and
         CHECK(near(layernorm(hx, {0}), layernorm(dx, {0}), rtol) == 0);
         CHECK(near(softmax(hx, {0}), softmax(dx, {0}), rtol) == 0);
         Array hy = (hx * 0.5 + 1).eval(), dy = (dx * 0.5 + 1).eval();
-        CHECK(near(hx / kiln::sum(hx * hy, {0}, true) - hy,
-                   dx / kiln::sum(dx * dy, {0}, true) - dy, rtol) == 0);
+        CHECK(near(hx / kiln::sum(hx * hy, {0}, true) - hy, dx / kiln::sum(dx * dy, {0}, true) - dy,
+                   rtol) == 0);
       }
   Array ht = input({3, 1500, 40}, DType::Float32), dt = kiln::asarray(ht, kiln::cuda());
   CHECK(near(layernorm(ht, {1}), layernorm(dt, {1}), 1e-5) == 0);

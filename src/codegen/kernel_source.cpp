@@ -206,7 +206,7 @@ std::string signature(Context& c) {
       (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow || c.k.form == Form::NarrowRows)
     add(Arg::VecFlag, -1, "int vec");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
-  if (c.k.long_rows || c.k.form == Form::ColumnFused) add(Arg::StagedLength, -1, "I sr");
+  if (c.k.long_rows || c.k.tall_columns) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
       c.k.form == Form::ReduceRows || narrow) {
     add(Arg::Partials, -1, "Op::acc* partials");
@@ -285,9 +285,11 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
     switch (ins.kind) {
       case InstrKind::Load: {
         const int a = ins.access();
-        if (c.k.form == Form::ColumnFused && c.row_staged[a])
+        if (c.k.form == Form::ColumnFused && c.row_staged[a] && c.k.tall_columns)
           e = "(j - lo < sr ? sm" + num(a) + "[(j - lo) * 32 + threadIdx.x] : in" + num(a) + "[" +
               element_index(c, a, idx) + "])";
+        else if (c.k.form == Form::ColumnFused && c.row_staged[a])
+          e = "sm" + num(a) + "[j * 32 + threadIdx.x]";
         else if (!c.staged.empty() && c.staged[a])
           e = "tile" + num(a) + "[threadIdx.y + k][threadIdx.x + h]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.row_registers)
@@ -603,7 +605,9 @@ std::string reduce_narrow_columns_kernel(Context& c) {
      << "  I p = ((I)blockIdx.y * blockDim.x + threadIdx.x) * V, row = p / n;\n"
      << "#pragma unroll\n  for (int l = 0; l < V; ++l) {\n"
      << "    acc[l] = Op::init();\n    lr[l] = (p % n + l) / n;\n  }\n"
-     << "  if (vec) {\n#pragma unroll 2\n"
+     // 8 steps' loads in flight: the grid takes 16 steps per thread (launch.cpp), so with few
+     // columns a few blocks per SM must keep the memory busy (colsum 100000x64: 391 blocks).
+     << "  if (vec) {\n#pragma unroll 8\n"
      << "    for (; p + V <= total; p += stride, row += rows) {\n"
      << "      const I i = p;\n"
      << vector_loads(c, "load_streaming") << "#pragma unroll\n      for (int l = 0; l < V; ++l) {\n"
@@ -1082,8 +1086,12 @@ std::string row_fused_kernel(Context& c) {
 // they lie, from L1 and L2 after the first pass. How many rows of each block's slice are
 // staged is the launch's (launch.cpp: column_fused), which knows the device's shared memory
 // and whether it has clusters; rows past that are read in place too.
+// Tiles of up to kBlockStage (a block's, beside its merges' static arrays, without opting in:
+// 48 KB of tiles made launches fail, GPU fuzz seeds 5695, 7146, 7651) keep the one-block
+// kernel; taller ones take the cluster kernel (tall_columns), which splits the rows.
 void choose_column_staging(Context& c) {
   constexpr int64_t kStageBytes = 512 * 1024;  // 8 blocks of 64 KB (launch.cpp)
+  constexpr int64_t kBlockStage = 32 * 1024;
   c.row_staged.assign(c.g.accesses.size(), false);
   int64_t bytes = 0;
   for (size_t a = 0; a < c.g.accesses.size(); ++a) {
@@ -1095,6 +1103,7 @@ void choose_column_staging(Context& c) {
     bytes += tile;
     c.k.staged_itemsizes.push_back(isz);
   }
+  c.k.tall_columns = bytes > kBlockStage;
 }
 
 // Thread (x, y) of a 32 x 8 block takes column o = o0 + x of a tile of 32 and its rows
@@ -1114,21 +1123,28 @@ std::string column_fused_kernel(Context& c) {
      << signature(c) << ") {\n"
      << "  extern __shared__ __align__(16) unsigned char smem[];\n"
      << "  unsigned char* at = smem;\n";
+  const bool tall = c.k.tall_columns;
   for (size_t a = 0; a < c.row_staged.size(); ++a) {
     if (!c.row_staged[a]) continue;
     std::string t = cuda_type(c.g.load_dtype(static_cast<int>(a)));
     os << "  " << t << "* sm" << a << " = (" << t << "*)at;\n"
-       << "  at += ((size_t)sr * 32 * sizeof(" << t << ") + 15) / 16 * 16;\n";
+       << "  at += ((size_t)" << (tall ? "sr" : "r") << " * 32 * sizeof(" << t
+       << ") + 15) / 16 * 16;\n";
   }
-  // The blocks of a cluster share a tile: block q takes rows lo .. hi - 1 of each column.
-  os << "  const unsigned blocks = kiln::cluster_blocks();\n"
-     << "  const I span = (r + blocks - 1) / blocks;\n"
-     << "  const I lo = kiln::cluster_rank() * span < r ? kiln::cluster_rank() * span : r;\n"
-     << "  const I hi = r - lo < span ? r : lo + span;\n"
-     << "  for (I o0 = (I)(blockIdx.x / blocks) * 32; o0 < n; o0 += (I)(gridDim.x / blocks) * 32) "
-        "{\n"
-     << "    const I o = o0 + threadIdx.x;\n"
-     << "    const I end = o < n ? hi : lo;  // no values in columns past the last\n"
+  // Tall tiles: the blocks of a cluster share one, block q taking rows lo .. hi - 1.
+  if (tall)
+    os << "  const unsigned blocks = kiln::cluster_blocks();\n"
+       << "  const I span = (r + blocks - 1) / blocks;\n"
+       << "  const I lo = kiln::cluster_rank() * span < r ? kiln::cluster_rank() * span : r;\n"
+       << "  const I hi = r - lo < span ? r : lo + span;\n"
+       << "  for (I o0 = (I)(blockIdx.x / blocks) * 32; o0 < n; o0 += (I)(gridDim.x / blocks) * "
+          "32) {\n";
+  else
+    os << "  for (I o0 = (I)blockIdx.x * 32; o0 < n; o0 += (I)gridDim.x * 32) {\n";
+  const std::string first_row = tall ? "lo + threadIdx.y" : "threadIdx.y";
+  os << "    const I o = o0 + threadIdx.x;\n"
+     << "    const I end = o < n ? " << (tall ? "hi : lo" : "r : 0")
+     << ";  // no values in columns past the last\n"
      << "    const I first = (o < n ? o : 0) * r;  // a column's first index, in range\n"
      << (c.incremental ? strided_bases(c, "first", "    ") : "");
   std::string at_out = "kiln::offset_of<" + R + ">(i, L.shape, L.strides[" + outs + "])";
@@ -1138,19 +1154,20 @@ std::string column_fused_kernel(Context& c) {
     at_out = "bo + j * (I)L.strides[" + outs + "][" + last + "]";
   }
   os << "    __syncthreads();  // the tile before is done with the staging buffers\n"
-     << "    const I staged_end = end - lo < sr ? end : lo + sr;\n"
-     << "#pragma unroll 4\n"
-     << "    for (I j = lo + threadIdx.y; j < staged_end; j += 8) {\n"
+     // Tall: a slice's loads in flight together (a cluster block has 768 threads per SM).
+     << (tall ? "    const I staged_end = end - lo < sr ? end : lo + sr;\n#pragma unroll 16\n" : "")
+     << "    for (I j = " << first_row << "; j < " << (tall ? "staged_end" : "end")
+     << "; j += 8) {\n"
      << "      const I i = o * r + j;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
     if (c.row_staged[a])
-      os << "      sm" << a << "[(j - lo) * 32 + threadIdx.x] = in" << a << "["
-         << element_index(c, static_cast<int>(a), "i") << "];\n";
+      os << "      sm" << a << "[" << (tall ? "(j - lo)" : "j") << " * 32 + threadIdx.x] = in" << a
+         << "[" << element_index(c, static_cast<int>(a), "i") << "];\n";
   os << "    }\n    __syncthreads();\n";
   for (int p = 0; p <= passes.reducing; ++p) {
     auto folds = passes.folds(p);
     for (int f : folds) os << "    Op" << f << "::acc a" << f << " = Op" << f << "::init();\n";
-    os << "    for (I j = lo + threadIdx.y; j < end; j += 8) {\n"
+    os << "    for (I j = " << first_row << "; j < end; j += 8) {\n"
        << "      const I i = o * r + j;\n"
        << pass_body(c, passes, p);
     if (p == passes.reducing)
@@ -1159,7 +1176,8 @@ std::string column_fused_kernel(Context& c) {
     os << "    }\n";
     for (int f : folds)
       os << "    const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
-         << "::finish(kiln::cluster_column_merge<Op" << f << ">(a" << f << "), (kiln::i64)r);\n";
+         << "::finish(kiln::" << (tall ? "cluster_column_merge" : "column_merge") << "<Op" << f
+         << ">(a" << f << "), (kiln::i64)r);\n";
   }
   os << "  }\n}\n";
   c.incremental = false;

@@ -78,6 +78,8 @@ struct KernelSource {
   int row_registers = 0;   // RowFused: 16-byte vectors of each staged row a lane keeps in
                            // registers (0: the rows are staged in shared memory)
   std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
+  bool tall_columns = false;  // ColumnFused: staged tiles past a block's 32 KB, split over the
+                              // blocks of a thread block cluster (launch.cpp: column_fused)
   bool row_kept = false;  // RowFused: a value of a reducing pass kept in shared memory for later
                           // passes (softmax's exp(x - max)) instead of recomputed
 };

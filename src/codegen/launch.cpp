@@ -195,7 +195,7 @@ void column_fused(Launch& l, const KernelSource& k, int64_t max_shared, bool clu
   int64_t per_row = 0;  // bytes of one row of every staged tile
   for (int isz : k.staged_itemsizes) per_row += 32 * isz;
   int64_t blocks = 1, staged = k.row;
-  if (per_row * k.row > kColumnStage) {
+  if (k.tall_columns) {
     const int64_t budget = clusters ? std::min(kClusterStage, max_shared) : kColumnStage;
     if (clusters) blocks = std::clamp<int64_t>(ceil_div(per_row * k.row, budget), 1, kMaxCluster);
     staged = std::min(ceil_div(k.row, blocks), budget / per_row);
@@ -321,9 +321,11 @@ std::string describe_schedule(const KernelSource& k) {
              (k.row_kept ? ", a value of one pass kept there for the next (not recomputed)" : "");
     }
     case Form::ColumnFused:
-      return "reductions down columns and their broadcast in one kernel: a block per tile of "
-             "32 columns (tall tiles: a cluster of up to 8 blocks, merged through distributed "
-             "shared memory), " +
+      return "reductions down columns and their broadcast in one kernel: " +
+             std::string(k.tall_columns ? "a thread block cluster (up to 8 blocks, each a slice "
+                                          "of the rows, merged through distributed shared "
+                                          "memory) per tile of 32 columns, "
+                                        : "a block per tile of 32 columns, ") +
              (k.staged_itemsizes.empty() ? std::string("inputs read in place on every pass")
                                          : std::to_string(k.staged_itemsizes.size()) +
                                                " input(s) staged in shared memory") +

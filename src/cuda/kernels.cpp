@@ -153,7 +153,7 @@ void* completion_counters(int device, int64_t count) {
 // A kernel over long rows or down columns opts in to all the shared memory a block may have on
 // the device, less its static shared memory (merges); the launch asks for what it stages.
 Loaded with_shared_memory(Loaded l, const codegen::KernelSource& src, const DeviceInfo& info) {
-  if (!src.long_rows && src.form != Form::ColumnFused) return l;
+  if (!src.long_rows && !src.tall_columns) return l;
   cudaFuncAttributes attr{};
   KILN_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(l.main)));
   l.max_shared = info.shared_optin - static_cast<int64_t>(attr.sharedSizeBytes);
