@@ -3,7 +3,8 @@
    torch.compile and PyTorch eager, at shapes beyond run_gpu_bench.py's list: kiln through
    `gpu_bench layout`, the roof from a device-to-device copy. Prints one line per shape and
    writes OUT/rows.txt. Usage on the GPU machine: python3 bench/shape_sweep.py BUILD OUT
-   [WORKLOAD...] (only those workloads, e.g. colsum outer)"""
+   [WORKLOAD|WORKLOAD:SHAPE...] (only those workloads or shapes, e.g. colsum outer
+   softmax:4096x50257 midnorm:16x2048x256)"""
 import json, subprocess, sys, time, torch
 build, out = sys.argv[1], sys.argv[2]
 SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 262144, 33),
@@ -18,6 +19,8 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           # rows sharing a warp
           ("softmax", 4096, 50257), ("layernorm", 4096, 50257), ("softmax", 2048, 12300),
           ("layernorm", 1024, 32000), ("softmax", 8192, 20000), ("softmax", 600, 57000),
+          # rows past 96 KB, split over a thread block cluster (untuned)
+          ("softmax", 4096, 32768), ("layernorm", 2048, 30000), ("softmax", 1000, 55000),
           ("rowsum", 1000000, 64), ("rowsum", 500000, 100), ("rowsum", 250000, 200),
           ("rowsum", 2000000, 40),
           # columns narrower than a warp and reduced axes too short to split (column_block)
@@ -44,8 +47,11 @@ SHAPES = [("softmax", 16384, 4096), ("layernorm", 16384, 4096), ("softmax", 2621
           ("midnorm", 200, 7, 20000), ("midnorm_split", 200, 7, 20000),
           ("midnorm", 256, 32768, 4), ("midnorm_split", 256, 32768, 4),
           ("midnorm", 2048, 256, 16), ("midnorm_split", 2048, 256, 16)]
+def name(s):  # "softmax:4096x50257", "midnorm:16x2048x256" (batch, rows, cols)
+    w, r, c, *batch = s
+    return w + ":" + "x".join(str(n) for n in batch + [r, c])
 if len(sys.argv) > 3:
-    SHAPES = [s for s in SHAPES if s[0] in sys.argv[3:]]
+    SHAPES = [s for s in SHAPES if s[0] in sys.argv[3:] or name(s) in sys.argv[3:]]
 def ms(fn, iters=20, reps=7):
     fn(); torch.cuda.synchronize(); r = []
     for _ in range(reps):
