@@ -259,10 +259,19 @@ TEST_CASE("matmul epilogue: what must not fold keeps its elementwise kernel") {
     CHECK(plain(plan));
     CHECK(count(plan, "kernel ") == 1);
   }
-  {  // the product held by the program (it may be read later), though not asked for now
+  {  // the product held by the program (it may be read later), though not asked for now:
+     // written, and kept, by the evaluation of y
     Array p = kiln::matmul(a, w);
     Array y = kiln::maximum(p + b, 0);
     std::string plan = kiln::explain({y});
+    INFO(plan);
+    CHECK(plain(plan));
+    y.eval();
+    CHECK(p.node()->is_leaf());
+  }
+  {  // the product read by an expression the program has not evaluated yet
+    Array z = kiln::matmul(a, w) * 3;
+    std::string plan = kiln::explain({kiln::maximum(kiln::matmul(a, w) + b, 0)});
     INFO(plan);
     CHECK(plain(plan));
   }

@@ -220,16 +220,14 @@ class Planner {
   }
 
   // n's one reader when nothing else needs n: it is read along one edge of this graph, it is
-  // no output (requested or held) and no library step reads it. The held nodes the plan is
-  // given are only elementwise ones (graph::held_nodes), so n's reference count says whether
-  // anything outside this graph (an Array the program keeps, an unevaluated expression) still
-  // refers to it: that reference is the edge's alone.
+  // no output and no library step reads it. Outputs include the held nodes (graph::held_nodes:
+  // what an Array the program keeps, or an expression it has not evaluated, still refers to),
+  // as for the reductions fold_row_reductions folds.
   const Node* sole_reader(
       const Node* n,
       const std::unordered_map<const Node*, std::vector<const Node*>>& readers) const {
     auto it = readers.find(n);
-    if (it == readers.end() || it->second.size() != 1 || graph::use_count(n) != 1 ||
-        library_inputs_.count(n))
+    if (it == readers.end() || it->second.size() != 1 || library_inputs_.count(n))
       return nullptr;
     if (std::any_of(outputs_.begin(), outputs_.end(), [n](auto& o) { return o.get() == n; }))
       return nullptr;
