@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <kiln/kiln.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "cuda/kernels.hpp"
 #include "cuda/matmul_calls.hpp"
 #include "plan/planner.hpp"
 #include "support/gpu.hpp"
@@ -332,6 +334,19 @@ TEST_CASE("matmul epilogue: cuBLASLt's calls carry the epilogue and the bias's a
   }
 }
 
+TEST_CASE("matmul epilogue: the unfused kernel (the GPU's fallback) compiles with NVRTC") {
+  for (DType t :
+       {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64}) {
+    INFO(std::string(kiln::dtype_name(t)));
+    Array a = values({3, 5, 6}, t, 0.1), w = values({6, 7}, t, 0.2), b = values({7}, t, 0.3);
+    Array y =
+        kiln::is_complex(t) ? kiln::matmul(a, w) + b : kiln::maximum(kiln::matmul(a, w) + b, 0);
+    kiln::plan::MatmulStep s = step_of(y);
+    REQUIRE(s.unfused);
+    CHECK_NOTHROW(kiln::gpu::compile_group(*s.unfused, "sm_90"));
+  }
+}
+
 GPU_TEST_CASE("gpu matmul epilogue: one cuBLASLt step, the host's values, every dtype") {
   for (DType t :
        {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Complex64}) {
@@ -385,4 +400,16 @@ GPU_TEST_CASE("gpu matmul epilogue: odd shapes and views against the formula; pl
   kiln::matmul(a, w).eval();
   kiln::maximum(kiln::matmul(a, w) + b, 0).eval();
   CHECK(kiln::matmul_plan_cache().plans == 2);  // the epilogue is part of the key
+}
+
+GPU_TEST_CASE("gpu matmul epilogue: NaN and infinite biases through the relu, as on the host") {
+  // kiln's maximum propagates NaN (NumPy's); whether cuBLASLt's relu epilogue does is what this
+  // case checks (a relu written as x > 0 ? x : 0 would give 0).
+  const float inf = std::numeric_limits<float>::infinity();
+  Array a = values({5, 3}, DType::Float32, 0.1), w = values({3, 4}, DType::Float32, 0.2);
+  Array b = kiln::asarray(std::vector<float>{std::nanf(""), -inf, inf, 0.5f});
+  Array host = kiln::maximum(kiln::matmul(a, w) + b, 0);
+  Array dev =
+      kiln::maximum(kiln::matmul(a.to(kiln::cuda()), w.to(kiln::cuda())) + b.to(kiln::cuda()), 0);
+  CHECK(kiln::array_equal(dev.get(), host, true));
 }
