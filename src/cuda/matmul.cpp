@@ -123,11 +123,22 @@ void run_unfused(const plan::MatmulStep& s, const void* bias, void* out, int dev
   run_group(*s.unfused, s.unfused->group.params, device, data);
 }
 
+// The plan of `spec`, with its epilogue where cuBLASLt has an algorithm for it (the epilogue is
+// part of the plan's key, so the heuristic is asked once per shape); else that of the plain
+// product, `spec` and `bias` then saying so.
+std::shared_ptr<matmul::Plan> fused_or_plain(matmul::Spec& spec, const void*& bias, int device) {
+  auto plan = matmul::acquire_plan(spec, device, bias);
+  if (plan->available()) return plan;
+  spec.epilogue = plan::Epilogue::None;
+  spec.align_bias = 0;
+  bias = nullptr;
+  return matmul::acquire_plan(spec, device);
+}
+
 }  // namespace
 
-// Where cuBLASLt has no algorithm with the epilogue (it is part of the plan's key, so the
-// heuristic is asked once per shape), the plain product runs and then the kernel the program
-// would have run without the fold: a pass more, the same numbers as the unfused program.
+// Without an algorithm for the epilogue, the plain product runs and then the kernel the
+// program would have run without the fold: a pass more, the unfused program's numbers.
 void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, const void* a,
                 const void* b, const void* bias, void* out, int device) {
   ScopedDevice scoped(device);
@@ -141,18 +152,11 @@ void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, con
   }
   matmul::Calls calls = matmul::calls_for(s, out_desc.dtype, a, b, out, bias);
   const void* fused_bias = matmul::bias_at(s, out_desc.dtype, bias);
-  auto plan = matmul::acquire_plan(calls.spec, device, fused_bias);
-  const bool fused = plan->available();
-  if (!fused) {
-    calls.spec.epilogue = plan::Epilogue::None;
-    calls.spec.align_bias = 0;
-    plan = matmul::acquire_plan(calls.spec, device);
-    fused_bias = nullptr;
-  }
+  auto plan = fused_or_plain(calls.spec, fused_bias, device);
   for (const auto& at : calls.at)
     plan->run(static_cast<const char*>(a) + at.a, static_cast<const char*>(b) + at.b, fused_bias,
               static_cast<char*>(out) + at.out);
-  if (!fused) run_unfused(s, bias, out, device);
+  if (calls.spec.epilogue != s.epilogue) run_unfused(s, bias, out, device);
 }
 
 }  // namespace kiln::gpu

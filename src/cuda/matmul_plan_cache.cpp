@@ -204,11 +204,10 @@ Plan::Plan(const Spec& s, int device, const void* bias) : device_(device), desc_
   cublasStatus_t status =
       lt::api().cublasLtMatmulAlgoGetHeuristic(handle(device), desc_.op, desc_.a, desc_.b, desc_.d,
                                                desc_.d, desc_.preference, 1, &result, &found);
-  // With an epilogue, "not supported" or nothing found means none of the kernels for this
-  // dtype and layout has it: the caller multiplies without it (available()).
-  const bool fused = s.epilogue != plan::Epilogue::None;
-  if (fused &&
-      (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && !found))) {
+  // With an epilogue, no algorithm (or a refusal: "not supported", or a value it rejects)
+  // means none of the kernels for this dtype and layout has it: the caller multiplies without
+  // it (available()), and a plain product that fails reports the error.
+  if (s.epilogue != plan::Epilogue::None && (status != CUBLAS_STATUS_SUCCESS || found == 0)) {
     available_ = false;
     return;
   }
