@@ -227,8 +227,7 @@ class Planner {
       const Node* n,
       const std::unordered_map<const Node*, std::vector<const Node*>>& readers) const {
     auto it = readers.find(n);
-    if (it == readers.end() || it->second.size() != 1 || library_inputs_.count(n))
-      return nullptr;
+    if (it == readers.end() || it->second.size() != 1 || library_inputs_.count(n)) return nullptr;
     if (std::any_of(outputs_.begin(), outputs_.end(), [n](auto& o) { return o.get() == n; }))
       return nullptr;
     return it->second[0];
