@@ -81,9 +81,12 @@ struct Describe {
   }
   void operator()(const plan::MatmulStep& s) const {
     int64_t bytes = bytes_of(p.buffers[s.a.buffer]) + bytes_of(p.buffers[s.b.buffer]) +
-                    bytes_of(p.buffers[s.out]);
-    os << plan::describe(s, p) << ", reads " << buffer(p, s.a.buffer) << " and "
-       << buffer(p, s.b.buffer) << ", moves " << mb(bytes) << "\n";
+                    bytes_of(p.buffers[s.out]) +
+                    (s.bias >= 0 ? s.n * itemsize(p.buffers[s.out].dtype) : 0);
+    os << plan::describe(s, p) << ", reads " << buffer(p, s.a.buffer)
+       << (s.bias >= 0 ? ", " : " and ") << buffer(p, s.b.buffer)
+       << (s.bias >= 0 ? " and the bias " + buffer(p, s.bias) : std::string()) << ", moves "
+       << mb(bytes) << "\n";
   }
   void operator()(const plan::SortStep& s) const {
     os << graph::op_name(s.op) << " ("

@@ -118,9 +118,11 @@ class Dot {
             s.in, s.out);
   }
   void draw_step(const plan::MatmulStep& s) {
-    library(p_.buffers[s.out].device.is_cuda() ? "matmul (cuBLASLt)" : "matmul (Eigen)", s.a.buffer,
-            s.out);
+    library((p_.buffers[s.out].device.is_cuda() ? "matmul (cuBLASLt)" : "matmul (Eigen)") +
+                plan::epilogue_str(s.epilogue),
+            s.a.buffer, s.out);
     os_ << "  b" << s.b.buffer << " -> " << id(0) << " [label=\"b\"];\n";
+    if (s.bias >= 0) os_ << "  b" << s.bias << " -> " << id(0) << " [label=\"bias\"];\n";
   }
   void draw_step(const plan::FreeStep&) {}
 

@@ -66,8 +66,8 @@ void Executor::run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_
 
 // A pinned source is read by DMA after this returns; a pageable one has been staged.
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
-                          const void* a, const void* b, void* out) {
-  gpu::run_matmul(step, out_desc, a, b, out, device_);
+                          const void* a, const void* b, const void* bias, void* out) {
+  gpu::run_matmul(step, out_desc, a, b, bias, out, device_);
 }
 
 bool Executor::copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) {

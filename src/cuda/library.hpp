@@ -49,10 +49,12 @@ std::vector<std::string> compile_scatter_helpers(const std::string& arch,
 std::vector<std::string> compile_scan_helpers(const std::string& arch,
                                               std::span<const DType> dtypes = kAllDTypes);
 
-// out = a @ b per batch entry through cuBLASLt (cpu::run_matmul's contract), on the device's
-// kiln stream; float sums associate as cuBLASLt's algorithm does.
+// out = a @ b per batch entry, then the step's epilogue, through cuBLASLt (the Backend's
+// contract), on the device's kiln stream; float sums associate as cuBLASLt's algorithm does.
+// Where cuBLASLt has no algorithm with the epilogue, the plain product and then the step's
+// unfused kernel.
 void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
-                const void* b, void* out, int device);
+                const void* b, const void* bias, void* out, int device);
 
 // out = the rows of in sorted (cpu::run_sort's contract, the same bits) by CUB's radix sort
 // (cuda/sort_cub.hpp), its temporaries from kiln's allocator on the current stream.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuda/kernels.hpp"
 #include "cuda/library.hpp"
 #include "cuda/matmul_calls.hpp"
 #include "cuda/matmul_plan_cache.hpp"
@@ -65,7 +66,13 @@ matmul::Side side(const plan::MatmulOperand& o, int64_t rows, int64_t cols, int6
 
 namespace matmul {
 
-Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b, const void* out) {
+const void* bias_at(const plan::MatmulStep& s, DType t, const void* bias) {
+  if (!bias || !plan::has_bias(s.epilogue)) return nullptr;
+  return static_cast<const char*>(bias) + s.bias_offset * itemsize(t);
+}
+
+Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b, const void* out,
+                const void* bias) {
   const int64_t esize = itemsize(t);
   std::vector<BatchAxis> axes = batch_axes(s);
   BatchAxis inner = axes.empty() ? BatchAxis{1, 0, 0, 0} : axes.back();
@@ -84,8 +91,10 @@ Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b
   Calls c{Spec{t, s.tf32, s.m, s.n, s.k, inner.size, side(s.a, s.m, s.k, inner.a),
                side(s.b, s.k, s.n, inner.b), inner.out,
                alignment(static_cast<const char*>(a) + a0, a_steps),
-               alignment(static_cast<const char*>(b) + b0, b_steps), alignment(out, o_steps)},
+               alignment(static_cast<const char*>(b) + b0, b_steps), alignment(out, o_steps),
+               s.epilogue, 0},
           {}};
+  if (const void* at = bias_at(s, t, bias)) c.spec.align_bias = alignment(at, {});
   int64_t loops = 1;
   for (const auto& ax : axes) loops *= ax.size;
   for (int64_t i = 0; i < loops; ++i) {
@@ -105,22 +114,49 @@ Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b
 
 }  // namespace matmul
 
+namespace {
+
+// The step's epilogue as the unfused program's kernel, over out in place.
+void run_unfused(const plan::MatmulStep& s, const void* bias, void* out, int device) {
+  if (!s.unfused) return;
+  auto data = [&](int id) { return id == s.out ? out : const_cast<void*>(bias); };
+  run_group(*s.unfused, s.unfused->group.params, device, data);
+}
+
+// The plan of `spec`, with its epilogue where cuBLASLt has an algorithm for it (the epilogue is
+// part of the plan's key, so the heuristic is asked once per shape); else that of the plain
+// product, `spec` and `bias` then saying so.
+std::shared_ptr<matmul::Plan> fused_or_plain(matmul::Spec& spec, const void*& bias, int device) {
+  auto plan = matmul::acquire_plan(spec, device, bias);
+  if (plan->available()) return plan;
+  spec.epilogue = plan::Epilogue::None;
+  spec.align_bias = 0;
+  bias = nullptr;
+  return matmul::acquire_plan(spec, device);
+}
+
+}  // namespace
+
+// Without an algorithm for the epilogue, the plain product runs and then the kernel the
+// program would have run without the fold: a pass more, the unfused program's numbers.
 void run_matmul(const plan::MatmulStep& s, const plan::PlanBuffer& out_desc, const void* a,
-                const void* b, void* out, int device) {
+                const void* b, const void* bias, void* out, int device) {
   ScopedDevice scoped(device);
   const int64_t count = shape_size(s.batch);
   if (count == 0 || s.m == 0 || s.n == 0) return;
-  if (s.k == 0) {  // an empty sum: zeros, as NumPy
+  if (s.k == 0) {  // an empty sum: zeros, as NumPy, then the epilogue
     KILN_CUDA_CHECK(
         cudaMemsetAsync(out, 0, static_cast<size_t>(count * s.m * s.n * itemsize(out_desc.dtype)),
                         gpu::current_stream(device)));
-    return;
+    return run_unfused(s, bias, out, device);
   }
-  matmul::Calls calls = matmul::calls_for(s, out_desc.dtype, a, b, out);
-  auto plan = matmul::acquire_plan(calls.spec, device);
+  matmul::Calls calls = matmul::calls_for(s, out_desc.dtype, a, b, out, bias);
+  const void* fused_bias = matmul::bias_at(s, out_desc.dtype, bias);
+  auto plan = fused_or_plain(calls.spec, fused_bias, device);
   for (const auto& at : calls.at)
-    plan->run(static_cast<const char*>(a) + at.a, static_cast<const char*>(b) + at.b,
+    plan->run(static_cast<const char*>(a) + at.a, static_cast<const char*>(b) + at.b, fused_bias,
               static_cast<char*>(out) + at.out);
+  if (calls.spec.epilogue != s.epilogue) run_unfused(s, bias, out, device);
 }
 
 }  // namespace kiln::gpu

@@ -20,7 +20,12 @@ struct Calls {
 };
 
 // For a step of dtype t with a non-empty product over k > 0 (the caller handles the rest);
-// a, b and out are the buffers' starts (their alignment is part of the spec).
-Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b, const void* out);
+// a, b, out and bias are the buffers' starts (their alignment is part of the spec; bias: null
+// without one).
+Calls calls_for(const plan::MatmulStep& s, DType t, const void* a, const void* b, const void* out,
+                const void* bias = nullptr);
+
+// The address of the step's bias in `bias`, its buffer's start (null without one).
+const void* bias_at(const plan::MatmulStep& s, DType t, const void* bias);
 
 }  // namespace kiln::gpu::matmul

@@ -97,7 +97,30 @@ Operand operand(const Side& s, int64_t rows, int64_t cols) {
 std::string spec_str(const Spec& s) {
   return std::string(dtype_name(s.dtype)) + " (" + std::to_string(s.batch) + " x " +
          std::to_string(s.m) + " x " + std::to_string(s.k) + ") @ (" + std::to_string(s.k) + " x " +
-         std::to_string(s.n) + ")";
+         std::to_string(s.n) + ")" + plan::epilogue_str(s.epilogue);
+}
+
+// cuBLASLt's epilogue for kiln's. Its bias runs along the rows of its column-major D (n x m,
+// Descriptors), which are kiln's n axis: one value per column of the row-major product.
+cublasLtEpilogue_t epilogue_of(plan::Epilogue e) {
+  switch (e) {
+    case plan::Epilogue::Bias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case plan::Epilogue::Relu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case plan::Epilogue::BiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    default:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
+// Sets the epilogue of a spec that has one; the bias's type is D's (cuBLASLt's default), and
+// its batch stride 0: every batch entry adds the same n values.
+void set_epilogue(cublasLtMatmulDesc_t op, const Spec& s) {
+  if (s.epilogue == plan::Epilogue::None) return;
+  set(op, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue_of(s.epilogue));
+  if (plan::has_bias(s.epilogue)) set(op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t{0});
 }
 
 LruCache<Plan>& cache() {
@@ -133,6 +156,8 @@ std::vector<int64_t> Spec::key(int device) const {
           align_a,
           align_b,
           align_out,
+          static_cast<int64_t>(epilogue),
+          align_bias,
           device};
 }
 
@@ -144,6 +169,7 @@ Descriptors::Descriptors(const Spec& s) {
     Operand x = operand(s.b, s.k, s.n), y = operand(s.a, s.m, s.k);
     set(op, CUBLASLT_MATMUL_DESC_TRANSA, x.op);
     set(op, CUBLASLT_MATMUL_DESC_TRANSB, y.op);
+    set_epilogue(op, s);
     a = layout(t.data, x.rows, x.cols, s.b.ld, s.batch, s.b.batch_stride);
     b = layout(t.data, y.rows, y.cols, s.a.ld, s.batch, s.a.batch_stride);
     d = layout(t.data, s.n, s.m, s.n, s.batch, s.out_batch_stride);
@@ -170,14 +196,22 @@ void Descriptors::release() noexcept {
   preference = nullptr, d = b = a = nullptr, op = nullptr;
 }
 
-Plan::Plan(const Spec& s, int device) : device_(device), desc_(s) {
+Plan::Plan(const Spec& s, int device, const void* bias) : device_(device), desc_(s) {
   ScopedDevice scoped(device);
+  if (plan::has_bias(s.epilogue)) set(desc_.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  check(
+  cublasStatus_t status =
       lt::api().cublasLtMatmulAlgoGetHeuristic(handle(device), desc_.op, desc_.a, desc_.b, desc_.d,
-                                               desc_.d, desc_.preference, 1, &result, &found),
-      "cublasLtMatmulAlgoGetHeuristic");
+                                               desc_.d, desc_.preference, 1, &result, &found);
+  // With an epilogue, no algorithm (or a refusal: "not supported", or a value it rejects)
+  // means none of the kernels for this dtype and layout has it: the caller multiplies without
+  // it (available()), and a plain product that fails reports the error.
+  if (s.epilogue != plan::Epilogue::None && (status != CUBLAS_STATUS_SUCCESS || found == 0)) {
+    available_ = false;
+    return;
+  }
+  check(status, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0)
     throw CudaError("matmul: cuBLASLt has no algorithm for " + spec_str(s) +
                     "; please report the shapes, strides and dtypes of the product");
@@ -185,7 +219,7 @@ Plan::Plan(const Spec& s, int device) : device_(device), desc_(s) {
   workspace_ = result.workspaceSize;
 }
 
-void Plan::run(const void* a, const void* b, void* out) const {
+void Plan::run(const void* a, const void* b, const void* bias, void* out) const {
   // Real and complex ones (1 + 0i); beta 0, so D is not read first.
   static const float kOneF[2] = {1, 0}, kZeroF[2] = {0, 0};
   static const double kOneD[2] = {1, 0}, kZeroD[2] = {0, 0};
@@ -193,14 +227,21 @@ void Plan::run(const void* a, const void* b, void* out) const {
   const void* beta = desc_.double_scale ? static_cast<const void*>(kZeroD) : kZeroF;
   std::shared_ptr<graph::Buffer> work;  // freed in stream order once enqueued
   if (workspace_ > 0) work = allocate(device_, workspace_);
+  // cuBLASLt reads the descriptor while it enqueues, not after: the lock covers only that.
+  std::unique_lock<std::mutex> lock(bias_mutex_, std::defer_lock);
+  if (bias) {
+    lock.lock();
+    set(desc_.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  }
   check(lt::api().cublasLtMatmul(handle(device_), desc_.op, alpha, b, desc_.a, a, desc_.b, beta,
                                  out, desc_.d, out, desc_.d, &algo_, work ? work->data() : nullptr,
                                  workspace_, current_stream(device_)),
         "cublasLtMatmul");
 }
 
-std::shared_ptr<Plan> acquire_plan(const Spec& spec, int device) {
-  return cache().acquire(spec.key(device), [&] { return std::make_shared<Plan>(spec, device); });
+std::shared_ptr<Plan> acquire_plan(const Spec& spec, int device, const void* bias) {
+  return cache().acquire(spec.key(device),
+                         [&] { return std::make_shared<Plan>(spec, device, bias); });
 }
 
 MatmulPlanCacheInfo plan_cache_info() {

@@ -1,6 +1,7 @@
 #include "graph/node.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -105,6 +106,8 @@ SpecHashes spec_hashes(const NodeSpec& s) {
     value = constant_hash(s);
   } else if (const ImmediateAttrs* im = s.immediate()) {
     h = hash_mix(hash_mix(h, im->left), static_cast<uint64_t>(im->dtype));
+    // A plan that folds a relu into a matmul is no plan for maximum(x, 0.5).
+    if (is_relu(s)) h = hash_mix(h, 0x7e1u);
     value = constant_hash(s);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
@@ -320,6 +323,14 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
 
 bool same_constant(const NodeSpec& a, const NodeSpec& b) {
   return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
+}
+
+bool is_relu(const NodeSpec& n) {
+  const ImmediateAttrs* im = n.immediate();
+  if (!im || n.kind != OpKind::Binary || n.binary_op() != BinaryOp::Maximum) return false;
+  const double v = im->value.as_double();
+  // +0 only: maximum(-0.0, x) may give -0.0 where a relu gives +0.
+  return v == 0 && !std::signbit(v) && im->value.as_complex().imag() == 0;
 }
 
 size_t constant_hash(const NodeSpec& n) {

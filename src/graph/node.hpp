@@ -139,6 +139,9 @@ NodeRef scalar_node(Scalar v, DType t, Device d);
 // The constants of two nodes (scalar_value) are equal: same dtype, same bits. constant_hash
 // agrees with it.
 bool same_constant(const NodeSpec& a, const NodeSpec& b);
+// Whether n is maximum(x, +0) or maximum(+0, x) with the constant held in the node (a relu):
+// a matmul's epilogue computes it (plan/planner.cpp), so it is structure, not only a value.
+bool is_relu(const NodeSpec& n);
 size_t constant_hash(const NodeSpec& n);
 // The hash of a node's dtype, device and shape: all a leaf's structure, and where its
 // Node::local_hash starts.

@@ -17,10 +17,11 @@ namespace kiln::graph {
 namespace {
 
 // Nodes worth writing when held: those that compute values (not views, which cost nothing to
-// redo, nor constants).
+// redo, nor constants), and matmuls: a matmul's step may compute the bias and relu after it
+// (plan/planner.cpp) and then never writes the product, unless the planner knows it is held.
 bool computes(const Node& n) {
   return n.kind == OpKind::Unary || n.kind == OpKind::Binary || n.kind == OpKind::Where ||
-         n.kind == OpKind::Cast || n.kind == OpKind::User;
+         n.kind == OpKind::Cast || n.kind == OpKind::User || n.kind == OpKind::Matmul;
 }
 
 struct Seen {

@@ -53,8 +53,13 @@ void Executor::run_compress(const plan::CompressStep& step, const plan::PlanBuff
 }
 
 void Executor::run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc,
-                          const void* a, const void* b, void* out) {
+                          const void* a, const void* b, const void* bias, void* out) {
   cpu::run_matmul(step, out_desc, a, b, out);
+  // The epilogue as the unfused program's kernel, in place: the same roundings as that program.
+  if (step.unfused) {
+    auto data = [&](int id) { return id == step.out ? out : const_cast<void*>(bias); };
+    cpu::run_group(step.unfused->group, step.unfused->group.params, data);
+  }
 }
 
 void Executor::run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc,

@@ -24,7 +24,7 @@ class Executor : public plan::Backend {
   void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_desc,
                     const bool* mask, const void* values, void* out) override;
   void run_matmul(const plan::MatmulStep& step, const plan::PlanBuffer& out_desc, const void* a,
-                  const void* b, void* out) override;
+                  const void* b, const void* bias, void* out) override;
   void run_sort(const plan::SortStep& step, const plan::PlanBuffer& out_desc, const void* in,
                 void* out) override;
   bool copy_from_host(void* dst, const void* src, size_t nbytes, bool src_pinned) override;

@@ -79,10 +79,11 @@ class Backend {
                         void* out) = 0;
 
   // out (dense, out_desc: batch... x m x n) = a @ b per batch entry, the operands read in place
-  // through step.a's and step.b's offsets and strides from `a` and `b` (their buffers' starts).
+  // through step.a's and step.b's offsets and strides from `a` and `b` (their buffers' starts),
+  // then step.epilogue with the bias at step.bias_offset of `bias` (null without one).
   // Float or complex dtypes only; float sums may associate differently between backends.
   virtual void run_matmul(const MatmulStep& step, const PlanBuffer& out_desc, const void* a,
-                          const void* b, void* out) = 0;
+                          const void* b, const void* bias, void* out) = 0;
 
   // Ordering one run with other work on the device (the CUDA executor's streams, see
   // cuda/streams.hpp): before the first step, for each buffer the plan reads that it did not

@@ -67,7 +67,9 @@ struct Describe {
   }
   void operator()(const MatmulStep& s) const {
     os << "  " << describe(s, p) << ", reads " << buffer_str(p, s.a.buffer) << " "
-       << buffer_str(p, s.b.buffer) << ", writes " << buffer_str(p, s.out) << "\n";
+       << buffer_str(p, s.b.buffer)
+       << (s.bias >= 0 ? " bias " + buffer_str(p, s.bias) : std::string()) << ", writes "
+       << buffer_str(p, s.out) << "\n";
   }
   void operator()(const SortStep& s) const {
     os << "  " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "

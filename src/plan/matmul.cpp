@@ -53,7 +53,21 @@ std::string describe(const MatmulStep& s, const Plan& p) {
   const PlanBuffer& out = p.buffers[s.out];
   return "matmul (" + arithmetic(out.dtype, s.tf32, out.device.is_cuda()) + ") " +
          dtype_name(out.dtype) + " " + operand_str(s.a, s.batch, s.m, s.k) + " @ " +
-         operand_str(s.b, s.batch, s.k, s.n) + " -> " + shape_str(out.shape);
+         operand_str(s.b, s.batch, s.k, s.n) + " -> " + shape_str(out.shape) +
+         epilogue_str(s.epilogue);
+}
+
+std::string epilogue_str(Epilogue e) {
+  switch (e) {
+    case Epilogue::Bias:
+      return " + bias";
+    case Epilogue::Relu:
+      return " + relu";
+    case Epilogue::BiasRelu:
+      return " + bias, relu";
+    default:
+      return "";
+  }
 }
 
 }  // namespace kiln::plan

@@ -3,6 +3,7 @@
 #pragma once
 #include <cassert>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -231,15 +232,28 @@ struct MatmulOperand {
   int64_t offset;
   Strides strides;  // over (batch..., rows, cols); 0 on a batch axis of length 1
 };
+// What follows the product inside the step: a bias (n values, the same for every row and
+// batch entry) added to it, a relu (maximum(x, +0)), or both, bias first (cuBLASLt's epilogues).
+enum class Epilogue : uint8_t { None, Bias, Relu, BiasRelu };
+inline bool has_bias(Epilogue e) { return e == Epilogue::Bias || e == Epilogue::BiasRelu; }
 // out (dense, batch... x m x n) = a (batch... x m x k) times b (batch... x k x n), all of one
 // float or complex dtype (out's); float16 and bfloat16 accumulate in float32 and round once.
 // tf32: a float32 product may round its inputs to TF32 (kiln::MatmulPrecision::Tf32).
+// With an epilogue, out is that of the product: the bias is n dense values of out's dtype at
+// element `bias_offset` of plan buffer `bias`. `unfused` is the same epilogue as the kernel the
+// program would run after a plain product (out = max(out + bias, 0), in place): the host
+// executor runs it after Eigen's product, so it rounds as the unfused program does, and the
+// CUDA executor when cuBLASLt has no algorithm for the fused form.
 struct MatmulStep {
   MatmulOperand a, b;
   int out;
   Shape batch;
   int64_t m, n, k;
   bool tf32;
+  Epilogue epilogue = Epilogue::None;
+  int bias = -1;
+  int64_t bias_offset = 0;
+  std::shared_ptr<KernelStep> unfused = nullptr;  // with an epilogue; shared by plan copies
 };
 // How a BLAS reads a rows x cols matrix whose element (i, j) is at i * row + j * col: row-major
 // (col = 1) or column-major (row = 1), with a leading dimension `ld` (the other stride) no
@@ -295,7 +309,9 @@ struct Plan {
 // What explain() and KILN_DEBUG say of a matmul step: the library, its arithmetic and the
 // operands, e.g. "matmul (cuBLASLt, FP32) float32 (8, 64, 32) @ (8, 32, 16)^T -> (8, 64, 16)"
 // (^T: an operand read in place as a transpose).
+// With an epilogue it ends in epilogue_str's words, e.g. "... -> (64, 16) + bias, relu".
 std::string describe(const MatmulStep& s, const Plan& p);
+std::string epilogue_str(Epilogue e);  // " + bias", " + relu", " + bias, relu" or nothing
 
 // Human-readable plan (used by KILN_DEBUG=2 and explain()).
 std::string to_string(const Plan& p);

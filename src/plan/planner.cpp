@@ -25,6 +25,14 @@ bool is_view(OpKind k) {
          k == OpKind::Broadcast;
 }
 
+// A matmul's product and the bias add and relu its step computes (fold_matmul_epilogues).
+struct EpilogueFold {
+  const Node* matmul;
+  const Node* bias;       // the add's other operand (views of the bias values), or null
+  const Node* bias_base;  // the node below those views, which the step reads
+  Epilogue kind;
+};
+
 class Planner {
  public:
   Planner(const std::vector<graph::NodeRef>& outputs, const graph::Signature* sig, size_t held)
@@ -135,7 +143,7 @@ class Planner {
         input_bytes += nbytes(*m);
         continue;
       }
-      if (m->kind == OpKind::Reduce || is_library(m->kind)) return false;
+      if (m->kind == OpKind::Reduce || library(m)) return false;
       if (!is_view(m->kind)) ++instructions;
       heavy += transcendental(*m);
       for (const auto& c : m->args())
@@ -159,10 +167,98 @@ class Planner {
         for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
+    fold_matmul_epilogues();
     write_remaps_read_twice();
     fold_row_reductions();
     resolve_sharing();
     choose_held();
+  }
+
+  // A library step, or a node a matmul step computes in its epilogue.
+  bool library(const Node* n) const { return is_library(n->kind) || epilogues_.count(n); }
+
+  // A bias add and a relu that follow a matmul are computed by its step (plan::Epilogue:
+  // cuBLASLt's epilogue on a GPU), which then writes their result instead of the product: the
+  // elementwise pass after the product goes. Only where the values they consume are needed by
+  // nothing else (sole_reader); the step then writes `top`, and neither the product nor the
+  // sum is a root. A bias needs its values in memory, as any library input.
+  void fold_matmul_epilogues() {
+    epilogues_.clear();
+    auto readers = graph_readers();
+    for (const Node* m : order_) {
+      if (m->is_leaf() || m->kind != OpKind::Matmul) continue;
+      EpilogueFold f{m, nullptr, nullptr, Epilogue::None};
+      const Node* top = m;
+      const Node* next = sole_reader(m, readers);
+      if (next && bias_add(*next, *m, f)) {
+        f.kind = Epilogue::Bias;
+        top = next;
+        next = sole_reader(top, readers);
+      }
+      if (next && graph::is_relu(*next) && next->inputs[0].get() == top &&
+          is_floating(top->dtype)) {
+        f.kind = f.bias ? Epilogue::BiasRelu : Epilogue::Relu;
+        top = next;
+      }
+      if (top == m) continue;
+      roots_.erase(m);
+      roots_.insert(top);
+      if (f.bias_base) {
+        library_inputs_.insert(f.bias_base);
+        roots_.insert(f.bias_base);
+      }
+      epilogues_.emplace(top, f);
+    }
+  }
+
+  // Each unevaluated node's readers in this graph, one entry per edge (x + x reads x twice).
+  std::unordered_map<const Node*, std::vector<const Node*>> graph_readers() const {
+    std::unordered_map<const Node*, std::vector<const Node*>> readers;
+    for (const Node* n : order_)
+      for (const auto& c : n->is_leaf() ? kNoArgs : n->args()) readers[c.get()].push_back(n);
+    return readers;
+  }
+
+  // n's one reader when nothing else needs n: it is read along one edge of this graph, it is
+  // no output and no library step reads it. Outputs include the held nodes (graph::held_nodes:
+  // what an Array the program keeps, or an expression it has not evaluated, still refers to),
+  // as for the reductions fold_row_reductions folds.
+  const Node* sole_reader(
+      const Node* n,
+      const std::unordered_map<const Node*, std::vector<const Node*>>& readers) const {
+    auto it = readers.find(n);
+    if (it == readers.end() || it->second.size() != 1 || library_inputs_.count(n)) return nullptr;
+    if (std::any_of(outputs_.begin(), outputs_.end(), [n](auto& o) { return o.get() == n; }))
+      return nullptr;
+    return it->second[0];
+  }
+
+  // Whether `add` is m + bias (either order) with the bias n values of m's dtype broadcast over
+  // m's rows and batch (shape (n,), (1, n), (..., 1, n)): strides 0 but along the last axis,
+  // over a node that is not a constant (cuBLASLt reads the bias from memory). Fills f's bias.
+  static bool bias_add(const Node& add, const Node& m, EpilogueFold& f) {
+    if (add.kind != OpKind::Binary || add.binary_op() != graph::BinaryOp::Add || add.immediate() ||
+        add.dtype != m.dtype || add.shape != m.shape)
+      return false;
+    const Node* x = add.inputs[0].get() == &m ? add.inputs[1].get() : add.inputs[0].get();
+    if (x == &m || (add.inputs[0].get() != &m && add.inputs[1].get() != &m)) return false;
+    if (x->dtype != m.dtype || x->shape != m.shape) return false;
+    auto v = strided_view(*x, [](const Node* n) { return n->is_leaf(); });
+    if (!v || v->base->kind == OpKind::Scalar || v->base->kind == OpKind::Iota ||
+        !bias_strides(m.shape, v->strides))
+      return false;
+    f.bias = x;
+    f.bias_base = v->base;
+    return true;
+  }
+
+  // Strides of a bias over the product's shape: 0 on every axis but the last, 1 on that one
+  // (any stride where it has length 1).
+  static bool bias_strides(const Shape& shape, const Strides& strides) {
+    const size_t r = shape.size();
+    for (size_t d = 0; d + 1 < r; ++d)
+      if (strides[d] != 0 && shape[d] != 1) return false;
+    return r == 0 || strides[r - 1] == 1 || shape[r - 1] == 1;
   }
 
   // Below an index map (Remap) values are computed at mapped coordinates, once per distinct
@@ -212,7 +308,7 @@ class Planner {
       auto in = reach();
       auto it = in.find(r);
       const Node* reader = it != in.end() && it->second.size() == 1 ? *it->second.begin() : nullptr;
-      bool folded = reader && reader->kind != OpKind::Reduce && !is_library(reader->kind) &&
+      bool folded = reader && reader->kind != OpKind::Reduce && !library(reader) &&
                     reader->shape == r->inputs[0]->shape;
       if (!folded) roots_.insert(r);
     }
@@ -263,8 +359,7 @@ class Planner {
       bool elementwise_reads = false;
       if (auto it = in.find(n); it != in.end())
         for (const Node* r : it->second)
-          elementwise_reads |=
-              r->kind != OpKind::Reduce && !is_library(r->kind) && r->shape == n->shape;
+          elementwise_reads |= r->kind != OpKind::Reduce && !library(r) && r->shape == n->shape;
       if (elementwise_reads || n->depth >= kHeldDepth) added |= roots_.insert(n).second;
     }
     if (added) resolve_sharing();
@@ -274,7 +369,7 @@ class Planner {
   std::unordered_map<const Node*, std::set<const Node*>> reach() const {
     std::unordered_map<const Node*, std::set<const Node*>> in;
     for (const Node* r : roots_) {
-      if (r->is_leaf() || is_library(r->kind)) continue;
+      if (r->is_leaf() || library(r)) continue;
       std::vector<const Node*> stack{r};
       std::unordered_set<const Node*> seen{r};
       while (!stack.empty()) {
@@ -328,12 +423,12 @@ class Planner {
     std::unordered_map<const Node*, int> group_of;
     for (const Node* n : order_) {
       if (!roots_.count(n) || n->is_leaf()) continue;
-      bool elementwise = n->kind != OpKind::Reduce && !is_library(n->kind);
+      bool elementwise = n->kind != OpKind::Reduce && !library(n);
       int target = -1;
       if (elementwise) {
         int last_dep = last_dependency(n, group_of);
         for (int g = static_cast<int>(groups.size()); g-- > 0 && target < 0;) {
-          bool joinable = !groups[g].reduce && !is_library(groups[g].roots[0]->kind) &&
+          bool joinable = !groups[g].reduce && !library(groups[g].roots[0]) &&
                           groups[g].roots[0]->shape == n->shape;
           // Not an index map over a group of index maps: it would recompute the group's
           // roots at its mapped positions (a root of one's own group is not read from memory),
@@ -408,7 +503,9 @@ class Planner {
     auto mat = [this](const Node* n) { return materialized(n); };
     for (auto& spec : group_roots()) {
       const Node* r = spec.roots[0];
-      if (r->kind == OpKind::Random) {
+      if (auto ep = epilogues_.find(r); ep != epilogues_.end()) {
+        plan_.steps.push_back(fused_matmul_step(*r, ep->second));
+      } else if (r->kind == OpKind::Random) {
         random_nodes_.push_back({static_cast<int>(plan_.steps.size()), r});
         const auto& a = r->attr<graph::RandomAttrs>();
         plan_.steps.push_back(RandomStep{buf(r), r->random_dist(), a.seed, a.offset, a.a, a.b});
@@ -419,7 +516,7 @@ class Planner {
       } else if (r->kind == OpKind::Scan) {
         plan_.steps.push_back(scan_step(*r));
       } else if (r->kind == OpKind::Matmul) {
-        plan_.steps.push_back(matmul_step(*r));
+        plan_.steps.push_back(matmul_step(*r, *r));
       } else if (r->kind == OpKind::Compress) {
         const auto& in = r->inputs;
         const int64_t width = in.size() > 1 ? in[1]->shape[1] : 1;
@@ -471,17 +568,40 @@ class Planner {
     return MatmulOperand{buffer_of(v->base), v->offset, std::move(v->strides)};
   }
 
-  MatmulStep matmul_step(const Node& n) {
+  // The product n, written to the buffer of `writes` (n, or the epilogue's last node).
+  MatmulStep matmul_step(const Node& n, const Node& writes) {
     const Shape& a = n.inputs[0]->shape;
     const size_t r = n.shape.size();
     return MatmulStep{matmul_operand(*n.inputs[0]),
                       matmul_operand(*n.inputs[1]),
-                      buffer_of(&n),
+                      buffer_of(&writes),
                       Shape(n.shape.begin(), n.shape.end() - 2),
                       n.shape[r - 2],
                       n.shape[r - 1],
                       a[r - 1],
                       n.attr<graph::MatmulAttrs>().tf32};
+  }
+
+  // The product with its epilogue, writing `top`. The bias is read in place (its offset into
+  // the buffer below its views); `unfused` is top's own group with the product read from the
+  // step's output, which it overwrites: the kernel the program runs without the fold.
+  MatmulStep fused_matmul_step(const Node& top, const EpilogueFold& f) {
+    MatmulStep s = matmul_step(*f.matmul, top);
+    s.epilogue = f.kind;
+    if (f.bias) {
+      auto v = strided_view(*f.bias, [this](const Node* n) { return materialized(n); });
+      if (!v || !materialized(v->base) || !bias_strides(f.matmul->shape, v->strides))
+        throw std::logic_error("planner: a matmul's bias is not in memory (kiln bug)");
+      s.bias = buffer_of(v->base);
+      s.bias_offset = v->offset;
+    }
+    auto buf = [&](const Node* n) { return n == f.matmul ? s.out : buffer_of(n); };
+    auto mat = [&](const Node* n) { return n == f.matmul || materialized(n); };
+    std::vector<const Node*> params;  // the relu's +0, which the signature fixes: not rebound
+    FusedGroup g = lower_group(GroupSpec{{&top}, nullptr}, buf, mat, params);
+    g.name = kernel_name(g);
+    s.unfused = std::make_shared<KernelStep>(KernelStep{std::move(g)});
+    return s;
   }
 
   FftStep fft_step(const Node& n) {
@@ -534,7 +654,9 @@ class Planner {
     if (auto* u = std::get_if<ScanStep>(&s)) return {u->in};
     if (auto* c = std::get_if<CompressStep>(&s))
       return c->values >= 0 ? std::vector<int>{c->mask, c->values} : std::vector<int>{c->mask};
-    if (auto* m = std::get_if<MatmulStep>(&s)) return {m->a.buffer, m->b.buffer};
+    if (auto* m = std::get_if<MatmulStep>(&s))
+      return m->bias >= 0 ? std::vector<int>{m->a.buffer, m->b.buffer, m->bias}
+                          : std::vector<int>{m->a.buffer, m->b.buffer};
     if (auto* o = std::get_if<SortStep>(&s)) return {o->in};
     return {};
   }
@@ -568,6 +690,7 @@ class Planner {
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_set<const Node*> not_inlinable_;     // reductions their reader cannot fold
   std::unordered_set<const Node*> library_inputs_;    // what FFTs and copies read
+  std::unordered_map<const Node*, EpilogueFold> epilogues_;  // by the node the step writes
   std::unordered_map<const Node*, int> buffer_ids_;
   const graph::Signature* sig_;
   struct ParamNode {

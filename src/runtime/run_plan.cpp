@@ -353,11 +353,13 @@ void PlanRun::run_step(const plan::MatmulStep& s) {
   Range range("matmul");
   ++counters().library;
   int64_t bytes = bytes_of(p_.buffers[s.a.buffer]) + bytes_of(p_.buffers[s.b.buffer]) +
-                  bytes_of(p_.buffers[s.out]);
+                  bytes_of(p_.buffers[s.out]) +
+                  (s.bias >= 0 ? s.n * itemsize(p_.buffers[s.out].dtype) : 0);
   counters().bytes += bytes;
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
-  b.run_matmul(s, p_.buffers[s.out], data(s.a.buffer), data(s.b.buffer), data(s.out));
+  b.run_matmul(s, p_.buffers[s.out], data(s.a.buffer), data(s.b.buffer),
+               s.bias >= 0 ? data(s.bias) : nullptr, data(s.out));
   if (debug_level() >= 1)
     report(plan::describe(s, p_), plan::KernelOrigin::None, b, device_of(s.out), bytes, t0);
 }

@@ -86,6 +86,7 @@ class Generator {
   int layernorm(int x);
   int normalise(int x);
   int reduce_broadcast(int x);
+  int dense(int x);
   int permute(int x);
   int strided_transpose(int x);
   int consume(int x);
@@ -712,6 +713,30 @@ int Generator::reduce_broadcast(int x) {
   return y < 0 ? r : y;
 }
 
+// A dense layer: maximum(x @ swapaxes(w, -1, -2) + bias, 0), the bias one value per column of
+// the product ((n,) or (1, n), either operand order), which kiln computes in the matmul's step
+// (plan::Epilogue); now and then without the relu, or with max(., 0.5), which is none.
+int Generator::dense(int x) {
+  if (ndim_of(x) < 2) return -1;
+  const Shape& s = shape_of(x);
+  const int64_t n = s[s.size() - 2];  // matmul_op's product: (..., m, k) @ (k, m)
+  const DType t = values_[static_cast<size_t>(x)].dtype();
+  int w = add_input({n, s.back()}, t);
+  int p = add(make(OpKind::Matmul, 0, {val(x), val(w)}));
+  if (p < 0) return -1;
+  int b = add_input(chance(0.5) ? Shape{n} : Shape{1, n}, t);
+  Op sum = make(OpKind::Binary, fn_of(BinaryFn::Add), {val(p), val(b)});
+  if (chance(0.3)) std::swap(sum.args[0], sum.args[1]);
+  int y = chance(0.8) ? add(sum) : p;
+  if (y < 0 || chance(0.2)) return y < 0 ? p : y;
+  Operand zero;
+  zero.scalar = chance(0.85) ? 0.0 : 0.5;
+  Op relu = make(OpKind::Binary, fn_of(BinaryFn::Maximum), {val(y), zero});
+  if (chance(0.3)) std::swap(relu.args[0], relu.args[1]);
+  int r = add(relu);
+  return r < 0 ? y : r;
+}
+
 // x transposed by a permutation of its axes (rank 3-4 ones from pattern_source).
 int Generator::permute(int x) {
   Op op = make(OpKind::Transpose, 0, {val(x)});
@@ -764,9 +789,11 @@ int Generator::consume(int x) {
 // One pattern; false when not one of its ops was kept.
 bool Generator::try_pattern() {
   size_t before = nodes_.size();
-  int kind = weighted({4, 3, 2, 3, 4, 3});
+  int kind = weighted({4, 3, 2, 3, 4, 3, 3});
   int x = pattern_source();
-  if (kind == 4 || kind == 5) {  // rank 3-4 arrays rearranged
+  if (kind == 6) {
+    dense(x);
+  } else if (kind == 4 || kind == 5) {  // rank 3-4 arrays rearranged
     if (ndim_of(x) < 3 && nodes_[static_cast<size_t>(x)].is_input && x == count() - 1) {
       values_.pop_back(), facts_.pop_back(), nodes_.pop_back();
       x = add_input(pattern_shape(static_cast<int>(uniform(3, std::min(4, limits_.max_rank)))),
