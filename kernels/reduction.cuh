@@ -545,39 +545,23 @@ __device__ __forceinline__ const T* cluster_peer(const T* p, unsigned rank) {
 #endif
 }
 
-// Every block of the cluster offers `a` (its writer thread stores it to `slot`, an address in
-// its shared memory) and every thread gets the merge of all blocks' values in rank order: the
-// same bits in every block. The trailing cluster barrier keeps a block from overwriting its
-// slot (the next merge) while another still reads it; cluster_sync is a block barrier too, so
-// it also frees the caller's scratch.
-template <class Op>
-__device__ __forceinline__ typename Op::acc merge_over_cluster(typename Op::acc a,
-                                                               typename Op::acc* slot,
-                                                               bool writer) {
-  if (writer) *slot = a;
-  cluster_sync();
-  typename Op::acc m = *cluster_peer(slot, 0);
-  for (unsigned q = 1; q < cluster_blocks(); ++q) Op::merge(m, *cluster_peer(slot, q));
-  cluster_sync();
-  return m;
-}
-
-// column_merge over a cluster whose blocks took consecutive slices of the column's rows.
+// column_merge over a cluster whose blocks took consecutive slices of the column's rows: each
+// block's merge, then the blocks' in rank order, read from their shared memory. Every block gets
+// the same bits. The trailing cluster barrier keeps a block from overwriting its slot (the next
+// merge) while another still reads it; cluster_sync is a block barrier too, so it also frees
+// column_merge's scratch.
 template <class Op>
 __device__ __forceinline__ typename Op::acc cluster_column_merge(typename Op::acc a) {
   a = column_merge<Op>(a);
-  if (cluster_blocks() == 1) return a;
+  const unsigned blocks = cluster_blocks();
+  if (blocks == 1) return a;
   __shared__ typename Op::acc slot[32];
-  return merge_over_cluster<Op>(a, &slot[threadIdx.x], threadIdx.y == 0);
-}
-
-// A block-wide merge (group_merge over the block: every thread holds it) over a cluster whose
-// blocks took consecutive slices of one row.
-template <class Op>
-__device__ __forceinline__ typename Op::acc cluster_merge(typename Op::acc a) {
-  if (cluster_blocks() == 1) return a;
-  __shared__ typename Op::acc slot;
-  return merge_over_cluster<Op>(a, &slot, threadIdx.x == 0);
+  if (threadIdx.y == 0) slot[threadIdx.x] = a;
+  cluster_sync();
+  typename Op::acc m = *cluster_peer(&slot[threadIdx.x], 0);
+  for (unsigned q = 1; q < blocks; ++q) Op::merge(m, *cluster_peer(&slot[threadIdx.x], q));
+  cluster_sync();
+  return m;
 }
 
 }  // namespace kiln

@@ -206,67 +206,12 @@ TEST_CASE("row fusion: long rows take a block of 1024 threads each, staged up to
     l = kiln::codegen::launch_for(k, 132, 16);  // no room at all: nothing staged
     CHECK(l.staged_length == 0);
     CHECK(l.shared_bytes == 0);
-    // Past 96 KB the row is split over a cluster's blocks where the GPU has clusters.
-    CHECK(k.split_rows == (s[1] > most));
-    CHECK(kiln::explain({y}).find(k.split_rows
-                                      ? "each block of 1024 threads a slice of the row"
-                                      : "a block of 1024 threads per row") != std::string::npos);
+    CHECK(kiln::explain({y}).find("a block of 1024 threads per row") != std::string::npos);
   }
 }
 
 // Two inputs of 40000-value rows (313 KB together) stage part of each row; the rest is read in
 // place. The values are the host executor's, which stages nothing.
-TEST_CASE("row fusion: rows past 96 KB take a cluster of blocks, each staging a slice") {
-  using kiln::codegen::launch_for;
-  auto row_kernel = [](const Array& y) {
-    const auto plan = plan_of(y);
-    auto groups = kernel_groups(plan);
-    REQUIRE(groups.size() == 1);
-    return kiln::codegen::generate(*groups[0]);
-  };
-  const int64_t optin = 227 * 1024 - 8 * 1024;  // an H200's opt-in, less static arrays
-  // softmax over 50257 float32 values (201 KB): two blocks of 25136 values (a multiple of 16).
-  auto vocab = row_kernel(softmax(input({512, 50257}, DType::Float32), {1}));
-  REQUIRE(vocab.long_rows);
-  CHECK(vocab.split_rows);
-  auto two = launch_for(vocab, 132, optin, true);
-  CHECK(two.cluster == 2);
-  CHECK(two.staged_length == 25136);
-  CHECK(two.shared_bytes == (25136 + 16) * 4);
-  CHECK(two.grid_x == 512 * 2);
-  CHECK(two.block_x == 1024);
-  // Without clusters: one block per row staging 96 KB, the rest read in place.
-  auto one = launch_for(vocab, 132, optin, false);
-  CHECK(one.cluster == 1);
-  CHECK(one.staged_length == (96 * 1024 - 64) / 4 / 16 * 16);
-  CHECK(one.grid_x == 512);
-  // Two float32 inputs of 40000 values (320 KB): three blocks.
-  Array x = input({512, 40000}, DType::Float32), y = (x * 0.5).eval();
-  auto both = launch_for(row_kernel(x / kiln::sum(x * x, {1}, true) + y), 132, optin, true);
-  CHECK(both.cluster == 3);
-  CHECK(both.staged_length == 13344);
-  // 20000 float32 values (80 KB) fit one block: long rows, not split.
-  auto fits = row_kernel(softmax(input({512, 20000}, DType::Float32), {1}));
-  CHECK(fits.long_rows);
-  CHECK_FALSE(fits.split_rows);
-  CHECK(launch_for(fits, 132, optin, true).cluster == 1);
-}
-
-GPU_TEST_CASE("row fusion: long rows split over clusters give the host's values") {
-  // 50257 float32 (two blocks), 25000 float64 (two), 24577 float32 (98 KB: split kernel, one
-  // block), each through softmax and layernorm.
-  for (auto [cols, t] : {std::pair{int64_t{50257}, DType::Float32},
-                         {int64_t{25000}, DType::Float64},
-                         {int64_t{24577}, DType::Float32}}) {
-    INFO(cols << " " << std::string(kiln::dtype_name(t)));
-    Array hx = input({512, cols}, t), dx = kiln::asarray(hx, kiln::cuda());
-    const double rtol = t == DType::Float32 ? 1e-5 : 1e-12;
-    for (auto [want, got] :
-         {std::pair{softmax(hx, {1}), softmax(dx, {1})}, {layernorm(hx, {1}), layernorm(dx, {1})}})
-      CHECK(kiln::allclose(got.get(), want, rtol, rtol));
-  }
-}
-
 GPU_TEST_CASE("row fusion: long rows staged in part give the host's values") {
   Array hx = input({600, 40000}, DType::Float32), hy = input({600, 40000}, DType::Float32) * 0.5;
   auto program = [](const Array& x, const Array& y) { return x / kiln::sum(x * x, {1}, true) + y; };

@@ -296,8 +296,6 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
           e = "rg" + num(a) + "[k][l]";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.shared_vectors)
           e = "sv" + num(a) + "[l]";
-        else if (!c.row_staged.empty() && c.row_staged[a] && c.k.split_rows)
-          e = "(j - lo < sr ? sm" + num(a) + "[j - lo + shift] : in" + num(a) + "[i])";
         else if (!c.row_staged.empty() && c.row_staged[a] && c.k.long_rows)
           e = "(j < sr ? sm" + num(a) + "[j + shift] : in" + num(a) + "[i])";
         else if (!c.row_staged.empty() && c.row_staged[a])
@@ -795,7 +793,6 @@ void choose_row_staging(Context& c) {
     row_bytes += (c.k.row * itemsize(c.g.load_dtype(static_cast<int>(a))) + 15) / 16 * 16;
   }
   c.k.long_rows = c.k.row > kWarpRow && row_bytes > kStageBytes;
-  c.k.split_rows = c.k.long_rows && row_bytes > kLongRowStage;
   if (c.k.long_rows) c.k.row_threads = c.k.block = kLongBlock;
   const int64_t budget = kStageBytes / (kBlock / std::min(kBlock, c.k.row_threads));
   int64_t bytes = 0;
@@ -928,8 +925,7 @@ std::vector<int> shared_reads(const Context& c, const plan::RowPasses& passes, i
 // computes it, the caching pass stores the kept value over the position it read.
 std::string scalar_shared_pass(Context& c, const plan::RowPasses& passes, int p) {
   std::ostringstream os;
-  os << "      for (I j = " << (c.k.split_rows ? "lo + lane" : "lane")
-     << "; j < end; j += " << c.k.row_threads << ") {\n"
+  os << "      for (I j = lane; j < end; j += " << c.k.row_threads << ") {\n"
      << "        const I i = o * r + j;\n"
      << pass_body(c, passes, p);
   if (p == passes.reducing)
@@ -1043,32 +1039,14 @@ std::string row_fused_kernel(Context& c) {
        << "  at += ((size_t)" << span << " * sizeof(" << t << ") + 15) / 16 * 16;\n";
   }
   const int P = c.k.row_registers, V = c.k.vec;
-  const bool split = c.k.split_rows;
-  os << "  const int lane = threadIdx.x % " << tpr << ";\n";
-  // Split rows: the blocks of a cluster share a row, block q taking positions lo .. hi - 1
-  // (slices a multiple of 16 long, so each starts as the row does against a 16-byte line).
-  if (split)
-    os << "  const unsigned blocks = kiln::cluster_blocks();\n"
-       << "  const I span = ((r + blocks - 1) / blocks + 15) / 16 * 16;\n"
-       << "  const I lo = kiln::cluster_rank() * span < r ? kiln::cluster_rank() * span : r;\n"
-       << "  const I hi = r - lo < span ? r : lo + span;\n"
-       << "  for (I o0 = (I)(blockIdx.x / blocks) * rpb; o0 < n; o0 += (I)(gridDim.x / blocks) * "
-          "rpb) {\n";
-  else
-    os << "  for (I o0 = (I)blockIdx.x * rpb; o0 < n; o0 += (I)gridDim.x * rpb) {\n";
-  os << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n";
+  os << "  const int lane = threadIdx.x % " << tpr << ";\n"
+     << "  for (I o0 = (I)blockIdx.x * rpb; o0 < n; o0 += (I)gridDim.x * rpb) {\n"
+     << "    const I rows = n - o0 < rpb ? n - o0 : rpb;\n";
   if (!P) os << "    __syncthreads();  // the rows before are done with the staging buffers\n";
-  if (split)
-    os << "    const I shift = vec ? (I)((o0 * r + lo) % " << c.k.vec << ") : 0;\n"
-       << "    const I staged = hi - lo < sr ? hi - lo : sr;\n";
-  else if (c.k.long_rows)
-    os << "    const I shift = vec ? (I)((o0 * r) % " << c.k.vec << ") : 0;\n";
+  if (c.k.long_rows) os << "    const I shift = vec ? (I)((o0 * r) % " << c.k.vec << ") : 0;\n";
   for (size_t a = 0; a < c.row_staged.size(); ++a)
     if (c.k.row_registers)
       break;  // each row's lanes load it below
-    else if (c.row_staged[a] && split)
-      os << "    kiln::stage<" << c.k.vec << ", " << block << ", true>(sm" << a << ", in" << a
-         << " + o0 * r + lo - shift, sr ? staged + shift : 0, vec);\n";
     else if (c.row_staged[a] && c.k.long_rows)
       os << "    kiln::stage<" << c.k.vec << ", " << block << ", true>(sm" << a << ", in" << a
          << " + o0 * r - shift, sr ? sr + shift : 0, vec);\n";
@@ -1080,8 +1058,7 @@ std::string row_fused_kernel(Context& c) {
       // loop alike (its merges shuffle between them); rows past the last hold no values.
       << "    for (I q = threadIdx.x / " << tpr << "; q < rpb; q += " << block / tpr << ") {\n"
       << "      const I o = o0 + q;\n"
-      << "      const I end = q < rows ? " << (split ? "hi : lo" : "r : 0")
-      << ";  // no values in rows past the last\n"
+      << "      const I end = q < rows ? r : 0;  // no values in rows past the last\n"
       << (c.incremental ? strided_bases(c, "o * r", "      ") : "");
   for (size_t a = 0; P && a < c.row_staged.size(); ++a)
     if (c.row_staged[a])
@@ -1095,9 +1072,8 @@ std::string row_fused_kernel(Context& c) {
     os << (P ? register_pass(c, passes, p) : shared_pass(c, passes, p));
     for (int f : folds)
       os << "      const " << cuda_type(c.g.code[f].dtype) << " red" << f << " = Op" << f
-         << "::finish(" << (split ? "kiln::cluster_merge<Op" + num(f) + ">(" : "")
-         << "kiln::group_merge<Op" << f << ", " << tpr << ">(a" << f << ")" << (split ? ")" : "")
-         << ", (kiln::i64)r);\n";
+         << "::finish(kiln::group_merge<Op" << f << ", " << tpr << ">(a" << f
+         << "), (kiln::i64)r);\n";
   }
   os << "    }\n  }\n}\n";
   c.incremental = false;

@@ -37,11 +37,6 @@ enum class Form : uint8_t {
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 
-// Long rows: the shared memory a block stages at most, so that two share an SM and one stages
-// while the other computes (launch.cpp: long_rows); rows whose staged inputs pass it are split
-// over the blocks of a cluster where the device has clusters.
-inline constexpr int64_t kLongRowStage = 96 * 1024;
-
 // One kernel parameter, in signature order; the executor fills them in this order.
 struct Arg {
   enum Kind : uint8_t {
@@ -77,13 +72,11 @@ struct KernelSource {
   int tile = 32;              // Tiled: the tile's side (64 or 32)
   size_t partial_bytes = 64;  // an upper bound on one accumulator's size
   int block = 256;            // threads per block (__launch_bounds__)
-  int row_threads = 0;      // RowFused, ReduceRows: threads per row, 4-32 lanes or the whole block
-                            // (ColumnFused: staged_itemsizes are of a column's tile, 32 columns)
-  bool long_rows = false;   // RowFused: a block of 1024 per row, staged as far as it fits
-  bool split_rows = false;  // long rows past kLongRowStage: a thread block cluster per row
-                            // (on devices that have them), each block staging a slice
-  int row_registers = 0;    // RowFused: 16-byte vectors of each staged row a lane keeps in
-                            // registers (0: the rows are staged in shared memory)
+  int row_threads = 0;     // RowFused, ReduceRows: threads per row, 4-32 lanes or the whole block
+                           // (ColumnFused: staged_itemsizes are of a column's tile, 32 columns)
+  bool long_rows = false;  // RowFused: a block of 1024 per row, staged as far as it fits
+  int row_registers = 0;   // RowFused: 16-byte vectors of each staged row a lane keeps in
+                           // registers (0: the rows are staged in shared memory)
   std::vector<int> staged_itemsizes;  // RowFused: per input staged in shared memory
   bool tall_columns = false;  // ColumnFused: staged tiles past a block's 32 KB, split over the
                               // blocks of a thread block cluster (launch.cpp: column_fused)

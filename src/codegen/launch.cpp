@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kBlock = 256;  // matches the __launch_bounds__ of every generated kernel
 constexpr int64_t kMaxGrid = int64_t{1} << 30;
+constexpr int64_t kLongRowStage = 96 * 1024;  // long_rows: shared memory a block stages at most
 
 constexpr int64_t kMinRowsPerThread = 16;  // column reductions: rows each thread folds at least
 
@@ -150,12 +151,8 @@ void row_fused(Launch& l, const KernelSource& k) {
 // staged_length values of the row of every staged input, as many as `max_shared` (at most
 // kLongRowStage) holds with 16
 // values more for the shift to a 16-byte boundary (kernel_source.cpp), a multiple of 16 so the
-// staging loads stay whole. Split rows on a device with clusters take a cluster of as few
-// blocks as hold the whole row at kSplitRowStage each (softmax over 50257 float32 values: two
-// of 98 KB), so the row is read from memory once.
-void long_rows(Launch& l, const KernelSource& k, int64_t max_shared, bool clusters) {
-  constexpr int64_t kSplitRowStage = 110 * 1024;  // two blocks of 1024 threads per SM
-  constexpr int kMaxCluster = 8;
+// staging loads stay whole.
+void long_rows(Launch& l, const KernelSource& k, int64_t max_shared) {
   auto shared = [&](int64_t staged) {
     int64_t bytes = 0;
     for (int isz : k.staged_itemsizes) bytes += ceil_div((staged + 16) * isz, 16) * 16;
@@ -170,25 +167,16 @@ void long_rows(Launch& l, const KernelSource& k, int64_t max_shared, bool cluste
   // 4096x50257 0.815 / 0.724, layernorm 1024x32000 0.123 / 0.099; rows that fit in 96 KB are
   // unchanged (softmax 2048x12300 0.0965 / 0.0964, 8192x20000 0.514 / 0.514). Capping at 48 KB lost
   // (0.819, 0.106).
-  int64_t blocks = 1, slice = k.row;
-  if (k.split_rows && clusters && per_value) {
-    max_shared = std::min<int64_t>(max_shared, kSplitRowStage);
-    blocks =
-        std::clamp<int64_t>(ceil_div(per_value * k.row, max_shared - shared(0)), 1, kMaxCluster);
-    slice = ceil_div(ceil_div(k.row, blocks), 16) * 16;  // as the kernel cuts the row
-  } else {
-    max_shared = std::min<int64_t>(max_shared, kLongRowStage);
-  }
+  max_shared = std::min<int64_t>(max_shared, kLongRowStage);
   if (per_value && shared(0) < max_shared) {
-    staged = std::min((max_shared - shared(0)) / per_value / 16 * 16, slice);
+    staged = std::min((max_shared - shared(0)) / per_value / 16 * 16, k.row);
     while (staged > 0 && shared(staged) > max_shared) staged -= 16;
   }
-  l.cluster = static_cast<int>(blocks);
   l.block_x = k.block;
   l.rows_per_block = 1;
   l.staged_length = std::max<int64_t>(staged, 0);
   l.shared_bytes = l.staged_length ? shared(l.staged_length) : 0;  // sr 0: nothing staged
-  l.grid_x = std::min(k.kept, kMaxGrid / blocks) * blocks;
+  l.grid_x = std::min(k.kept, kMaxGrid);
 }
 
 // ColumnFused: a block of 32 x 8 threads per tile of 32 columns, staging the tile's rows in
@@ -266,7 +254,7 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared, bool 
       narrow_rows(l, k, sm_count);
       break;
     case Form::RowFused:
-      k.long_rows ? long_rows(l, k, max_shared, clusters) : row_fused(l, k);
+      k.long_rows ? long_rows(l, k, max_shared) : row_fused(l, k);
       break;
     case Form::ColumnFused:
       column_fused(l, k, max_shared, clusters);
@@ -321,14 +309,6 @@ std::string describe_schedule(const KernelSource& k) {
               ? "inputs read in place on every pass"
               : std::to_string(k.staged_itemsizes.size()) + " input(s) staged in shared memory" +
                     (k.vec > 1 ? ", 16 bytes at a time" : "");
-      if (k.split_rows)
-        return "reductions and their broadcast in one kernel: a thread block cluster per row "
-               "where the GPU has them (each block of " +
-               std::to_string(k.block) +
-               " threads a slice of the row, merged through "
-               "distributed shared memory), " +
-               std::to_string(k.staged_itemsizes.size()) +
-               " input(s) staged in shared memory, the rest read in place";
       if (k.long_rows)
         return "reductions and their broadcast in one kernel: a block of " +
                std::to_string(k.block) + " threads per row, " +
