@@ -354,8 +354,9 @@ GPU_TEST_CASE("gpu matmul epilogue: one cuBLASLt step, the host's values, every 
       INFO(kiln::dtype_name(t) << " a " << kiln::shape_str(as));
       const int64_t k = as.back();
       Array a = values(as, t, 0.1), w = values({k, 33}, t, 0.2), b = values({33}, t, 0.3);
-      Array ga = a.to(kiln::cuda()), gw = swap_last(swap_last(w).to(kiln::cuda()));
-      Array gb = b.to(kiln::cuda());
+      // Copied first: a lazy copy is a step of the plan explained below.
+      Array ga = a.to(kiln::cuda()).eval(), gw = swap_last(swap_last(w).to(kiln::cuda()).eval());
+      Array gb = b.to(kiln::cuda()).eval();
       const bool relu = !kiln::is_complex(t);
       auto form = [&](const Array& x, const Array& y, const Array& z) {
         return relu ? kiln::maximum(kiln::matmul(x, y) + z, 0) : kiln::matmul(x, y) + z;
