@@ -383,12 +383,8 @@ DType scatter_dtype(const Op& op, const std::vector<Typed>& v) {
   return x.dtype;
 }
 
-// The shape of a @ swapaxes(b, -1, -2) (of a @ b for 1-d operands), or Refused.
-Shape matmul_shape(const Shape& a, const Shape& b) {
-  if (a.size() == 1 || b.size() == 1) {
-    if (a != b) throw Refused{"matmul: 1-d operands of different lengths (ValueError)"};
-    return {};
-  }
+// The shape of a @ swapaxes(b, -1, -2) for operands of 2 axes or more, or Refused.
+Shape matmul_matrices(const Shape& a, const Shape& b) {
   if (a.back() != b.back()) throw Refused{"matmul: contracted axes differ (ValueError)"};
   Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
   const size_t n = std::max(batch_a.size(), batch_b.size());
@@ -401,6 +397,19 @@ Shape matmul_shape(const Shape& a, const Shape& b) {
   }
   s.push_back(a[a.size() - 2]);
   s.push_back(b[b.size() - 2]);
+  return s;
+}
+
+// The shape of a @ swapaxes(b, -1, -2) (b itself when 1-d), or Refused. NumPy's 1-d rules: a
+// 1-d a is a row (1, k) and a 1-d b a column, their axis dropped from the result (the shrinker
+// makes a (4,) beside a (1, 4): fuzz seed 5853 on the H200, where the oracle refused it).
+Shape matmul_shape(const Shape& a_in, const Shape& b_in) {
+  if (a_in.empty() || b_in.empty()) throw Refused{"matmul: a 0-d operand (ValueError)"};
+  const bool a_row = a_in.size() == 1, b_column = b_in.size() == 1;
+  const Shape a = a_row ? Shape{1, a_in[0]} : a_in, b = b_column ? Shape{1, b_in[0]} : b_in;
+  Shape s = matmul_matrices(a, b);
+  if (a_row) s.erase(s.end() - 2);
+  if (b_column) s.pop_back();
   return s;
 }
 
