@@ -21,6 +21,7 @@
 #include "plan/planner.hpp"
 #include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
+#include "support/matmul_step.hpp"
 
 namespace {
 
@@ -343,15 +344,6 @@ TEST_CASE("cuBLASLt is opened by the first GPU matmul, not at start; its descrip
         "CUBLAS_STATUS_NOT_SUPPORTED");
   lt.cublasLtMatrixLayoutDestroy(layout);
   lt.cublasLtMatmulDescDestroy(desc);
-}
-
-// The matmul step of r's plan (r: a product of arrays in memory).
-kiln::plan::MatmulStep step_of(const Array& r) {
-  kiln::plan::Plan p = kiln::plan::make_plan({r.node()});
-  for (const auto& s : p.steps)
-    if (const auto* m = std::get_if<kiln::plan::MatmulStep>(&s)) return *m;
-  FAIL("no matmul step");
-  return {};
 }
 
 // The cuBLASLt calls of a step, for buffers at these (fake, never read) addresses.

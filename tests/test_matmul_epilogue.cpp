@@ -13,6 +13,7 @@
 #include "cuda/matmul_calls.hpp"
 #include "plan/planner.hpp"
 #include "support/gpu.hpp"
+#include "support/matmul_step.hpp"
 
 namespace {
 
@@ -38,21 +39,7 @@ Array values(Shape s, DType t, double seed, kiln::Device d = kiln::host()) {
   return x.reshape(s).astype(t).to(d).eval();
 }
 
-Array swap_last(const Array& x) {
-  std::vector<int> perm;
-  for (int i = 0; i < x.ndim(); ++i) perm.push_back(i);
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return x.transpose(perm);
-}
-
-// The matmul step of r's plan.
-kiln::plan::MatmulStep step_of(const Array& r) {
-  kiln::plan::Plan p = kiln::plan::make_plan({r.node()});
-  for (const auto& s : p.steps)
-    if (const auto* m = std::get_if<kiln::plan::MatmulStep>(&s)) return *m;
-  FAIL("no matmul step");
-  return {};
-}
+Array swap_last(const Array& x) { return kiln::swapaxes(x, -1, -2); }
 
 // relu(a @ w + bias) by loops in float64 (the operands broadcast to the result's batch first),
 // and the bound of each element: (k + 2) eps of the magnitudes it sums, plus one rounding.
