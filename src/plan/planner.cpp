@@ -184,6 +184,10 @@ class Planner {
   // sum is a root. A bias needs its values in memory, as any library input.
   void fold_matmul_epilogues() {
     epilogues_.clear();
+    // Most graphs have no matmul: they pay for no reader map.
+    if (std::none_of(order_.begin(), order_.end(),
+                     [](const Node* n) { return !n->is_leaf() && n->kind == OpKind::Matmul; }))
+      return;
     auto readers = graph_readers();
     for (const Node* m : order_) {
       if (m->is_leaf() || m->kind != OpKind::Matmul) continue;
