@@ -343,8 +343,9 @@ void bench_sorting() {
 }
 
 // Matrix products (issue 13), operands in memory, each evaluation writing a new product:
-// float32 4096^3 in exact FP32 (kiln's default) and, for reference, TF32; float16 8192^3
-// (float32 accumulation); 64 batched float32 512^3 products.
+// float32 4096^3 in exact FP32 (kiln's default) and, for reference, TF32; a dense layer
+// relu(a @ b + bias) at float32 4096^3 (the bias and relu in cuBLASLt's epilogue); float16
+// 8192^3 (float32 accumulation); 64 batched float32 512^3 products.
 void bench_matmul() {
   using kiln::DType;
   kiln::random::Generator g(5, kiln::cuda());
@@ -354,7 +355,9 @@ void bench_matmul() {
   kiln::set_matmul_precision(kiln::MatmulPrecision::Tf32);
   double tf32 = time_ms([&] { kiln::matmul(a, b).eval(); });
   kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
-  a = b = kiln::Array();
+  auto bias = g.uniform(-1, 1, {4096}, DType::Float32).eval();
+  double dense = time_ms([&] { kiln::maximum(kiln::matmul(a, b) + bias, 0.0f).eval(); });
+  a = b = bias = kiln::Array();
   auto h = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
   auto h2 = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
   double f16 = time_ms([&] { kiln::matmul(h, h2).eval(); });
@@ -364,6 +367,7 @@ void bench_matmul() {
   double bmm = time_ms([&] { kiln::matmul(x, y).eval(); });
   print("matmul", {{"matmul_f32_4096_ms", f32},
                    {"matmul_tf32_4096_ms", tf32},
+                   {"matmul_bias_relu_f32_4096_ms", dense},
                    {"matmul_f16_8192_ms", f16},
                    {"bmm_64x512x512_f32_ms", bmm}});
 }

@@ -245,6 +245,19 @@ def matmul_peers(res, cp, torch, sync, tsync):
         a, b = cp.asarray(ta), cp.asarray(tb)
         res[f"{key}_cupy_ms"] = cuda_ms(lambda: a @ b, sync)
         del ta, tb, a, b
+    ta = torch.rand((4096, 4096), device="cuda") * 2 - 1
+    tb = torch.rand((4096, 4096), device="cuda") * 2 - 1
+    bias = torch.rand(4096, device="cuda") * 2 - 1
+    dense = lambda x, w, b: torch.relu(x @ w + b)
+    res["matmul_bias_relu_f32_4096_torch_ms"] = cuda_ms(lambda: dense(ta, tb, bias), tsync)
+    try:
+        comp = torch.compile(dense, dynamic=False)
+        res["matmul_bias_relu_f32_4096_torch_compile_ms"] = cuda_ms(lambda: comp(ta, tb, bias), tsync)
+    except Exception as e:  # torch.compile needs a working Triton
+        res["matmul_bias_relu_f32_4096_torch_compile_error"] = str(e)[:200]
+    a, b, cb = cp.asarray(ta), cp.asarray(tb), cp.asarray(bias)
+    res["matmul_bias_relu_f32_4096_cupy_ms"] = cuda_ms(lambda: cp.maximum(a @ b + cb, 0), sync)
+    del ta, tb, bias, a, b, cb
 
 
 def main():
@@ -389,6 +402,12 @@ def rows(r):
             out.append((label, f"{ms:.3f} ms ({flops / ms / 1e9:.1f} TFLOP/s{tf32})",
                         f"torch {torch_ms:.3f} ms ({flops / torch_ms / 1e9:.1f} TFLOP/s); CuPy {p[f'{key}_cupy_ms']:.3f} ms",
                         f"{ratio(ms, torch_ms):.2f}x torch", "<= 1.05x torch"))
+    ms, comp_ms = c.get("matmul_bias_relu_f32_4096_ms"), p.get("matmul_bias_relu_f32_4096_torch_compile_ms")
+    if ms and comp_ms:
+        out.append(("matmul + bias + relu float32 4096^3 (exact FP32)", f"{ms:.3f} ms",
+                    f"torch.compile {comp_ms:.3f} ms; torch {p['matmul_bias_relu_f32_4096_torch_ms']:.3f} ms; "
+                    f"CuPy {p['matmul_bias_relu_f32_4096_cupy_ms']:.3f} ms",
+                    f"{ratio(ms, comp_ms):.2f}x torch.compile", "<= 1.0x torch.compile (issue 13)"))
     c = r.get("warm_disk", {})
     if "kiln_ms" in c:
         out.append(("warm_disk", f"{c['kiln_ms']:.2f} ms, {int(c['compiles'])} compiles", "",
