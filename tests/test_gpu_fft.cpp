@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda/fft_kernels.hpp"
+#include "cuda/fft_plan_cache.hpp"
 #include "cuda/fft_program.hpp"
 #include "plan/planner.hpp"
 #include "support/gpu.hpp"
@@ -1119,6 +1120,30 @@ GPU_TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted 
   CHECK(plan.buffers[step->in].dtype == DType::Float64);
   CHECK(count_steps(plan).kernels_before == 1);
   CHECK(close_to(kf::fftn(b * 2).get(), kf::fftn(b.get() * 2).eval()));
+}
+
+// A callback plan waits for cuFFT's JIT link (src/cuda/fft.cpp), so the first transform of an
+// integer layout casts in a pass and a worker makes the callback plan; the next call finds it.
+GPU_TEST_CASE("gpu fft: a new integer layout is cast at first while a worker makes its plan") {
+  kf::clear_plan_cache();
+  for (DType t : {DType::Int64, DType::Int32}) {
+    INFO(std::string(kiln::dtype_name(t)));
+    Array host = sample({64, 48}, t);
+    Array expected = kf::fftn(host).eval();
+    Array a = kiln::asarray(host, kiln::cuda()).eval();
+    auto before = kf::plan_cache();
+    Array first = kf::fftn(a).get();
+    gf::wait_for_background_plans();
+    auto made = kf::plan_cache();
+    CHECK(made.plans == before.plans + 2);  // the plain R2C plan and the callback one
+    CHECK(made.misses == before.misses + 2);
+    Array second = kf::fftn(a).get();
+    auto after = kf::plan_cache();
+    CHECK(after.misses == made.misses);  // the callback plan, found
+    CHECK(after.hits == made.hits + 1);
+    CHECK(close_to(first, expected));
+    CHECK(close_to(second, expected));
+  }
 }
 
 GPU_TEST_CASE("gpu fft: threads transforming at once share the plan cache safely") {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "cuda/cufft_api.hpp"
 #include "cuda/fft_kernels.hpp"
@@ -131,8 +132,6 @@ class Runner {
   std::shared_ptr<graph::Buffer> scratch_, staging_, half_, converted_;  // freed in stream order
 };
 
-}  // namespace
-
 // Load callbacks (integer input converted as cuFFT reads it) need cuFFT to JIT-link kiln's
 // LTO-IR, which needs nvJitLink at run time. KILN_FFT_LOAD_CALLBACKS=0 turns them off (a
 // cast pass instead; no JIT link when plans are made); a failed link turns them off for the
@@ -145,11 +144,39 @@ std::atomic<bool>& load_callbacks_on() {
   return on;
 }
 
+void turn_load_callbacks_off(const std::exception& why) {
+  if (load_callbacks_on().exchange(false))
+    std::fprintf(stderr,
+                 "kiln: cuFFT could not use kiln's load callback (%s); integer FFT input is "
+                 "now cast in a pass of its own\n",
+                 why.what());
+}
+
+std::vector<fft::PlanSpec> callback_plans(const fft::Program& p) {
+  std::vector<fft::PlanSpec> specs;
+  for (const fft::Op& op : p.ops)
+    if (const auto* exec = std::get_if<fft::ExecOp>(&op); exec && exec->plan.load_from)
+      specs.push_back(exec->plan);
+  return specs;
+}
+
+}  // namespace
+
 void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,
              const plan::PlanBuffer& out_desc, void* out, int device) {
   if (shape_size(out_desc.shape) == 0) return;  // an empty batch: nothing to transform
   fft::Program program = fft::make_program(step, in_desc, out_desc, load_callbacks_on());
   set_device(device);
+  const auto callbacks = callback_plans(program);
+  // A plan with a load callback takes cuFFT's JIT link to make (the process's first one also
+  // loads nvJitLink: about 600 ms on the H200 machine, against about 400 for the whole first
+  // transform without it). The first result must not wait for that: until a worker has made
+  // the callback plans, the input is cast in a pass of its own.
+  if (!callbacks.empty() && !fft::plans_cached(callbacks, device)) {
+    Runner(fft::make_program(step, in_desc, out_desc, false), device, in, out).run();
+    fft::make_plans_in_background(callbacks, device, turn_load_callbacks_off);
+    return;
+  }
   try {
     Runner(program, device, in, out).run();
   } catch (const OutOfMemory&) {
@@ -157,12 +184,8 @@ void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const v
   } catch (const CudaError& e) {
     // The callback plan is made before anything is written (its ExecOp is the first to read
     // the input), so the step can run again from the start without callbacks.
-    if (!fft::uses_load_callbacks(program)) throw;
-    if (load_callbacks_on().exchange(false))
-      std::fprintf(stderr,
-                   "kiln: cuFFT could not use kiln's load callback (%s); integer FFT input is "
-                   "now cast in a pass of its own\n",
-                   e.what());
+    if (callbacks.empty()) throw;
+    turn_load_callbacks_off(e);
     Runner(fft::make_program(step, in_desc, out_desc, false), device, in, out).run();
   }
 }

@@ -1,6 +1,11 @@
 #include "cuda/fft_plan_cache.hpp"
 
+#include <atomic>
+#include <functional>
+#include <set>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include <cufftXt.h>
@@ -147,14 +152,117 @@ CachedPlan::~CachedPlan() {
   cudaGetLastError();
 }
 
-PlanRef acquire_plan(const PlanSpec& spec, int device) {
+// A plan serves one stream (its work area), so the stream is part of its key.
+Cache::Key key_of(const PlanSpec& spec, int device, cudaStream_t stream) {
   Cache::Key key = spec.key();
   key.push_back(device);
-  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(current_stream(device))));
+  key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(stream)));
+  return key;
+}
+
+PlanRef acquire_plan(const PlanSpec& spec, int device) {
   return cache().acquire(
-      key, [&] { return create(spec, device); },
+      key_of(spec, device, current_stream(device)), [&] { return create(spec, device); },
       [](const CachedPlan& p) { return p.work_bytes(); });
 }
+
+bool plans_cached(const std::vector<PlanSpec>& specs, int device) {
+  const cudaStream_t stream = current_stream(device);
+  for (const PlanSpec& s : specs)
+    if (!cache().contains(key_of(s, device, stream))) return false;
+  return true;
+}
+
+namespace {
+
+// The worker threads making plans in the background and the plan sets they are making (or
+// failed to make). Joined by its destructor: at exit no worker may still be inside cuFFT
+// while the CUDA runtime is torn down (this object is made at the first background plan,
+// after the runtime, so it is destroyed before it).
+class BackgroundPlans {
+ public:
+  ~BackgroundPlans() { wait(); }
+
+  // False when the set is being made or failed before.
+  bool claim(const Cache::Key& set) {
+    std::lock_guard lock(mu_);
+    return claimed_.insert(set).second;
+  }
+  void release(const Cache::Key& set) {
+    std::lock_guard lock(mu_);
+    claimed_.erase(set);
+  }
+  void start(std::function<void()> work) {
+    std::lock_guard lock(mu_);
+    reap();
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    workers_.push_back({std::thread([work = std::move(work), done] {
+                          work();
+                          *done = true;
+                        }),
+                        done});
+  }
+  void wait() {
+    std::vector<Worker> all;
+    {
+      std::lock_guard lock(mu_);
+      all.swap(workers_);
+    }
+    for (Worker& w : all) w.thread.join();
+  }
+
+ private:
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  // Joins the workers that have finished (a thread not joined keeps its stack).
+  void reap() {
+    std::erase_if(workers_, [](Worker& w) {
+      if (!*w.done) return false;
+      w.thread.join();
+      return true;
+    });
+  }
+
+  std::mutex mu_;
+  std::vector<Worker> workers_;
+  std::set<Cache::Key> claimed_;
+};
+
+BackgroundPlans& background() {
+  static BackgroundPlans b;
+  return b;
+}
+
+}  // namespace
+
+void make_plans_in_background(std::vector<PlanSpec> specs, int device,
+                              void (*on_error)(const std::exception&)) {
+  const cudaStream_t stream = current_stream(device), external = current_external(device);
+  Cache::Key set;
+  for (const PlanSpec& s : specs) {
+    Cache::Key k = key_of(s, device, stream);
+    set.insert(set.end(), k.begin(), k.end());
+  }
+  if (!background().claim(set)) return;
+  auto work = [specs = std::move(specs), device, stream, external, set, on_error] {
+    try {
+      CurrentStream current(device, stream, external);
+      for (const PlanSpec& s : specs) acquire_plan(s, device);
+      background().release(set);  // made: if evicted later, it may be made again
+    } catch (const std::exception& e) {
+      on_error(e);
+    }
+  };
+  try {
+    background().start(std::move(work));
+  } catch (const std::system_error&) {  // no thread: the caller goes on without these plans
+    background().release(set);
+  }
+}
+
+void wait_for_background_plans() { background().wait(); }
 
 kiln::fft::PlanCacheInfo plan_cache_info() {
   auto i = cache().info();
@@ -163,6 +271,9 @@ kiln::fft::PlanCacheInfo plan_cache_info() {
 void set_plan_cache_limits(size_t max_plans, size_t max_work_bytes) {
   cache().set_limits(max_plans, max_work_bytes);
 }
-void clear_plan_cache() { cache().clear(); }
+void clear_plan_cache() {
+  wait_for_background_plans();
+  cache().clear();
+}
 
 }  // namespace kiln::gpu::fft

@@ -58,6 +58,12 @@ class LruCache {
     return acquire(key, std::forward<Make>(make), [](const Value&) { return size_t{0}; });
   }
 
+  // Whether key is cached, without counting a hit or a miss or touching the order.
+  bool contains(const Key& key) {
+    std::lock_guard lock(mu_);
+    return index_.count(key) > 0;
+  }
+
   Info info() {
     std::lock_guard lock(mu_);
     return {lru_.size(), cost_, max_entries_, max_cost_, hits_, misses_};
