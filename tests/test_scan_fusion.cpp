@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_source.hpp"
+#include "plan/planner.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -252,6 +254,44 @@ TEST_CASE("a cached plan of a fused scan takes each evaluation's scalars and arr
       Array got = kiln::cumsum(in * scale + 1, 1);
       CHECK(kiln::array_equal(got, eager([&] { return kiln::cumsum(in * scale + 1, 1); })));
     }
+}
+
+// The launch a GPU gets (codegen::launch_for on an H200's 132 SMs), decided as the scan step
+// decides (src/cuda/scan.cpp): rows longer than 2048 values in tiles of 32 KiB, a block of 512
+// threads each, when they are contiguous or their lanes too few to fill the GPU (fewer than a
+// quarter of 16 blocks of 256 threads an SM); otherwise a thread per lane, at most 8 blocks of
+// 512 an SM.
+TEST_CASE("a fused scan launches as the scan step does: tiles of long rows, else a lane each") {
+  struct Case {
+    Shape shape;
+    int axis;
+    int64_t tiles, grid;
+  };
+  const Case cases[] = {
+      {{int64_t{1} << 27}, 0, 16384, 16384},  // 8192 float32 a tile
+      {{3, (1 << 20) + 3}, 1, 129, 3 * 129},
+      {{200000, 3000}, 1, 1, 200000},  // contiguous rows: tiles, however many
+      {{6001, 3}, 0, 1, 3},            // three lanes: too few
+      {{3000, 200000}, 0, 0, 391},     // 200000 lanes fill the GPU
+      {{2000, 1000}, 0, 0, 2},         // short rows
+      {{4, 300000}, 0, 0, 586},
+      {{2, 1000000}, 0, 0, 132 * 8},  // 8 blocks an SM at most
+  };
+  for (const Case& c : cases) {
+    INFO(kiln::shape_str(c.shape) << " along " << c.axis);
+    Array x = kiln::ones(c.shape, DType::Float32);  // nothing is allocated: only planned
+    auto plan = kiln::plan::make_plan({kiln::cumsum(x * 2 + 1, c.axis).node()});
+    REQUIRE(plan.steps.size() == 1);
+    const auto& group = std::get<kiln::plan::KernelStep>(plan.steps[0]).group;
+    const kiln::codegen::KernelSource k = kiln::codegen::generate(group);
+    CHECK(k.form == kiln::codegen::Form::Scan);
+    CHECK(k.vec == 4);
+    CHECK(k.block == 512);
+    const kiln::codegen::Launch l = kiln::codegen::launch_for(k, 132);
+    CHECK(l.scan_tiles == c.tiles);
+    CHECK(l.grid_x == c.grid);
+    CHECK(l.block_x == 512);
+  }
 }
 
 namespace {

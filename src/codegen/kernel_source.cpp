@@ -547,7 +547,8 @@ std::string elementwise_kernel(Context& c) {
 // Form::Scan: kernels/scan.cuh's scan of the group's value, which it loads through the group's
 // program rather than from memory: `one` computes the value at a position of the scan's dense
 // shape, `many` the V values (16 bytes) from a position at once, reading every dense input in
-// vectors (when `vec` says they are aligned, the rows are contiguous and whole vectors long).
+// vectors (when `vec` says they are aligned, the rows are contiguous and whole vectors long),
+// streaming, as each is read once (the scan step's own loads are streaming too).
 // The lane program is the one every elementwise kernel emits, so the values are those the
 // group would write unfused. The launch picks the form: a row's tiles, or a thread per lane.
 std::string scan_kernel(Context& c) {
@@ -565,7 +566,7 @@ std::string scan_kernel(Context& c) {
      << "  auto many = [&](long long at, " << T << "* x) {\n"
      << "    constexpr int V = " << c.k.vec << ";\n"
      << "    const I i = (I)at;\n"
-     << vector_loads(c) << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
+     << vector_loads(c, "load_streaming") << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
      << lane_program(c, "(i + l)", true) << "      x[l] = " << value << ";\n    }\n  };\n"
      << "  const auto in = kiln::scan::produced(one, many);\n"
      << "  if (tiles)\n"

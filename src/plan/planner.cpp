@@ -216,16 +216,17 @@ class Planner {
     }
   }
 
-  // A scan whose input is an elementwise expression that nothing else needs computes that
-  // expression as it loads it (FusedGroup::scan: one kernel reads the expression's inputs and
-  // writes the scan), so the input never goes to memory and back. Not when the input is
-  // needed anyway: in memory already (a leaf, a library step's output), a reduction (a group
-  // of its own), an output or a held value, or read by any other node (then it is written
-  // once and every reader, the scan included, reads it; recomputing it in the scan would pay
-  // its arithmetic twice, and a shared transcendental producer is what resolve_sharing keeps
-  // from being computed twice). Any view or broadcast is fine: the scan's loads index its
-  // inputs through the same strided accesses as any kernel. What the producer reads from
-  // other groups (a reduction, a shared value) those groups write as usual.
+  // A scan computes its input in its own kernel (FusedGroup::scan) when the input is an
+  // elementwise expression that nothing else needs: one kernel reads the expression's inputs
+  // and writes the scan, and the expression never goes to memory and back. Not when the input
+  // is in memory anyway (a leaf, a library step's output), is a reduction (a kernel of its own,
+  // which a scan does not fold in) or a matmul's epilogue, is an output or held by the program
+  // (it may be read later, so the plan writes it), or is read by another node (then it is
+  // written once and every reader reads it; computing it again in the scan would repeat its
+  // arithmetic, and resolve_sharing keeps shared work from being done twice). Views and
+  // broadcasts of every kind fuse: the scan reads its inputs through the strided accesses every
+  // kernel uses. What the expression reads from other groups (a reduction, a shared value)
+  // those groups write as usual.
   void fold_scan_producers() {
     scan_producers_.clear();
     if (std::none_of(order_.begin(), order_.end(), [](const Node* n) {
