@@ -342,7 +342,7 @@ GPU_TEST_CASE("fused scans on the GPU are one kernel and equal the host's where 
          [&](const Array& a) {
            return kiln::cumprod(kiln::where(a > 1.5, 1.0, -1.0).astype(DType::Float16), l.axis);
          }},
-        {"c64 x + 1j",
+        {"c64 x * (1 + 1j)",
          [&](const Array& a) {
            return kiln::cumsum(
                a.astype(DType::Complex64) * kiln::Scalar(std::complex<double>(1, 1)), l.axis);
