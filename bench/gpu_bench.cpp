@@ -332,6 +332,26 @@ void bench_selection() {
                       {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)}});
 }
 
+// cumsum(x * 2 + 1) on 2^27 float32: the producer computed in the scan's loads (one kernel,
+// reading x once and writing the scan once), beside the same program unfused (eager: the
+// producer written by a kernel, then scanned) and the scan alone.
+void bench_cumsum_fused() {
+  const int64_t n = int64_t{1} << 27;
+  kiln::random::Generator g(7, kiln::cuda());
+  auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
+  double fused = time_ms([&] { kiln::cumsum(x * 2 + 1).eval(); }, 10, 5);
+  double unfused = 0;
+  {
+    kiln::EagerScope eager;
+    unfused = time_ms([&] { kiln::cumsum(x * 2 + 1).eval(); }, 10, 5);
+  }
+  double scan_only = time_ms([&] { kiln::cumsum(x).eval(); }, 10, 5);
+  print("cumsum_fused", {{"kiln_ms", fused},
+                         {"unfused_ms", unfused},
+                         {"cumsum_ms", scan_only},
+                         {"bytes", 2.0 * 4 * static_cast<double>(n)}});
+}
+
 // Issue 13's sorts on 2^26 float32 (uniform, no NaNs): sort and argsort of the whole array,
 // each evaluation writing a new result (CUB's radix sort, kiln/sorting.hpp).
 void bench_sorting() {
@@ -457,6 +477,8 @@ int main(int argc, char** argv) {
     bench_selection();
   else if (w == "sorting")
     bench_sorting();
+  else if (w == "cumsum_fused")
+    bench_cumsum_fused();
   else if (w == "compile4")
     bench_compile4();
   else if (w == "layout" && (argc == 5 || argc == 6))
@@ -466,7 +488,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
-        "matmul|lazy_loop_200|selection|sorting|compile4\n"
+        "matmul|lazy_loop_200|selection|sorting|cumsum_fused|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n"
         "       gpu_bench layout midnorm|midnorm_split ROWS COLS BATCH\n");

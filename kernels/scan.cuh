@@ -1,6 +1,9 @@
 // Inclusive scans (cumsum, cumprod) along one axis of a dense array seen as (outer, n, inner):
 // out[o, j, i] = in[o, 0, i] op ... op in[o, j, i], op being scatter.cuh's add or multiply (bool
-// never reaches here: the API scans integers). Two forms:
+// never reaches here: the API scans integers). `in` is what loads the values at dense positions:
+// an array in memory (Dense, the scan step), or a fused producer's expression computed at each
+// position (codegen's Form::Scan, through produced()), so that cumsum(f(x)) reads x once and never
+// writes f(x). Two forms:
 // - lanes: a thread per (o, i) walks j in order, consecutive threads on consecutive i (coalesced
 //   when inner > 1). The host's order exactly, so the same bits.
 // - single_pass (long axes with few lanes): each row in tiles of kTileBytes, one block a tile,
@@ -32,17 +35,46 @@ __device__ __forceinline__ T combine(T a, T b) {
   return scatter::apply<OP>(a, b);
 }
 
-template <int OP, class T>
-__device__ void lanes(const T* in, T* out, long long outer, long long n, long long inner) {
+// The values of a dense array: in(i) is element i, in.items(i, x) the 16 bytes from element i
+// (aligned) at once.
+template <class T>
+struct Dense {
+  const T* in;
+  __device__ __forceinline__ T operator()(long long i) const { return in[i]; }
+  __device__ __forceinline__ void items(long long i, T* x) const {
+    const uint4 w = __ldcs((const uint4*)(in + i));
+    memcpy(x, &w, 16);
+  }
+};
+
+// The values of a fused producer: one(i) computes the value at position i, many(i, x) the
+// 16 bytes' worth from position i at once (every dense input read in vectors).
+template <class One, class Many>
+struct Produced {
+  One one;
+  Many many;
+  __device__ __forceinline__ auto operator()(long long i) const { return one(i); }
+  template <class T>
+  __device__ __forceinline__ void items(long long i, T* x) const {
+    many(i, x);
+  }
+};
+template <class One, class Many>
+__device__ __forceinline__ Produced<One, Many> produced(One one, Many many) {
+  return {one, many};
+}
+
+template <int OP, class T, class In>
+__device__ void lanes(In in, T* out, long long outer, long long n, long long inner) {
   const long long lanes = outer * inner;
   for (long long l = (long long)blockIdx.x * blockDim.x + threadIdx.x; l < lanes;
        l += (long long)gridDim.x * blockDim.x) {
     const long long o = l / inner, i = l % inner;
     const long long base = o * n * inner + i;
-    T acc = in[base];
+    T acc = in(base);
     out[base] = acc;
     for (long long j = 1; j < n; ++j) {
-      acc = combine<OP>(acc, in[base + j * inner]);
+      acc = combine<OP>(acc, in(base + j * inner));
       out[base + j * inner] = acc;
     }
   }
@@ -252,11 +284,12 @@ __device__ T look_back(const Status& s, long long row_first, long long group_fir
 
 // The single-pass scan: a block per tile of kTileBytes, rows of n values `inner` apart
 // (row r at (r / inner) * n * inner + r % inner), `tiles` tiles a row. `vectors`: inner is 1
-// and every row starts 16-byte aligned in `in` and `out`, so whole vectors load and store at
-// once. Warp w holds the tile's w-th kWarps-th part: its lane l, vector j holds the kItems values
-// from 32 * kItems * w + 32 * kItems * j / kVectors + kItems * l (coalesced, 512 bytes a warp).
-template <int OP, class T>
-__device__ void single_pass(const T* in, T* out, long long outer, long long n, long long inner,
+// and every row starts 16-byte aligned in what `in` reads and in `out`, so whole vectors load and
+// store at once (in.items). Warp w holds the tile's w-th kWarps-th part: its lane l, vector j holds
+// the kItems values from 32 * kItems * w + 32 * kItems * j / kVectors + kItems * l (coalesced, 512
+// bytes a warp).
+template <int OP, class T, class In>
+__device__ void single_pass(In in, T* out, long long outer, long long n, long long inner,
                             long long tiles, void* scratch, int vectors) {
   constexpr int kItems = 16 / sizeof(T), kTile = kTileBytes / sizeof(T);
   const Status s(scratch, outer * inner * tiles, outer * inner * groups_of(tiles));
@@ -279,12 +312,11 @@ __device__ void single_pass(const T* in, T* out, long long outer, long long n, l
   for (int j = 0; j < kVectors; ++j) {
     const int k0 = ((warp * kVectors + j) * 32 + lane) * kItems;
     if (vectors && k0 + kItems <= count) {
-      uint4 w = __ldcs((const uint4*)(in + row + first + k0));
-      memcpy(x[j], &w, 16);
+      in.items(row + first + k0, x[j]);
     } else {
 #pragma unroll
       for (int i = 0; i < kItems; ++i)
-        x[j][i] = k0 + i < count ? in[row + (first + k0 + i) * inner] : identity<OP, T>();
+        x[j][i] = k0 + i < count ? in(row + (first + k0 + i) * inner) : identity<OP, T>();
     }
   }
 #pragma unroll

@@ -501,10 +501,15 @@ TEST_CASE("selections evaluate their count and refuse what NumPy 2 refuses") {
   CHECK_THROWS_AS(kiln::take_along_axis(m, i.reshape({-1}), 1), kiln::ShapeError);  // ranks
   CHECK_THROWS_AS(kiln::take_along_axis(m, i, std::nullopt), kiln::ShapeError);     // not 1-d
   CHECK_THROWS_AS(kiln::take_along_axis(m, i.astype(DType::Float64), 1), kiln::DTypeError);
-  // A cumulative sum is a scan step in the plan; complex sums on their parts.
-  std::string e = kiln::explain({kiln::cumsum(x * 2)});
+  // A cumulative sum of an array in memory is a scan step in the plan; of an elementwise
+  // expression, a kernel computing the expression as it scans (tests/test_scan_fusion.cpp).
+  // Complex sums on their parts.
+  std::string e = kiln::explain({kiln::cumsum(x)});
   INFO(e);
   CHECK(e.find("scan (cumsum)") != std::string::npos);
+  std::string fused = kiln::explain({kiln::cumsum(x * 2)});
+  INFO(fused);
+  CHECK(fused.find("cumsum (scan) of mul(in0, s0) fused") != std::string::npos);
   Array c = kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {3, -1}, {0, 1}});
   CHECK(kiln::array_equal(
       kiln::cumsum(c), kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {4, 1}, {4, 2}})));

@@ -2,9 +2,11 @@
 // axis, the positions of nonzero elements, and boolean-mask reads.
 //
 // Each is a library step of the plan, as an FFT is (explain() shows it; its input is written by
-// the kernel that computes it). Selections have a size that depends on the data: they evaluate
-// their mask's count when called (a synchronisation on a GPU), then build lazily: the positions
-// (a scan of the mask) and the selected values are computed and placed by a scatter step.
+// the kernel that computes it), except a scan of an elementwise expression that nothing else
+// needs, which computes the expression as it loads it: one kernel (explain() says "fused").
+// Selections have a size that depends on the data: they evaluate their mask's count when called (a
+// synchronisation on a GPU), then build lazily: the positions (a scan of the mask) and the selected
+// values are computed and placed by a scatter step.
 #pragma once
 #include <optional>
 #include <vector>
@@ -17,14 +19,18 @@ namespace kiln {
 // NumPy's axis=None). The dtype is `dtype`, or NumPy's: bool and integers narrower than 64 bits
 // in int64 (unsigned in uint64), others their own; float16 and bfloat16 add in float32 and
 // round each step to their dtype. Integer overflow wraps. On a GPU, long
-// rows scan in tiles of 16 KiB in one pass (decoupled look-back): each value is the fold of its
+// rows scan in tiles of 32 KiB in one pass (decoupled look-back): each value is the fold of its
 // row's earlier tiles (left to right, tile by tile), then of the values before it in its tile
 // (a fixed tree). Integer results equal the host's; float results are the same bits every run but
 // may differ from the host's (sequential, as NumPy's) in the last bits: by at most about
 // 2 * n * eps times the scan of the magnitudes along a row of n, as any two summation orders.
-Array cumsum(const Array& a, std::optional<int> axis = std::nullopt,
+// `a` is taken by value as the elementwise operators take theirs: a temporary (cumsum(x * 2 + 1))
+// is consumed, not held, so the scan computes it as it loads it, reading x once and writing only
+// the scan; a producer the program holds, or that something else reads, is written and read
+// back. Either way the host gives the same bits.
+Array cumsum(Array a, std::optional<int> axis = std::nullopt,
              std::optional<DType> dtype = std::nullopt);
-Array cumprod(const Array& a, std::optional<int> axis = std::nullopt,
+Array cumprod(Array a, std::optional<int> axis = std::nullopt,
               std::optional<DType> dtype = std::nullopt);
 
 // NumPy's nonzero: one int64 array per axis of a, the coordinates of its nonzero elements in

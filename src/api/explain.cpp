@@ -5,6 +5,7 @@
 
 #include "api/build.hpp"
 #include "codegen/kernel_source.hpp"
+#include "codegen/summary.hpp"
 #include "plan/planner.hpp"
 #include "runtime/kernel_state.hpp"
 #include "runtime/pipeline.hpp"
@@ -26,6 +27,15 @@ std::string buffer(const plan::Plan& p, int id) {
          " on " + b.device.str();
 }
 
+// What a kernel computes: its summary, or for a scan with a fused producer (FusedGroup::scan)
+// the scan step's words with the producer's expression in place of the array it would read.
+std::string what(const plan::FusedGroup& g, const codegen::KernelSource& src) {
+  if (!g.scan) return src.summary;
+  return std::string(graph::op_name(g.scan->op)) + " (scan) of " +
+         codegen::expression(g, g.outputs[0].instr) + " fused, along " + std::to_string(g.scan->n) +
+         " values, " + std::to_string(g.scan->outer * g.scan->inner) + " times";
+}
+
 struct Describe {
   const plan::Plan& p;
   std::ostringstream& os;
@@ -39,7 +49,7 @@ struct Describe {
     for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
     const Device& d = p.buffers[g.outputs[0].buffer].device;
     os << "kernel " << src.name << " on " << d.str() << " ("
-       << runtime::kernel_state(src, d, !g.user_calls.empty()) << "): " << src.summary << "\n    "
+       << runtime::kernel_state(src, d, !g.user_calls.empty()) << "): " << what(g, src) << "\n    "
        << g.code.size() << " instructions over " << shape_str(g.shape) << ", moves " << mb(bytes)
        << "\n    schedule: " << codegen::describe_schedule(src) << "\n";
   }

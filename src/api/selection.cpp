@@ -11,15 +11,20 @@
 namespace kiln {
 namespace {
 
-Array scanned(const Array& a, std::optional<int> axis, std::optional<DType> dtype, graph::ScanOp op,
+// `a` is consumed: a temporary operand (cumsum(x * 2 + 1)) is moved into the scan's graph, so
+// it is not a handle the program holds when the statement evaluates, and the scan may compute
+// it as it loads it (plan/planner.cpp: fold_scan_producers) instead of writing it.
+Array scanned(Array a, std::optional<int> axis, std::optional<DType> dtype, graph::ScanOp op,
               graph::ReduceOp like) {
   // A 0-d array scans as one of one element, axis 0 or -1 included (as NumPy's axis check).
-  Array src = axis && a.ndim() > 0 ? a : a.reshape({-1});
+  const bool ravel = !axis || a.ndim() == 0;
+  const DType from = a.dtype();
+  Array src = ravel ? a.reshape({-1}) : std::move(a);
   const int ax = axis ? graph::normalize_axis(*axis, src.ndim(), graph::op_name(op)) : 0;
   // NumPy's sum / prod dtype (float16 stays float16: each step computes in float32 and rounds).
-  const DType t = dtype ? *dtype
-                        : graph::reduce_result_dtype(
-                              like, graph::accumulation_dtype(like, a.dtype()), a.dtype());
+  const DType t =
+      dtype ? *dtype
+            : graph::reduce_result_dtype(like, graph::accumulation_dtype(like, from), from);
   Array in = src.astype(t);
   if (in.size() == 0) return in;
   return api::finish(api::scan(in, ax, op));
@@ -37,11 +42,11 @@ Array selected(const Array& mask, const Array* rows, const Shape& rest, DType t,
 
 }  // namespace
 
-Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
-  return scanned(a, axis, dtype, graph::ScanOp::Sum, graph::ReduceOp::Sum);
+Array cumsum(Array a, std::optional<int> axis, std::optional<DType> dtype) {
+  return scanned(std::move(a), axis, dtype, graph::ScanOp::Sum, graph::ReduceOp::Sum);
 }
-Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
-  return scanned(a, axis, dtype, graph::ScanOp::Prod, graph::ReduceOp::Prod);
+Array cumprod(Array a, std::optional<int> axis, std::optional<DType> dtype) {
+  return scanned(std::move(a), axis, dtype, graph::ScanOp::Prod, graph::ReduceOp::Prod);
 }
 
 Array masked(const Array& x, const Array& mask) {

@@ -64,6 +64,7 @@ class Dot {
     const auto& g = s.group;
     os_ << "  subgraph cluster_" << step_ << " {\n    label=\"" << g.name
         << (g.reduction ? std::string(" (") + graph::op_name(g.reduction->op) + ")" : "")
+        << (g.scan ? std::string(" (") + graph::op_name(g.scan->op) + " of its value)" : "")
         << "\";\n    style=filled; fillcolor=\"#eef4ff\";\n";
     for (size_t i = 0; i < g.code.size(); ++i)
       os_ << "    " << id(static_cast<int>(i)) << " [label=\"" << instr_label(g.code[i])

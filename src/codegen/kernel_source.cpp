@@ -111,6 +111,7 @@ bool narrow_rows(const Context& c) {
 // step of the row reads a coalesced line (ReduceColumns), or, for few columns of a row-major
 // matrix, the whole matrix streams through every thread's lanes (ReduceNarrowColumns).
 Form choose_form(const Context& c) {
+  if (c.g.scan) return Form::Scan;
   if (!c.g.row_axes.empty()) return c.g.folds_columns() ? Form::ColumnFused : Form::RowFused;
   if (!c.g.reduction)
     return transposed_axis(c) >= 0 ? Form::Tiled
@@ -132,6 +133,8 @@ int column_vec(const Context& c);
 
 int choose_vec(const Context& c) {
   if (c.k.form == Form::ReduceColumns) return column_vec(c);
+  // kernels/scan.cuh's 16 bytes of scanned values at once (Dense::items), whatever the inputs.
+  if (c.k.form == Form::Scan) return std::max(1, 16 / itemsize(c.g.out_dtype(0)));
   if (c.k.form != Form::Elementwise && c.k.form != Form::ReduceFull &&
       c.k.form != Form::ReduceRows && c.k.form != Form::RowFused &&
       c.k.form != Form::ReduceNarrowColumns && c.k.form != Form::NarrowRows)
@@ -195,7 +198,7 @@ std::string signature(Context& c) {
     if (ins.kind == InstrKind::Param)
       add(Arg::Param, ins.param_index(),
           std::string(cuda_type(ins.dtype)) + " s" + num(ins.param_index()));
-  add(Arg::Count, -1, "I n");
+  if (c.k.form != Form::Scan) add(Arg::Count, -1, "I n");
   const bool narrow = c.k.form == Form::ReduceNarrowColumns;
   if (c.k.form == Form::ReduceRows || c.k.form == Form::ReducePerThread ||
       c.k.form == Form::ReduceColumns || c.k.form == Form::RowFused ||
@@ -203,8 +206,16 @@ std::string signature(Context& c) {
     add(Arg::RowLength, -1, "I r");
   if (c.k.form == Form::Elementwise || c.k.form == Form::ReduceFull ||
       c.k.form == Form::ReduceRows || c.k.form == Form::RowFused ||
-      (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow || c.k.form == Form::NarrowRows)
+      (c.k.form == Form::ReduceColumns && c.k.vec > 1) || narrow || c.k.form == Form::NarrowRows ||
+      c.k.form == Form::Scan)
     add(Arg::VecFlag, -1, "int vec");
+  if (c.k.form == Form::Scan) {
+    add(Arg::ScanExtent, 0, "long long outer");
+    add(Arg::ScanExtent, 1, "long long len");
+    add(Arg::ScanExtent, 2, "long long inner");
+    add(Arg::ScanTiles, -1, "long long tiles");
+    add(Arg::LookBack, -1, "void* scratch");
+  }
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.long_rows || c.k.tall_columns) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
@@ -530,6 +541,40 @@ std::string elementwise_kernel(Context& c) {
      << ", step);\n}\n";
   c.incremental = false;
   c.pos = "j";
+  return os.str();
+}
+
+// Form::Scan: kernels/scan.cuh's scan of the group's value, which it loads through the group's
+// program rather than from memory: `one` computes the value at a position of the scan's dense
+// shape, `many` the V values (16 bytes) from a position at once, reading every dense input in
+// vectors (when `vec` says they are aligned, the rows are contiguous and whole vectors long),
+// streaming, as each is read once (the scan step's own loads are streaming too).
+// The lane program is the one every elementwise kernel emits, so the values are those the
+// group would write unfused. The launch picks the form: a row's tiles, or a thread per lane.
+std::string scan_kernel(Context& c) {
+  const std::string T = cuda_type(c.g.out_dtype(0)), value = "t" + num(c.g.outputs[0].instr);
+  const std::string op = c.g.scan->op == graph::ScanOp::Sum ? "Add" : "Multiply";
+  std::ostringstream os;
+  os << "static_assert(kiln::scan::kThreads == " << kScanBlock
+     << " && kiln::scan::kTileBytes == " << kScanTileBytes
+     << ", \"codegen's scan constants (kernel_source.hpp)\");\n"
+     << "extern \"C\" __global__ void __launch_bounds__(" << kScanBlock << ") KILN_KERNEL("
+     << signature(c) << ") {\n"
+     << "  auto one = [&](long long at) {\n"
+     << "    const I i = (I)at;\n"
+     << lane_program(c, "i", false) << "    return " << value << ";\n  };\n"
+     << "  auto many = [&](long long at, " << T << "* x) {\n"
+     << "    constexpr int V = " << c.k.vec << ";\n"
+     << "    const I i = (I)at;\n"
+     << vector_loads(c, "load_streaming") << "#pragma unroll\n    for (int l = 0; l < V; ++l) {\n"
+     << lane_program(c, "(i + l)", true) << "      x[l] = " << value << ";\n    }\n  };\n"
+     << "  const auto in = kiln::scan::produced(one, many);\n"
+     << "  if (tiles)\n"
+     << "    kiln::scan::single_pass<kiln::scatter::" << op
+     << ">(in, out0, outer, len, inner, tiles, scratch,\n"
+     << "        vec && inner == 1 && len % " << c.k.vec << " == 0);\n"
+     << "  else\n"
+     << "    kiln::scan::lanes<kiln::scatter::" << op << ">(in, out0, outer, len, inner);\n}\n";
   return os.str();
 }
 
@@ -1206,6 +1251,11 @@ KernelSource generate(const FusedGroup& g) {
   Context c{g, k};
   classify(c);
   k.form = choose_form(c);
+  if (g.scan) {
+    k.scan = *g.scan;
+    k.scan_itemsize = itemsize(g.out_dtype(0));
+    k.block = kScanBlock;
+  }
   if (k.form == Form::ReduceNarrowColumns)  // every input is read at its stream position
     for (auto& kind : k.access_kinds)
       if (kind == AccessKind::Strided) kind = AccessKind::Dense;
@@ -1225,6 +1275,7 @@ KernelSource generate(const FusedGroup& g) {
   os << "// kiln: " << comment << "\n"
      << "#include \"kiln/" << (g.reduction || !g.row_axes.empty() ? "reduction" : "elementwise")
      << ".cuh\"\n";
+  if (g.scan) os << "#include \"kiln/scan.cuh\"\n";
   if (!g.user_calls.empty()) os << "#include \"kiln/user.cuh\"\n";
   os << "typedef " << (k.index64 ? "long long" : "int") << " I;\n";
   if (g.reduction) os << "typedef " << op_type(g.reduction->op, g.reduction->acc_dtype) << " Op;\n";
@@ -1250,6 +1301,8 @@ KernelSource generate(const FusedGroup& g) {
     os << row_fused_kernel(c);
   else if (k.form == Form::ColumnFused)
     os << column_fused_kernel(c);
+  else if (k.form == Form::Scan)
+    os << scan_kernel(c);
   else
     os << reduce_per_thread_kernel(c);
   k.source = os.str();

@@ -34,6 +34,9 @@ enum class Form : uint8_t {
   NarrowRows,           // an elementwise output of rows of at most 64 values with a strided or
                // broadcast input (outer 100000x33): written as one stream of 16-byte stores,
                // each lane keeping one column, its inputs' offsets advanced per step
+  Scan,  // a group with a fused scan (FusedGroup::scan): kernels/scan.cuh's scan, loading
+         // each value by computing the group's program at its position (scan_tiles says
+         // which of its forms at launch)
 };
 enum class AccessKind : uint8_t { Dense, Constant, Strided };
 
@@ -52,6 +55,10 @@ struct Arg {
     Counter,       // Launch::counters unsigned ints, zero before the launch; the kernel re-zeroes
     RowsPerBlock,  // RowFused: Launch::rows_per_block (I)
     StagedLength,  // RowFused over long rows: Launch::staged_length (I)
+    ScanExtent,    // Scan: KernelSource::scan's outer (index 0), n (1) or inner (2) (long long)
+    ScanTiles,     // Scan: Launch::scan_tiles (long long)
+    LookBack,      // Scan: the look-back's status over Launch::scan_tiles tiles a row (a null
+                   // pointer for a thread per lane)
   } kind;
   int index = -1;
 };
@@ -82,6 +89,8 @@ struct KernelSource {
                               // blocks of a thread block cluster (launch.cpp: column_fused)
   bool row_kept = false;  // RowFused: a value of a reducing pass kept in shared memory for later
                           // passes (softmax's exp(x - max)) instead of recomputed
+  plan::ScanFold scan{};  // Scan: the group's scan
+  int scan_itemsize = 0;  // Scan: bytes of a scanned value
 };
 
 KernelSource generate(const plan::FusedGroup& g);
@@ -102,6 +111,7 @@ struct Launch {
   int64_t staged_length = 0;   // RowFused over long rows: leading values of a row staged;
                                // ColumnFused: rows of a block's slice of the column staged
   int cluster = 1;             // ColumnFused: blocks per thread block cluster (sharing a tile)
+  int64_t scan_tiles = 0;      // Scan: tiles of each row (Arg::ScanTiles); 0: a thread per lane
 };
 // A column reduction's block shape (threads across the outputs, rows at once), with x * y <= 256.
 struct ColumnBlock {
@@ -114,5 +124,14 @@ ColumnBlock column_block(const KernelSource& k);
 // blocks use more than 48 KB. `clusters`: the device launches thread block clusters (sm_90 on).
 Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared = 48 * 1024,
                   bool clusters = false);
+
+// kernels/scan.cuh's block (kThreads) and tile (kTileBytes), which the kernels that call it
+// assert.
+constexpr int kScanBlock = 512;
+constexpr int64_t kScanTileBytes = int64_t{kScanBlock} * 4 * 16;
+// How a scan runs on a device of `sm_count` SMs, for the scan step (src/cuda/scan.cpp) and a
+// scan with a fused producer alike: the number of tiles of each row for kernels/scan.cuh's
+// single pass (decoupled look-back), or 0 for its thread per lane walking the row in order.
+int64_t scan_tiles(const plan::ScanFold& s, int itemsize, int sm_count);
 
 }  // namespace kiln::codegen

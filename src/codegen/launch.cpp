@@ -214,7 +214,28 @@ void column_fused(Launch& l, const KernelSource& k, int64_t max_shared, bool clu
   l.grid_x = std::min(ceil_div(k.kept, 32), kMaxGrid / blocks) * blocks;
 }
 
+// A row's tiles or, for a thread per lane, as many blocks as the scan step's grid-stride
+// helpers (16 blocks of 256 threads an SM).
+void scan(Launch& l, const KernelSource& k, int sm_count) {
+  const int64_t lanes = k.scan.outer * k.scan.inner;
+  l.block_x = kScanBlock;
+  l.scan_tiles = scan_tiles(k.scan, k.scan_itemsize, sm_count);
+  l.grid_x = l.scan_tiles ? lanes * l.scan_tiles
+                          : std::clamp<int64_t>(ceil_div(lanes, kScanBlock), 1, sm_count * 8);
+}
+
 }  // namespace
+
+// Rows longer than kLong scan in tiles when they are contiguous (coalesced loads, where a
+// thread per lane would read one value per row) or when their lanes are too few to fill the
+// device (a quarter of 16 blocks of 256 threads an SM); otherwise a thread per lane, in order:
+// consecutive lanes read consecutive values when inner > 1.
+int64_t scan_tiles(const plan::ScanFold& s, int itemsize, int sm_count) {
+  constexpr int64_t kLong = 2048;
+  const int64_t lanes = s.outer * s.inner;
+  const bool tiled = s.n > kLong && (s.inner == 1 || lanes < int64_t{sm_count} * 16 * 256 / 4);
+  return tiled ? ceil_div(s.n, kScanTileBytes / itemsize) : 0;
+}
 
 Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared, bool clusters) {
   Launch l;
@@ -223,8 +244,8 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared, bool 
   };
   const int64_t n = shape_size(k.space.shape);
   const int64_t steps = ceil_div(n, int64_t{k.vec} * kBlock);
-  const bool elementwise =
-      k.form == Form::Elementwise || k.form == Form::Tiled || k.form == Form::NarrowRows;
+  const bool elementwise = k.form == Form::Elementwise || k.form == Form::Tiled ||
+                           k.form == Form::NarrowRows || k.form == Form::Scan;
   l.count = elementwise || k.form == Form::ReduceFull ? n : k.kept;
   if ((elementwise ? n : k.kept) == 0) {  // an empty output: nothing to launch
     l.grid_x = 0;
@@ -265,6 +286,9 @@ Launch launch_for(const KernelSource& k, int sm_count, int64_t max_shared, bool 
       break;
     case Form::ColumnFused:
       column_fused(l, k, max_shared, clusters);
+      break;
+    case Form::Scan:
+      scan(l, k, sm_count);
       break;
   }
   return l;
@@ -327,6 +351,11 @@ std::string describe_schedule(const KernelSource& k) {
       return "reductions and their broadcast in one kernel: " + threads + " per row, " + staged +
              (k.row_kept ? ", a value of one pass kept there for the next (not recomputed)" : "");
     }
+    case Form::Scan:  // the form is the device's choice (scan_tiles)
+      return "inclusive scan computing its producer as it loads (nothing written between): "
+             "long rows in tiles of 32 KiB in one pass (decoupled look-back), others a thread "
+             "per lane in order" +
+             (k.vec > 1 ? ", " + std::to_string(k.vec) + " values per 16-byte access" : "");
     case Form::ColumnFused:
       return "reductions down columns and their broadcast in one kernel: " +
              std::string(k.tall_columns ? "a thread block cluster (up to 8 blocks, each a slice "

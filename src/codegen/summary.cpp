@@ -61,11 +61,14 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
 
 }  // namespace
 
+std::string expression(const plan::FusedGroup& g, int instr) { return describe(g, instr, 0); }
+
 std::string summarize(const plan::FusedGroup& g) {
   std::string s;
   for (size_t o = 0; o < g.outputs.size(); ++o) {
     std::string e = describe(g, g.outputs[o].instr, 0);
     if (g.reduction) e = std::string(graph::op_name(g.reduction->op)) + "(" + e + ")";
+    if (g.scan) e = std::string(graph::op_name(g.scan->op)) + "(" + e + ")";
     s += (o ? "; out" : "out") + std::to_string(o) + " = " + e;
   }
   if (s.size() > kMaxLength) s = s.substr(0, kMaxLength - 3) + "...";

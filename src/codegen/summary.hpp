@@ -8,6 +8,8 @@
 namespace kiln::codegen {
 
 std::string summarize(const plan::FusedGroup& g);
+// The expression of one value of the group, e.g. "add(mul(in0, s0), s1)".
+std::string expression(const plan::FusedGroup& g, int instr);
 
 // The dtypes a group reads and writes, inputs in parameter order: "i64 f32 -> f64" (a group
 // that reads no memory, such as arange, shows "-> f32").

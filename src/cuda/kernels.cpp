@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "codegen/kernel_source.hpp"
+#include "cuda/library.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
 #include "kiln/errors.hpp"
@@ -256,12 +257,15 @@ const OnDevice& loaded_on(Prepared& p, int device) {
 
 // Packs the launch's arguments into `args`: the buffers' addresses and the bound scalars are
 // this launch's; everything else comes from what was derived once (Prepared, OnDevice).
-// `partials` keeps the scratch of a split reduction alive until the launch is queued.
-void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& partials, const plan::FusedGroup& g,
+// `scratch` keeps the scratch of a split reduction (its partials) or of a scan's look-back
+// alive until the launch is queued.
+void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& scratch, const plan::FusedGroup& g,
           const std::vector<Scalar>& params, const Prepared& p, const codegen::Launch& shape,
           int device, const std::function<void*(int)>& data) {
   const codegen::KernelSource& src = p.src;
-  if (shape.partials) partials = allocate(device, shape.partials * src.partial_bytes);
+  if (shape.partials) scratch = allocate(device, shape.partials * src.partial_bytes);
+  if (shape.scan_tiles)
+    scratch = look_back_status(device, src.scan.outer * src.scan.inner, shape.scan_tiles);
   for (const Arg& a : src.args) {
     switch (a.kind) {
       case Arg::Input: {
@@ -294,7 +298,18 @@ void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& partials, const plan::F
         args.add(p.layout.data(), p.layout.size() * sizeof(int64_t));
         break;
       case Arg::Partials:  // none when the kernel merges within its blocks
-        args.add(partials ? partials->data() : nullptr);
+        args.add(scratch ? scratch->data() : nullptr);
+        break;
+      case Arg::ScanExtent: {
+        const int64_t extents[] = {src.scan.outer, src.scan.n, src.scan.inner};
+        args.add(static_cast<long long>(extents[a.index]));
+        break;
+      }
+      case Arg::ScanTiles:
+        args.add(static_cast<long long>(shape.scan_tiles));
+        break;
+      case Arg::LookBack:  // none for a thread per lane
+        args.add(scratch ? scratch->data() : nullptr);
         break;
       case Arg::RowsPerBlock:
         args.add_index(shape.rows_per_block, src.index64);
@@ -328,8 +343,8 @@ void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, 
   if (s.grid_x == 0) return;
   set_device(device);
   ArgPack args;
-  std::shared_ptr<graph::Buffer> partials;
-  pack(args, partials, step.group, params, p, s, device, data);
+  std::shared_ptr<graph::Buffer> scratch;
+  pack(args, scratch, step.group, params, p, s, device, data);
   const dim3 grid(static_cast<unsigned>(s.grid_x), static_cast<unsigned>(s.grid_y));
   const dim3 block(s.block_x, s.block_y);
   const auto* kernel = reinterpret_cast<const void*>(on.kernel.main);

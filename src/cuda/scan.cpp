@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codegen/expressions.hpp"
+#include "codegen/kernel_source.hpp"
 #include "cuda/helper_kernels.hpp"
 #include "cuda/library.hpp"
 #include "cuda/per_device.hpp"
@@ -21,16 +22,16 @@ using helpers::Helper;
 
 // kiln::scan::kTileBytes: a tile of the single-pass form, whatever the dtype (4 16-byte
 // vectors a thread).
-constexpr int64_t kTileBytes = kLookBackBlock * 4 * 16;
-// Rows longer than this scan in tiles when they are contiguous or too few to fill the device.
-constexpr int64_t kLong = 2048;
+constexpr int64_t kTileBytes = codegen::kScanTileBytes;
+static_assert(kLookBackBlock == codegen::kScanBlock, "kernels/scan.cuh has one block size");
 
 // kiln::scan::FORM<OP>(args) for dtype t.
 Helper scan_helper(const std::string& form, const std::string& params, const std::string& args,
                    DType t, graph::ScanOp op) {
   const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
-  std::string p = params;
+  std::string p = params, a = args;
   for (size_t at; (at = p.find("T")) != std::string::npos;) p.replace(at, 1, type);
+  for (size_t at; (at = a.find("T")) != std::string::npos;) a.replace(at, 1, type);
   const char* which = op == graph::ScanOp::Sum ? "Add" : "Multiply";
   Helper h = helpers::wrap(
       "scan.cuh", std::string("kiln_scan_") + form + "_" + graph::op_name(op) + "_" + tag, p,
@@ -39,7 +40,7 @@ Helper scan_helper(const std::string& form, const std::string& params, const std
       "static_assert(kiln::scan::kThreads == " + std::to_string(kLookBackBlock) +
           " && kiln::scan::kTileBytes == " + std::to_string(kTileBytes) +
           ", \"src/cuda/scan.cpp's constants\"); kiln::scan::" + form + "<kiln::scatter::" + which +
-          ">(" + args + ")",
+          ">(" + a + ")",
       std::string(graph::op_name(op)) + ": " + form + ", " + tag, tag + " -> " + tag,
       form == "single_pass" ? kLookBackBlock : helpers::kBlock);
   h.options = {"--fmad=false"};  // complex products round as the host's
@@ -48,13 +49,14 @@ Helper scan_helper(const std::string& form, const std::string& params, const std
 
 Helper lanes_helper(DType t, graph::ScanOp op) {
   return scan_helper("lanes", "const T* in, T* out, long long outer, long long n, long long inner",
-                     "in, out, outer, n, inner", t, op);
+                     "kiln::scan::Dense<T>{in}, out, outer, n, inner", t, op);
 }
 Helper single_pass_helper(DType t, graph::ScanOp op) {
   return scan_helper("single_pass",
                      "const T* in, T* out, long long outer, long long n, long long inner, "
                      "long long tiles, void* scratch, int vectors",
-                     "in, out, outer, n, inner, tiles, scratch, vectors", t, op);
+                     "kiln::scan::Dense<T>{in}, out, outer, n, inner, tiles, scratch, vectors", t,
+                     op);
 }
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -80,18 +82,13 @@ void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, cons
   long long outer = step.outer, n = step.n, inner = step.inner;
   if (outer * n * inner == 0) return;
   ScopedDevice on(device);
-  // Tiles for a long axis that is contiguous (coalesced loads, where a thread per lane would
-  // read one value per row) or has too few lanes to fill the device; otherwise a thread per lane,
-  // in order: consecutive lanes read consecutive values when inner > 1.
   const long long lanes = outer * inner;
-  const bool tiled =
-      n > kLong && (inner == 1 || lanes < helpers::max_blocks(device) * helpers::kBlock / 4);
-  if (!tiled) {
+  long long tiles = codegen::scan_tiles(plan::ScanFold{step.op, outer, n, inner}, itemsize(t),
+                                        gpu::device(device).sm_count);
+  if (!tiles) {
     void* args[] = {&in, &out, &outer, &n, &inner};
     return helpers::launch(lanes_helper(t, step.op), device, lanes, args);
   }
-  const long long tile = kTileBytes / itemsize(t);
-  long long tiles = (n + tile - 1) / tile;
   const long long total = lanes * tiles;
   auto scratch = look_back_status(device, lanes, tiles);
   void* status = scratch->data();

@@ -21,9 +21,18 @@ plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) { return {&s
 
 void Executor::check_user_code(const plan::KernelStep& step) { check_runs_on_host(step.group); }
 
+// A group with a fused scan (FusedGroup::scan) writes its value where the scan goes, by the
+// interpretation that writes it unfused, and scans it there in place as the scan step scans its
+// input: the unfused program's operations in its order, so the same bits.
 void Executor::run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,
                          const std::function<void*(int)>& data) {
-  cpu::run_group(step.group, params, data);
+  const plan::FusedGroup& g = step.group;
+  cpu::run_group(g, params, data);
+  if (!g.scan) return;
+  void* out = data(g.outputs[0].buffer);
+  const plan::PlanBuffer desc{g.out_dtype(0), g.shape, host(), nullptr};
+  cpu::run_scan(plan::ScanStep{-1, -1, g.scan->op, g.scan->outer, g.scan->n, g.scan->inner}, desc,
+                out, out);
 }
 
 void Executor::run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const void* in,

@@ -4,7 +4,8 @@
 
 namespace kiln::cpu {
 
-// The inclusive scan of in along the step's axis (step.outer x step.n x step.inner).
+// The inclusive scan of in along the step's axis (step.outer x step.n x step.inner). `in` may be
+// `out`: each value is read before its place is written.
 void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
               void* out);
 

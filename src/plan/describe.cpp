@@ -35,6 +35,9 @@ struct Describe {
       for (size_t i = 0; i < g.row_axes.size(); ++i) os << (i ? ", " : " ") << g.row_axes[i];
       os << (g.folds_columns() ? " (columns)" : " (rows)");
     }
+    if (g.scan)
+      os << " then its " << graph::op_name(g.scan->op) << " along " << g.scan->n
+         << " values (fused)";
     os << ": " << g.code.size() << " instructions, reads";
     for (const auto& a : g.accesses)
       if (a.buffer >= 0) os << " " << buffer_str(p, a.buffer);

@@ -12,6 +12,7 @@ std::string kernel_name(const FusedGroup& g) {
   constexpr size_t kMaxOps = 6;  // longer names stop being readable
   std::vector<std::string> ops;
   if (g.reduction) ops.push_back(graph::op_name(g.reduction->op));
+  if (g.scan) ops.push_back(graph::op_name(g.scan->op));
   // A user expression (kiln::elementwise) is named first, so it shows in a long group's name.
   if (!g.user_calls.empty()) ops.push_back("user");
   for (const Instr& i : g.code) {

@@ -143,6 +143,13 @@ struct Reduction {
   DType result;           // the output's dtype
 };
 
+// What a group whose output is scanned folds (FusedGroup::scan): the inclusive scan by `op`
+// of the group's value, seen densely as (outer, n, inner) around the scanned axis.
+struct ScanFold {
+  graph::ScanOp op;
+  int64_t outer, n, inner;
+};
+
 struct FusedGroup {
   std::string name;  // readable kernel name, e.g. k_sin_mul_add_f32
   Shape shape;       // iteration shape (a reduction's input shape)
@@ -161,6 +168,10 @@ struct FusedGroup {
   // each row or column on chip while it reduces it and then computes its outputs from it,
   // written in the full shape: a reduction and its broadcast in one pass.
   std::vector<int> row_axes;
+  // When set, the group's one output is not its value but that value's inclusive scan: an
+  // elementwise producer computed as the scan loads it (planner.cpp: fold_scan_producers), so
+  // the value never goes to memory. An elementwise group otherwise (no reduction, no row axes).
+  std::optional<ScanFold> scan;
   // Whether row_axes fold columns: the last axis kept, so neighbouring threads take
   // neighbouring columns (codegen's ColumnFused) and the outputs lie in another order than the
   // iteration (IterationSpace::out_strides).

@@ -168,6 +168,7 @@ class Planner {
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
     fold_matmul_epilogues();
+    fold_scan_producers();
     write_remaps_read_twice();
     fold_row_reductions();
     resolve_sharing();
@@ -213,6 +214,43 @@ class Planner {
       }
       epilogues_.emplace(top, f);
     }
+  }
+
+  // A scan computes its input in its own kernel (FusedGroup::scan) when the input is an
+  // elementwise expression that nothing else needs: one kernel reads the expression's inputs
+  // and writes the scan, and the expression never goes to memory and back. Not when the input
+  // is in memory anyway (a leaf, a library step's output), is a reduction (a kernel of its own,
+  // which a scan does not fold in) or a matmul's epilogue, is an output or held by the program
+  // (it may be read later, so the plan writes it), or is read by another node (then it is
+  // written once and every reader reads it; computing it again in the scan would repeat its
+  // arithmetic, and resolve_sharing keeps shared work from being done twice). Views and
+  // broadcasts of every kind fuse: the scan reads its inputs through the strided accesses every
+  // kernel uses. What the expression reads from other groups (a reduction, a shared value)
+  // those groups write as usual.
+  void fold_scan_producers() {
+    scan_producers_.clear();
+    if (std::none_of(order_.begin(), order_.end(), [](const Node* n) {
+          return !n->is_leaf() && n->kind == OpKind::Scan && !n->inputs[0]->is_leaf();
+        }))
+      return;
+    auto readers = graph_readers();
+    for (const Node* s : order_) {
+      if (s->is_leaf() || s->kind != OpKind::Scan) continue;
+      const Node* p = s->inputs[0].get();
+      if (p->is_leaf() || p->kind == OpKind::Reduce || library(p) || readers[p].size() != 1 ||
+          std::any_of(outputs_.begin(), outputs_.end(), [p](auto& o) { return o.get() == p; }))
+        continue;
+      library_inputs_.erase(p);
+      roots_.erase(p);
+      scan_producers_.emplace(s, p);
+    }
+  }
+
+  // The producer scan s computes in its own kernel (fold_scan_producers), or null when it
+  // reads its input from memory.
+  const Node* fused_producer(const Node* s) const {
+    auto it = scan_producers_.find(s);
+    return it == scan_producers_.end() || materialized(it->second) ? nullptr : it->second;
   }
 
   // Each unevaluated node's readers in this graph, one entry per edge (x + x reads x twice).
@@ -373,9 +411,12 @@ class Planner {
   std::unordered_map<const Node*, std::set<const Node*>> reach() const {
     std::unordered_map<const Node*, std::set<const Node*>> in;
     for (const Node* r : roots_) {
-      if (r->is_leaf() || library(r)) continue;
-      std::vector<const Node*> stack{r};
-      std::unordered_set<const Node*> seen{r};
+      // A scan's group computes its fused producer (fold_scan_producers).
+      const Node* top = r->is_leaf() ? nullptr : fused_producer(r);
+      if (!top && (r->is_leaf() || library(r))) continue;
+      if (!top) top = r;
+      std::vector<const Node*> stack{top};
+      std::unordered_set<const Node*> seen{top};
       while (!stack.empty()) {
         const Node* n = stack.back();
         stack.pop_back();
@@ -517,6 +558,8 @@ class Planner {
         plan_.steps.push_back(fft_step(*r));
       } else if (r->kind == OpKind::Copy) {
         plan_.steps.push_back(CopyStep{buf(r->inputs[0].get()), buf(r)});
+      } else if (const Node* producer = r->kind == OpKind::Scan ? fused_producer(r) : nullptr) {
+        plan_.steps.push_back(fused_scan_step(*r, *producer));
       } else if (r->kind == OpKind::Scan) {
         plan_.steps.push_back(scan_step(*r));
       } else if (r->kind == OpKind::Matmul) {
@@ -538,12 +581,7 @@ class Planner {
                                           buf(r), r->scatter_op()});
       } else {
         std::vector<const Node*> params;
-        FusedGroup g = lower_group(spec, buf, mat, params);
-        for (size_t p = 0; p < params.size(); ++p)
-          param_nodes_.push_back(
-              {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
-        g.name = kernel_name(g);
-        plan_.steps.push_back(KernelStep{std::move(g)});
+        plan_.steps.push_back(kernel_step(lower_group(spec, buf, mat, params), params));
       }
     }
     for (size_t i = 0; i < outputs_.size(); ++i) {
@@ -552,13 +590,40 @@ class Planner {
     }
   }
 
-  ScanStep scan_step(const Node& n) {
+  // The step of group g, named, with the graph's nodes of its params (to rebind them when the
+  // plan is reused); it is the next step of the plan.
+  KernelStep kernel_step(FusedGroup g, const std::vector<const Node*>& params) {
+    for (size_t p = 0; p < params.size(); ++p)
+      param_nodes_.push_back(
+          {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
+    g.name = kernel_name(g);
+    return KernelStep{std::move(g)};
+  }
+
+  static ScanFold scan_fold(const Node& n) {
     const int axis = n.attr<graph::ScanAttrs>().axis;
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; ++d) outer *= n.shape[d];
     for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
-    return ScanStep{
-        buffer_of(n.inputs[0].get()), buffer_of(&n), n.scan_op(), outer, n.shape[axis], inner};
+    return ScanFold{n.scan_op(), outer, n.shape[axis], inner};
+  }
+
+  ScanStep scan_step(const Node& n) {
+    const ScanFold f = scan_fold(n);
+    return ScanStep{buffer_of(n.inputs[0].get()), buffer_of(&n), f.op, f.outer, f.n, f.inner};
+  }
+
+  // The scan s with its producer computed in its kernel: the group that would write the
+  // producer (the same lowering, so the same values), writing the scan's buffer instead and
+  // scanning what it computes. The producer gets no buffer.
+  KernelStep fused_scan_step(const Node& s, const Node& producer) {
+    const int out = buffer_of(&s);
+    auto buf = [&](const Node* n) { return n == &producer ? out : buffer_of(n); };
+    auto mat = [this](const Node* n) { return materialized(n); };
+    std::vector<const Node*> params;
+    FusedGroup g = lower_group(GroupSpec{{&producer}, nullptr}, buf, mat, params);
+    g.scan = scan_fold(s);
+    return kernel_step(std::move(g), params);
   }
 
   // An operand read in place when it is strides over a value in memory that the BLAS can
@@ -694,7 +759,8 @@ class Planner {
   std::unordered_set<const Node*> read_from_memory_;  // roots whose dependants never join them
   std::unordered_set<const Node*> not_inlinable_;     // reductions their reader cannot fold
   std::unordered_set<const Node*> library_inputs_;    // what FFTs and copies read
-  std::unordered_map<const Node*, EpilogueFold> epilogues_;  // by the node the step writes
+  std::unordered_map<const Node*, EpilogueFold> epilogues_;      // by the node the step writes
+  std::unordered_map<const Node*, const Node*> scan_producers_;  // scan -> input it computes
   std::unordered_map<const Node*, int> buffer_ids_;
   const graph::Signature* sig_;
   struct ParamNode {

@@ -1,5 +1,6 @@
 #include "fuzz/coverage.hpp"
 
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -216,7 +217,9 @@ void count_schedules(const Program& p, const std::vector<Array>& values, Counts&
                                           "reductions and their broadcast "
                                           "down columns",
                                           "narrow columns read as one stream",
-                                          "narrow rows written as one stream"};
+                                          "narrow rows written as one stream",
+                                          "scan computing its elementwise producer"};
+  static_assert(std::size(names) == static_cast<size_t>(Form::Scan) + 1, "a name per form");
   std::vector<graph::NodeRef> outs;
   for (int o : p.outputs) outs.push_back(values.at(static_cast<size_t>(o)).node());
   for (const auto& step : plan::make_plan(outs).steps) {

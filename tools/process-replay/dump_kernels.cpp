@@ -544,6 +544,36 @@ void elementwise(std::vector<Program>& ps) {
                 }});
 }
 
+// Scans (cumsum, cumprod): of arrays in memory (a scan step), and of elementwise producers,
+// which a scan computes as it loads them (one kernel) unless something else needs them too.
+void scans(std::vector<Program>& ps) {
+  ps.push_back({"scan.cumsum_leaf",
+                [] { return std::vector<Array>{kiln::cumsum(data({4097}, DType::Float32))}; }});
+  ps.push_back({"scan.cumsum_affine_f32", [] {
+                  return std::vector<Array>{kiln::cumsum(data({4097}, DType::Float32) * 2 + 1)};
+                }});
+  ps.push_back({"scan.cumsum_mask_count", [] {
+                  auto x = data({33, 65}, DType::Float64);
+                  return std::vector<Array>{kiln::cumsum(x > 0.5, 1)};
+                }});
+  ps.push_back({"scan.cumprod_int_columns", [] {
+                  auto k = data({33, 65}, DType::Int32);
+                  return std::vector<Array>{kiln::cumprod(k - 2, 0)};
+                }});
+  ps.push_back(
+      {"scan.cumsum_exp_raveled", [] {
+         return std::vector<Array>{kiln::cumsum(kiln::exp(data({33, 65}, DType::Float32)))};
+       }});
+  ps.push_back({"scan.cumsum_transposed_f16", [] {
+                  auto h = data({65, 33}, DType::Float16);
+                  return std::vector<Array>{kiln::cumsum(h.T() * 0.5, 1)};
+                }});
+  ps.push_back({"scan.cumsum_producer_shared", [] {
+                  auto x = data({33, 65}, DType::Float32);
+                  return std::vector<Array>{kiln::cumsum(x * 2 + 1, 0), kiln::sum(x * 2 + 1)};
+                }});
+}
+
 void user_and_library(std::vector<Program>& ps) {
   ps.push_back({"user.two_inputs", [] {
                   auto a = data({33, 65}, DType::Float32), b = data({33, 65}, DType::Float32, 1);
@@ -583,6 +613,7 @@ void user_and_library(std::vector<Program>& ps) {
                   auto r = g.randint(-5, 17, {333}, DType::Int32);
                   return std::vector<Array>{u * 2 + 1, kiln::sum(n), r, kiln::max(u, {1})};
                 }});
+  scans(ps);
   for (int steps : {1, 200, 300})
     ps.push_back({"chain.x_0999_0001." + std::to_string(steps), [=] {
                     auto s = data({1 << 16}, DType::Float32);
