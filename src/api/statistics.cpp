@@ -243,11 +243,18 @@ namespace {
 // Per bin: how many of the bin numbers `bin` (1-d, int64, in [0, length)) fall in it (int64),
 // or the sum of their weights (float64, complex128 for complex weights; in the order of x, as
 // NumPy's bincount adds them). A scatter add: one pass over x, where a one-hot matrix would
-// compare every value with every bin.
+// compare every value with every bin. The bin numbers are the scatter's positions as they are:
+// they are in range already, where counts.at(bin) would check them again and gather its
+// positions from an iota (two more passes over x, and 8 bytes a value written).
 Array count_bins(const Array& bin, int64_t length, const std::optional<Array>& weights, Device d) {
-  if (!weights) return zeros({length}, DType::Int64, d).at(bin).add(1);
-  DType t = is_complex(weights->dtype()) ? DType::Complex128 : DType::Float64;
-  return zeros({length}, t, d).at(bin).add(weights->astype(t).reshape({-1}));
+  const DType t = !weights                       ? DType::Int64
+                  : is_complex(weights->dtype()) ? DType::Complex128
+                                                 : DType::Float64;
+  Array counts = zeros({length}, t, d);
+  if (bin.size() == 0) return counts;
+  Array values =
+      weights ? weights->astype(t).reshape({-1}) : full({}, 1, t, d).broadcast_to(bin.shape());
+  return api::finish(api::scatter(counts, bin, values, graph::ScatterOp::Add));
 }
 }  // namespace
 
