@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <complex>
@@ -20,7 +21,6 @@
 #include <vector>
 
 #include "cuda/fft_kernels.hpp"
-#include "cuda/fft_plan_cache.hpp"
 #include "cuda/fft_program.hpp"
 #include "plan/planner.hpp"
 #include "support/gpu.hpp"
@@ -1123,27 +1123,30 @@ GPU_TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted 
 }
 
 // A callback plan waits for cuFFT's JIT link (src/cuda/fft.cpp), so the first transform of an
-// integer layout casts in a pass and a worker makes the callback plan; the next call finds it.
-GPU_TEST_CASE("gpu fft: a new integer layout is cast at first while a worker makes its plan") {
+// integer layout casts in a pass (a plain plan), the second makes the callback plan, the third
+// finds it. Each call transforms new values (a new node: an evaluated one would not run again).
+GPU_TEST_CASE("gpu fft: a new integer layout is cast at first, then read through its callback") {
   kf::clear_plan_cache();
   // A shape each: the plain R2C plan of int64 and int32 input is the same (float64 reals).
   for (auto [t, shape] : {std::pair{DType::Int64, Shape{64, 48}}, {DType::Int32, Shape{40, 30}}}) {
     INFO(std::string(kiln::dtype_name(t)));
-    Array host = sample(shape, t);
-    Array expected = kf::fftn(host).eval();
-    Array a = kiln::asarray(host, kiln::cuda()).eval();
-    auto before = kf::plan_cache();
-    Array first = kf::fftn(a).get();
-    gf::wait_for_background_plans();
-    auto made = kf::plan_cache();
-    CHECK(made.plans == before.plans + 2);  // the plain R2C plan and the callback one
-    CHECK(made.misses == before.misses + 2);
-    Array second = kf::fftn(a).get();
-    auto after = kf::plan_cache();
-    CHECK(after.misses == made.misses);  // the callback plan, found
-    CHECK(after.hits == made.hits + 1);
-    CHECK(close_to(first, expected));
-    CHECK(close_to(second, expected));
+    auto [before, after_first, after_second, after_third] = std::array<kf::PlanCacheInfo, 4>{};
+    std::vector<Array> got, want;
+    for (int call = 0; call < 3; ++call) {
+      Array host = sample(shape, t, call);
+      want.push_back(kf::fftn(host).eval());
+      Array a = kiln::asarray(host, kiln::cuda()).eval();
+      (call == 0 ? before : call == 1 ? after_first : after_second) = kf::plan_cache();
+      got.push_back(kf::fftn(a).eval());
+    }
+    after_third = kf::plan_cache();
+    CHECK(after_first.plans == before.plans + 1);  // the plain R2C plan
+    CHECK(after_first.misses == before.misses + 1);
+    CHECK(after_second.plans == after_first.plans + 1);  // the callback plan
+    CHECK(after_second.misses == after_first.misses + 1);
+    CHECK(after_third.misses == after_second.misses);  // the callback plan, found
+    CHECK(after_third.hits == after_second.hits + 1);
+    for (int call = 0; call < 3; ++call) CHECK(close_to(got[call].get(), want[call]));
   }
 }
 

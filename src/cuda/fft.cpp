@@ -170,11 +170,14 @@ void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const v
   const auto callbacks = callback_plans(program);
   // A plan with a load callback takes cuFFT's JIT link to make (the process's first one also
   // loads nvJitLink: about 600 ms on the H200 machine, against about 400 for the whole first
-  // transform without it). The first result must not wait for that: until a worker has made
-  // the callback plans, the input is cast in a pass of its own.
-  if (!callbacks.empty() && !fft::plans_cached(callbacks, device)) {
+  // transform without it). The first result must not wait for that: the first transform of a
+  // layout casts its input in a pass of its own, and the next one makes the callback plan. (A
+  // worker thread making it at once was tried on the H200: one of four benchmark processes died
+  // in glibc's mutex owner assertion, likely exiting while the worker was inside cuFFT's link;
+  // static destructors of what the link loads cannot be ordered after joining it.)
+  if (!callbacks.empty() && !fft::plans_cached(callbacks, device) &&
+      fft::first_request(callbacks, device)) {
     Runner(fft::make_program(step, in_desc, out_desc, false), device, in, out).run();
-    fft::make_plans_in_background(callbacks, device, turn_load_callbacks_off);
     return;
   }
   try {

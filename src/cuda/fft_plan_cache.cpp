@@ -1,11 +1,8 @@
 #include "cuda/fft_plan_cache.hpp"
 
-#include <atomic>
-#include <functional>
+#include <mutex>
 #include <set>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include <cufftXt.h>
@@ -173,96 +170,18 @@ bool plans_cached(const std::vector<PlanSpec>& specs, int device) {
   return true;
 }
 
-namespace {
-
-// The worker threads making plans in the background and the plan sets they are making (or
-// failed to make). Joined by its destructor: at exit no worker may still be inside cuFFT
-// while the CUDA runtime is torn down (this object is made at the first background plan,
-// after the runtime, so it is destroyed before it).
-class BackgroundPlans {
- public:
-  ~BackgroundPlans() { wait(); }
-
-  // False when the set is being made or failed before.
-  bool claim(const Cache::Key& set) {
-    std::lock_guard lock(mu_);
-    return claimed_.insert(set).second;
-  }
-  void release(const Cache::Key& set) {
-    std::lock_guard lock(mu_);
-    claimed_.erase(set);
-  }
-  void start(std::function<void()> work) {
-    std::lock_guard lock(mu_);
-    reap();
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    workers_.push_back({std::thread([work = std::move(work), done] {
-                          work();
-                          *done = true;
-                        }),
-                        done});
-  }
-  void wait() {
-    std::vector<Worker> all;
-    {
-      std::lock_guard lock(mu_);
-      all.swap(workers_);
-    }
-    for (Worker& w : all) w.thread.join();
-  }
-
- private:
-  struct Worker {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  // Joins the workers that have finished (a thread not joined keeps its stack).
-  void reap() {
-    std::erase_if(workers_, [](Worker& w) {
-      if (!*w.done) return false;
-      w.thread.join();
-      return true;
-    });
-  }
-
-  std::mutex mu_;
-  std::vector<Worker> workers_;
-  std::set<Cache::Key> claimed_;
-};
-
-BackgroundPlans& background() {
-  static BackgroundPlans b;
-  return b;
-}
-
-}  // namespace
-
-void make_plans_in_background(std::vector<PlanSpec> specs, int device,
-                              void (*on_error)(const std::exception&)) {
-  const cudaStream_t stream = current_stream(device), external = current_external(device);
+bool first_request(const std::vector<PlanSpec>& specs, int device) {
+  static std::mutex mu;
+  static std::set<Cache::Key> asked;
+  const cudaStream_t stream = current_stream(device);
   Cache::Key set;
   for (const PlanSpec& s : specs) {
     Cache::Key k = key_of(s, device, stream);
     set.insert(set.end(), k.begin(), k.end());
   }
-  if (!background().claim(set)) return;
-  auto work = [specs = std::move(specs), device, stream, external, set, on_error] {
-    try {
-      CurrentStream current(device, stream, external);
-      for (const PlanSpec& s : specs) acquire_plan(s, device);
-      background().release(set);  // made: if evicted later, it may be made again
-    } catch (const std::exception& e) {
-      on_error(e);
-    }
-  };
-  try {
-    background().start(std::move(work));
-  } catch (const std::system_error&) {  // no thread: the caller goes on without these plans
-    background().release(set);
-  }
+  std::lock_guard lock(mu);
+  return asked.insert(std::move(set)).second;
 }
-
-void wait_for_background_plans() { background().wait(); }
 
 kiln::fft::PlanCacheInfo plan_cache_info() {
   auto i = cache().info();
@@ -271,9 +190,6 @@ kiln::fft::PlanCacheInfo plan_cache_info() {
 void set_plan_cache_limits(size_t max_plans, size_t max_work_bytes) {
   cache().set_limits(max_plans, max_work_bytes);
 }
-void clear_plan_cache() {
-  wait_for_background_plans();
-  cache().clear();
-}
+void clear_plan_cache() { cache().clear(); }
 
 }  // namespace kiln::gpu::fft

@@ -5,7 +5,6 @@
 #pragma once
 #include <cufft.h>
 
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -54,18 +53,12 @@ PlanRef acquire_plan(const PlanSpec& spec, int device);
 // (counting neither a hit nor a miss).
 bool plans_cached(const std::vector<PlanSpec>& specs, int device);
 
-// Makes the plans of specs on a worker thread, for device and the calling thread's current
-// stream, so that a later acquire_plan finds them; nothing when the same set is already being
-// made or failed before. A failure is passed to on_error on the worker (then those plans are
-// not tried again). The process waits for the workers at exit.
-void make_plans_in_background(std::vector<PlanSpec> specs, int device,
-                              void (*on_error)(const std::exception&));
-// Waits until no plan is being made in the background.
-void wait_for_background_plans();
+// True the first time a set of plans is asked about for device and the calling thread's
+// current stream, false after.
+bool first_request(const std::vector<PlanSpec>& specs, int device);
 
 kiln::fft::PlanCacheInfo plan_cache_info();
 void set_plan_cache_limits(size_t max_plans, size_t max_work_bytes);
-// Waits for background plans first, so none arrives after it.
 void clear_plan_cache();
 
 }  // namespace kiln::gpu::fft
