@@ -1127,8 +1127,9 @@ GPU_TEST_CASE("gpu fft: integer input in memory goes to cuFFT uncast (converted 
 // finds it. Each call transforms new values (a new node: an evaluated one would not run again).
 GPU_TEST_CASE("gpu fft: a new integer layout is cast at first, then read through its callback") {
   kf::clear_plan_cache();
-  // A shape each: the plain R2C plan of int64 and int32 input is the same (float64 reals).
-  for (auto [t, shape] : {std::pair{DType::Int64, Shape{64, 48}}, {DType::Int32, Shape{40, 30}}}) {
+  // A shape each (the plain R2C plan of int64 and int32 input is the same, float64 reals), and
+  // shapes no other case transforms: kiln remembers which layouts it has cast once already.
+  for (auto [t, shape] : {std::pair{DType::Int64, Shape{62, 46}}, {DType::Int32, Shape{38, 26}}}) {
     INFO(std::string(kiln::dtype_name(t)));
     auto [before, after_first, after_second, after_third] = std::array<kf::PlanCacheInfo, 4>{};
     std::vector<Array> got, want;
