@@ -214,8 +214,8 @@ void column_fused(Launch& l, const KernelSource& k, int64_t max_shared, bool clu
   l.grid_x = std::min(ceil_div(k.kept, 32), kMaxGrid / blocks) * blocks;
 }
 
-// A row's tiles or, for a thread per lane, as many blocks as the scan step's grid-stride
-// helpers (16 blocks of 256 threads an SM).
+// A row's tiles or, for a thread per lane, as many threads as the scan step's grid-stride
+// helpers (16 blocks of 256 threads an SM: 8 of these blocks of kScanBlock = 512).
 void scan(Launch& l, const KernelSource& k, int sm_count) {
   const int64_t lanes = k.scan.outer * k.scan.inner;
   l.block_x = kScanBlock;
