@@ -52,15 +52,28 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
     if (threadIdx.x == 0) tile_before = prefix;
   }
   __syncthreads();
-  long long at = tile_before + before;
+  // Written in warp-striped order: at step k the warp's lanes take 32 consecutive entries and
+  // the picked ones go to consecutive places, so loads and stores are contiguous across the warp
+  // (each thread walking its own 16 entries put a warp's 32 stores about 16 entries apart: one
+  // memory transaction each). Entry e = 32k + lane of the warp's 32 * kItems is bit e % kItems of
+  // lane e / kItems's count above; lane 0's exclusive count is the warp's start.
+  const unsigned lane = threadIdx.x % 32;
+  const long long warp_first = tile * kTile + (long long)(threadIdx.x - lane) * kItems;
+  long long at = tile_before + __shfl_sync(~0u, before, 0);
+#pragma unroll 4
   for (int k = 0; k < kItems; ++k) {
-    if (!(bits >> k & 1u)) continue;
-    const long long i = first + k;
-    if constexpr (kPositions)
-      out[at] = (T)i;
-    else
-      for (long long u = 0; u < width; ++u) out[at * width + u] = values[i * width + u];
-    ++at;
+    const unsigned e = 32u * k + lane;
+    const bool pick = __shfl_sync(~0u, bits, e / kItems) >> (e % kItems) & 1u;
+    const unsigned picked = __ballot_sync(~0u, pick);
+    if (pick) {
+      const long long o = at + __popc(picked & ((1u << lane) - 1u));
+      const long long i = warp_first + e;
+      if constexpr (kPositions)
+        out[o] = (T)i;
+      else
+        for (long long u = 0; u < width; ++u) out[o * width + u] = values[i * width + u];
+    }
+    at += __popc(picked);
   }
 }
 
