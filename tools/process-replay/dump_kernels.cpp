@@ -425,6 +425,17 @@ void views(std::vector<Program>& ps) {
                     auto a = data({129}, t), b = data({67}, t, 1);
                     return std::vector<Array>{a.reshape({-1, 1}) * b.reshape({1, -1})};
                   }});
+  // Gathers by an index array (take, take_along_axis): an index map read in the consumer.
+  ps.push_back({"take.flat_f32", [] {
+                  auto x = data({4097}, DType::Float32);
+                  auto i = kiln::asarray(std::vector<int64_t>{5, -1, 4096, 0, 77, 5, 3000});
+                  return std::vector<Array>{kiln::take(x, i), kiln::take(x * 2, i) + 1};
+                }});
+  ps.push_back({"take.axis1_f64", [] {
+                  auto x = data({33, 65}, DType::Float64);
+                  auto i = kiln::asarray(std::vector<int32_t>{64, 0, -3, 7});
+                  return std::vector<Array>{kiln::take(x, i, 1)};
+                }});
   // Index widths: more than 2^31 elements, planned but not run on the host.
   ps.push_back({"huge.broadcast_add",
                 [] {
