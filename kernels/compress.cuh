@@ -38,6 +38,33 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
   }
   const Count mine = __popc(bits);
 
+  // Rows are taken in warp-striped order: at step k the warp's lanes take 32 consecutive
+  // entries and the picked ones go to consecutive places, so loads and stores are contiguous
+  // across the warp (each thread walking its own 16 entries put a warp's 32 stores about 16
+  // entries apart: one memory transaction each). Entry e = 32k + lane of the warp's 32 * kItems
+  // is bit e % kItems of lane e / kItems's `bits`.
+  const unsigned lane = threadIdx.x % 32, below = (1u << lane) - 1u;
+  const long long warp_first = tile * kTile + (long long)(threadIdx.x - lane) * kItems;
+  unsigned picked[kItems];  // step k's ballot: which lanes' entries are picked
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const unsigned e = 32u * k + lane;
+    picked[k] = __ballot_sync(~0u, __shfl_sync(~0u, bits, e / kItems) >> (e % kItems) & 1u);
+  }
+  // Rows of one unit (and positions) are loaded now, all kItems at once, so their latency
+  // passes while the tile waits for the count before it; a loop of load then store kept too
+  // few loads in flight to reach the memory's bandwidth.
+  const bool one_unit = kPositions || width == 1;
+  T v[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    if (!one_unit || !(picked[k] >> lane & 1u)) continue;
+    if constexpr (kPositions)
+      v[k] = warp_first + 32 * k + lane;
+    else
+      v[k] = values[warp_first + 32 * k + lane];
+  }
+
   // Exclusive count within the block, and the block's total (the warps' folds block_scan left).
   const Count before = scan::block_scan<scatter::Add>(mine, warp_totals) - mine;
   Count total = 0;
@@ -52,28 +79,17 @@ __device__ void select(const bool* mask, const T* values, T* out, long long rows
     if (threadIdx.x == 0) tile_before = prefix;
   }
   __syncthreads();
-  // Written in warp-striped order: at step k the warp's lanes take 32 consecutive entries and
-  // the picked ones go to consecutive places, so loads and stores are contiguous across the warp
-  // (each thread walking its own 16 entries put a warp's 32 stores about 16 entries apart: one
-  // memory transaction each). Entry e = 32k + lane of the warp's 32 * kItems is bit e % kItems of
-  // lane e / kItems's count above; lane 0's exclusive count is the warp's start.
-  const unsigned lane = threadIdx.x % 32;
-  const long long warp_first = tile * kTile + (long long)(threadIdx.x - lane) * kItems;
-  long long at = tile_before + __shfl_sync(~0u, before, 0);
-#pragma unroll 4
+  long long at = tile_before + __shfl_sync(~0u, before, 0);  // lane 0's count: the warp's start
+#pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const unsigned e = 32u * k + lane;
-    const bool pick = __shfl_sync(~0u, bits, e / kItems) >> (e % kItems) & 1u;
-    const unsigned picked = __ballot_sync(~0u, pick);
-    if (pick) {
-      const long long o = at + __popc(picked & ((1u << lane) - 1u));
-      const long long i = warp_first + e;
-      if constexpr (kPositions)
-        out[o] = (T)i;
+    if (picked[k] >> lane & 1u) {
+      const long long o = at + __popc(picked[k] & below), i = warp_first + 32 * k + lane;
+      if (one_unit)
+        out[o] = v[k];
       else
         for (long long u = 0; u < width; ++u) out[o * width + u] = values[i * width + u];
     }
-    at += __popc(picked);
+    at += __popc(picked[k]);
   }
 }
 

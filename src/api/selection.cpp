@@ -30,10 +30,20 @@ Array scanned(Array a, std::optional<int> axis, std::optional<DType> dtype, grap
   return api::finish(api::scan(in, ax, op));
 }
 
+// A mask computed from other arrays (x > 0.5) is written once, then counted and compacted from
+// memory: counting the expression itself would compute it in that pass and again in the pass
+// that writes it for the compress step. (A reshape of a leaf is in memory already.)
+void write_mask(const Array& mask) {
+  const graph::Node* n = &api::node_of(mask);
+  while (!n->is_leaf() && n->kind == graph::OpKind::Reshape) n = n->inputs[0].get();
+  if (!n->is_leaf()) mask.eval();
+}
+
 // The rows of `rows` (L, R; null: the positions of the true entries) where mask (L, bool) is
 // true, shaped (count, rest...) with R the size of `rest`. The count is evaluated first: the
 // result's shape depends on it.
 Array selected(const Array& mask, const Array* rows, const Shape& rest, DType t, Device d) {
+  write_mask(mask);
   Shape out{mask.size() == 0 ? 0 : count_nonzero(mask).item<int64_t>()};
   out.insert(out.end(), rest.begin(), rest.end());
   if (shape_size(out) == 0) return zeros(out, t, d);

@@ -110,6 +110,14 @@ class Planner {
     return v && !constant && blas_readable(in.shape, v->strides) ? v->base : &in;
   }
 
+  // What a compress step reads for its input `in`: a reshape names the bytes of the node below
+  // it once that is in memory (a leaf, or a root the plan writes densely in C order), so the
+  // step reads that buffer rather than a copy (kiln::masked reshapes x to rows).
+  static const Node* compress_source(const Node* in) {
+    while (!in->is_leaf() && in->kind == OpKind::Reshape) in = in->inputs[0].get();
+    return in;
+  }
+
   // Views of a leaf, a scalar, an iota or a value in memory: a load wherever they are read.
   bool cheap(const Node* n) const {
     while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
@@ -163,8 +171,10 @@ class Planner {
         library_inputs_.insert(n->inputs[0].get());
       if (n->kind == OpKind::Matmul)
         for (const auto& in : n->inputs) library_inputs_.insert(matmul_source(*in));
-      if (n->kind == OpKind::Scatter || n->kind == OpKind::Compress)  // each input in memory
+      if (n->kind == OpKind::Scatter)  // each input in memory
         for (const auto& in : n->inputs) library_inputs_.insert(in.get());
+      if (n->kind == OpKind::Compress)
+        for (const auto& in : n->inputs) library_inputs_.insert(compress_source(in.get()));
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
     fold_matmul_epilogues();
@@ -567,7 +577,8 @@ class Planner {
       } else if (r->kind == OpKind::Compress) {
         const auto& in = r->inputs;
         const int64_t width = in.size() > 1 ? in[1]->shape[1] : 1;
-        plan_.steps.push_back(CompressStep{buf(in[0].get()), in.size() > 1 ? buf(in[1].get()) : -1,
+        plan_.steps.push_back(CompressStep{buf(compress_source(in[0].get())),
+                                           in.size() > 1 ? buf(compress_source(in[1].get())) : -1,
                                            buf(r), in[0]->shape[0], width,
                                            width == 0 ? 0 : r->shape[0] / width});
       } else if (r->kind == OpKind::Sort) {
