@@ -517,6 +517,29 @@ TEST_CASE("selections evaluate their count and refuse what NumPy 2 refuses") {
       kiln::cumprod(c), kiln::asarray(std::vector<std::complex<double>>{{1, 2}, {5, 5}, {-5, 5}})));
 }
 
+TEST_CASE("x[mask] reads x in place, and a computed mask is written once") {
+  Array x = kiln::arange(0.0, 24.0).eval();
+  Array m = (x > 20.0).eval();
+  kiln::reset_engine_stats();
+  // masked() views x as rows of one: the compress step reads x's buffer, no copy of it.
+  Array high = kiln::masked(x, m).eval();
+  CHECK(kiln::engine_stats().kernels == 1);  // the count
+  CHECK(kiln::engine_stats().library_calls == 1);
+  CHECK(kiln::array_equal(high, kiln::asarray(std::vector<double>{21, 22, 23})));
+  // A mask computed from row sums: the sums, the mask of them (written once, not computed again
+  // for the count), its count, then the compress step, whose output is the result's shape
+  // (no copy to reshape it).
+  Array rows = x.reshape({4, 6});
+  Array sums = kiln::sum(rows, {1});  // 15, 51, 87, 123
+  kiln::reset_engine_stats();
+  Array picked = kiln::masked(rows, ((sums > 40.0) & (sums < 70.0)) | (sums > 100.0)).eval();
+  CHECK(kiln::engine_stats().kernels == 3);
+  CHECK(kiln::engine_stats().library_calls == 1);
+  CHECK(kiln::array_equal(
+      picked, kiln::asarray(std::vector<double>{6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22, 23})
+                  .reshape({2, 6})));
+}
+
 TEST_CASE("the scatter and scan kernels compile with NVRTC") {
   // One dtype of each path through kernels/scatter.cuh and scan.cuh (1-, 2-, 4-, 8- and 16-byte
   // words, bool, floats, complex; the GPU suite compiles the rest as it runs them): CI compiles

@@ -184,18 +184,18 @@ NodeRef scatter(const Array& x, const Array& positions, const Array& values, gra
                {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)}});
 }
 
-NodeRef compress(const Array& mask, const Array* rows, int64_t count) {
+NodeRef compress(const Array& mask, const Array* rows, const Shape& shape) {
   const auto& m = node_of(mask);
   if (!rows)
     return graph::make_node(
-        NodeSpec{OpKind::Compress, 0, DType::Int64, {count}, m.device, {ref_of(mask)}});
+        NodeSpec{OpKind::Compress, 0, DType::Int64, shape, m.device, {ref_of(mask)}});
   const auto& r = node_of(*rows);
   const graph::Node* nodes[] = {&m, &r};
   Device d = common_device(nodes, "compress");
   return graph::make_node(NodeSpec{OpKind::Compress,
                                    0,
                                    r.dtype,
-                                   {count * r.shape[1]},
+                                   shape,
                                    d,
                                    {copy_to(ref_of(mask), d), copy_to(ref_of(*rows), d)}});
 }

@@ -48,9 +48,11 @@ NodeRef copy_to(const NodeRef& n, Device d);
 NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op);
 // The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
 NodeRef scan(const Array& in, int axis, graph::ScanOp op);
-// The `count` rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, as a 1-d array of
-// count * R values; with no rows, the int64 positions of the true entries. One Compress node.
-NodeRef compress(const Array& mask, const Array* rows, int64_t count);
+// The rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, in order, as an array of
+// `shape` (count, then R's axes: the step writes count * R values densely, so any shape of that
+// size reads them as they are); with no rows, the int64 positions of the true entries. One
+// Compress node.
+NodeRef compress(const Array& mask, const Array* rows, const Shape& shape);
 // The stable sort of each row of `in` along its last axis: one Sort node, of in's dtype
 // (values) or int64 (indices).
 NodeRef sort(const Array& in, graph::SortOp op);

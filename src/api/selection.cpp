@@ -47,7 +47,7 @@ Array selected(const Array& mask, const Array* rows, const Shape& rest, DType t,
   Shape out{mask.size() == 0 ? 0 : count_nonzero(mask).item<int64_t>()};
   out.insert(out.end(), rest.begin(), rest.end());
   if (shape_size(out) == 0) return zeros(out, t, d);
-  return api::finish(api::compress(mask, rows, out[0])).reshape(out);
+  return api::finish(api::compress(mask, rows, out));
 }
 
 }  // namespace

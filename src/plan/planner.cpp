@@ -580,7 +580,7 @@ class Planner {
         plan_.steps.push_back(CompressStep{buf(compress_source(in[0].get())),
                                            in.size() > 1 ? buf(compress_source(in[1].get())) : -1,
                                            buf(r), in[0]->shape[0], width,
-                                           width == 0 ? 0 : r->shape[0] / width});
+                                           width == 0 ? 0 : shape_size(r->shape) / width});
       } else if (r->kind == OpKind::Sort) {
         const Node& in = *r->inputs[0];
         const int64_t n = in.shape.empty() ? 1 : in.shape.back();
