@@ -1,5 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|matmul|
+//   gpu_bench
+//   chain|chain_sum|max|h2d|tiny|cold|warm_disk|warm_disk_stages|fft|fft_first|randint|matmul|
 //             lazy_loop_200|selection|sorting|compile4
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
@@ -276,6 +277,45 @@ void bench_warm_disk() {
                       {"value", v}});
 }
 
+// Where warm_disk's first evaluation goes, stage by stage (a fresh process, the kernel on
+// disk): planning (signature and plan-cache miss), preparing the kernel (generating its source,
+// the disk cache's hit, loading its module), the launch, its completion, and then reading the
+// result (an evaluation hitting every cache, and the copy to the host).
+void bench_warm_disk_stages() {
+  auto x = kiln::asarray<float>({1, 2, 3, 4}, kiln::cuda()).eval();
+  auto y = kiln::asarray<float>({4, 3, 2, 1}, kiln::cuda()).eval();
+  kiln::synchronize(kiln::cuda());
+  namespace rt = kiln::runtime;
+  std::vector<std::pair<std::string, double>> kv;
+  auto t0 = Clock::now();
+  auto stage = [&](const char* name) {
+    kv.push_back({name, ms_since(t0)});
+    t0 = Clock::now();
+  };
+  kiln::Array r = chain(x, y);
+  {
+    auto hold = rt::hold_evaluation();
+    kiln::graph::Signature sig;
+    rt::Request req = rt::to_realize({r.node()}, &sig);
+    const kiln::plan::Plan& p = rt::cached_plan(req.nodes, sig, req.held);
+    stage("plan_ms");
+    rt::PlanRun run(p, sig);
+    run.compile();
+    stage("prepare_ms");
+    run.run();
+    stage("launch_ms");
+    kiln::synchronize(kiln::cuda());
+    stage("complete_ms");
+  }
+  float v = r.to_vector<float>()[0];
+  stage("read_ms");
+  auto st = kiln::cache::stats();
+  kv.push_back({"disk_hits", double(st.disk_hits)});
+  kv.push_back({"compiles", double(st.compiles)});
+  kv.push_back({"value", v});
+  print("warm_disk_stages", kv);
+}
+
 void bench_fft() {
   auto a = kiln::random::randint(0, 255, {4000, 4000}, kiln::DType::Int64, kiln::cuda()).eval();
   auto b = kiln::random::uniform(0, 1, {4000, 4000}, kiln::DType::Float32, kiln::cuda())
@@ -463,6 +503,8 @@ int main(int argc, char** argv) {
     bench_cold();
   else if (w == "warm_disk")
     bench_warm_disk();
+  else if (w == "warm_disk_stages")
+    bench_warm_disk_stages();
   else if (w == "fft")
     bench_fft();
   else if (w == "fft_first")
@@ -487,7 +529,8 @@ int main(int argc, char** argv) {
   else {
     std::fprintf(
         stderr,
-        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|fft|fft_first|randint|"
+        "usage: gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|warm_disk_stages|fft|"
+        "fft_first|randint|"
         "matmul|lazy_loop_200|selection|sorting|cumsum_fused|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n"
