@@ -1,7 +1,6 @@
 // kiln's side of the H200 benchmarks (PERFORMANCE.md). One workload per run:
-//   gpu_bench
-//   chain|chain_sum|max|h2d|tiny|cold|warm_disk|warm_disk_stages|fft|fft_first|randint|matmul|
-//             lazy_loop_200|selection|sorting|compile4
+//   gpu_bench chain|chain_sum|max|h2d|tiny|cold|warm_disk|warm_disk_stages|fft|fft_first|
+//             randint|matmul|lazy_loop_200|selection|sorting|compile4
 //   gpu_bench layout WORKLOAD ROWS COLS   (the 2-d programs, see bench_layout)
 // prints one JSON object; bench/run_gpu_bench.py runs CuPy and PyTorch on the same machine
 // in the same session and writes bench/results/h200.{json,md}.
