@@ -77,7 +77,8 @@ Array ptp(const Array& a, AxesArg axes, bool keepdims) {
 }
 
 Array count_nonzero(const Array& a, AxesArg axes, bool keepdims) {
-  return sum(a != 0, axes, keepdims);
+  // A bool array is its own test (a != 0 would widen it to int64 to compare it).
+  return sum(a.dtype() == DType::Bool ? a : a != 0, axes, keepdims);
 }
 
 // ---- NaN-ignoring reductions -------------------------------------------------------------
