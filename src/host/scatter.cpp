@@ -17,8 +17,10 @@ namespace {
 
 // Updates that land far apart wait on a cache miss each: the element kAhead updates on is
 // fetched (for writing) while this one is applied, so misses overlap. A prefetch never faults,
-// so a negative (left out) position needs no test there.
+// so a negative (left out) position needs no test there. An output that stays in the caches
+// (bincount's counts) has no miss to hide: there the prefetches would only cost time.
 constexpr int64_t kAhead = 16;
+constexpr int64_t kCachedBytes = int64_t{1} << 18;
 
 // The updates' values: value k at values[k * stride] (a stride of 0: one value for all).
 template <class T>
@@ -30,15 +32,20 @@ struct Values {
 };
 
 template <int OP, class T>
-void apply_all(T* out, const int64_t* positions, Values<T> values, int64_t count) {
+void apply_one(T* out, int64_t p, T v) {
+  if (p >= 0) out[p] = update<OP>(out[p], v);  // a negative p: an update left out (a mask's)
+}
+
+// Every update in order, into out of n elements.
+template <int OP, class T>
+void apply_all(T* out, int64_t n, const int64_t* positions, Values<T> values, int64_t count) {
   int64_t k = 0;
-  for (; k + kAhead < count; ++k) {
-    __builtin_prefetch(out + positions[k + kAhead], 1);
-    if (positions[k] >= 0)  // a negative one: an update left out (a value a mask drops)
-      out[positions[k]] = update<OP>(out[positions[k]], values[k]);
-  }
-  for (; k < count; ++k)
-    if (positions[k] >= 0) out[positions[k]] = update<OP>(out[positions[k]], values[k]);
+  if (n * int64_t{sizeof(T)} > kCachedBytes)
+    for (; k + kAhead < count; ++k) {
+      __builtin_prefetch(out + positions[k + kAhead], 1);
+      apply_one<OP>(out, positions[k], values[k]);
+    }
+  for (; k < count; ++k) apply_one<OP>(out, positions[k], values[k]);
 }
 
 // A set keeps the last update of every position: walking the updates from the last one back,
@@ -87,7 +94,7 @@ void private_split(T* out, const T* x, int64_t n, const int64_t* positions, Valu
   auto first = [&](int64_t t) { return count / threads * t + std::min(t, count % threads); };
   parallel_for(threads, [&](int64_t t) {
     own[t].assign(n, identity_of<OP, T>());
-    apply_all<OP>(own[t].data(), positions + first(t), values.from(first(t)),
+    apply_all<OP>(own[t].data(), n, positions + first(t), values.from(first(t)),
                   first(t + 1) - first(t));
   });
   if (out != x) std::memcpy(out, x, n * sizeof(T));
@@ -110,7 +117,7 @@ void apply(T* out, const T* x, int64_t n, const int64_t* positions, Values<T> va
     if (threads > 1 && count >= kSplitUpdates && n <= kPrivateElements)
       return private_split<OP>(out, x, n, positions, values, count, threads);
   if (out != x) std::memcpy(out, x, n * sizeof(T));
-  apply_all<OP>(out, positions, values, count);
+  apply_all<OP>(out, n, positions, values, count);
 }
 
 }  // namespace
