@@ -166,22 +166,25 @@ __device__ __forceinline__ void claim_last(long long* claims, const long long* p
     if (positions[k] >= 0) atomicMax(&claims[positions[k]], k);
 }
 
-// out[positions[k]] = op(out[positions[k]], values[k]) for every k < count whose position is not
-// negative. out already holds x.
-// For Set, `claims` is claim_last's table; otherwise null.
+// out[positions[k]] = op(out[positions[k]], values[k * stride]) for every k < count whose
+// position is not negative (stride 0: one value for every update). out already holds x.
+// For Set, `claims` is claim_last's table, or null where every update stores the same value
+// (then whichever stores last leaves what the last update would).
 template <int OP, class T>
 __device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
-                                        long long count, const long long* claims) {
+                                        long long stride, long long count,
+                                        const long long* claims) {
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x) {
     const long long p = positions[k];
     if (p < 0) continue;  // an update left out (compress: a value the mask drops)
+    const T v = values[k * stride];
     if constexpr (OP == Set) {
-      if (claims[p] == k) out[p] = values[k];
+      if (!claims || claims[p] == k) out[p] = v;
     } else if constexpr (OP == Add) {
-      atomic_add(out + p, values[k]);
+      atomic_add(out + p, v);
     } else {
-      atomic_apply<OP>(out + p, values[k]);
+      atomic_apply<OP>(out + p, v);
     }
   }
 }

@@ -433,10 +433,24 @@ Array Array::At::combined(const Array& value, const char* what) const {
   return place(value);
 }
 
-// x with the values placed at the flat positions the index arrays select: positions from an
-// iota over x read through the same indexing (index(arrays) checks the indices), the values
-// cast to x's dtype and broadcast to the positions' shape, both written and read by a Scatter
-// step.
+namespace {
+
+// The flat positions of x that the index arrays select: an iota over x read through the same
+// indexing (index(arrays) checks the indices). The positions of a 1-d x are its one integer
+// index array's values where none is negative (NumPy's wrap then changes nothing): the scatter
+// reads the indices as they are, where the iota's gather would write them out again.
+Array scatter_positions(const Array& x, const std::vector<Array>& arrays) {
+  if (x.ndim() == 1 && arrays.size() == 1 && is_integer(arrays[0].dtype()) &&
+      api::within(arrays[0], x.size()))
+    return arrays[0].astype(DType::Int64);
+  return arange(0, x.size(), 1, DType::Int64, x.device()).reshape(x.shape()).index(arrays);
+}
+
+}  // namespace
+
+// x with the values placed at the flat positions the index arrays select, the values cast to
+// x's dtype and broadcast to the positions' shape, both read by a Scatter step (a scalar as one
+// value for every update).
 Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char* what) const {
   const auto& n = node_of(x_);
   check_same_kind(result, n.dtype, what);
@@ -453,7 +467,7 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
     At wide(x_.astype(result), arrays_);
     return (sop == graph::ScatterOp::Min ? wide.min(v) : wide.max(v)).astype(n.dtype);
   }
-  Array positions = arange(0, x_.size(), 1, DType::Int64, n.device).reshape(n.shape).index(arrays_);
+  Array positions = scatter_positions(x_, arrays_);
   Array values = std::holds_alternative<Array>(v)
                      ? std::get<Array>(v).astype(n.dtype)
                      : full({}, std::get<Scalar>(v), n.dtype, n.device);

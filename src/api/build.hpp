@@ -67,6 +67,8 @@ std::pair<int64_t, int64_t> value_range(const Array& a);
 // An index of `indices` outside [-n, n) (the smallest below, else the largest above), or none:
 // one pass over the indices (is any out of range?) and, only when one is, value_range.
 std::optional<int64_t> out_of_range(const Array& indices, int64_t n);
+// Whether every index lies in [0, n), so none needs NumPy's wrap of negatives.
+bool within(const Array& indices, int64_t n);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
 // chaining operations never builds an unbounded graph.

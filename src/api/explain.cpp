@@ -72,8 +72,7 @@ struct Describe {
        << " " << buffer(p, s.src) << ", " << mb(bytes_of(p.buffers[s.src])) << "\n";
   }
   void operator()(const plan::ScatterStep& s) const {
-    int64_t bytes = 2 * bytes_of(p.buffers[s.out]) + bytes_of(p.buffers[s.positions]) +
-                    bytes_of(p.buffers[s.values]);
+    const int64_t bytes = plan::moved_bytes(s, p);
     os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
        << shape_size(p.buffers[s.positions].shape) << " positions, moves " << mb(bytes) << "\n";
   }

@@ -30,9 +30,9 @@ Helper scatter_helper(DType t, graph::ScatterOp op) {
   Helper h =
       helpers::wrap("scatter.cuh", name,
                     type + "* out, const long long* positions, const " + type +
-                        "* values, long long count, const long long* claims",
+                        "* values, long long stride, long long count, const long long* claims",
                     std::string("kiln::scatter::scatter<kiln::scatter::") + op_constant(op) +
-                        ">(out, positions, values, count, claims)",
+                        ">(out, positions, values, stride, count, claims)",
                     std::string("scatter: ") + graph::op_name(op) + " at integer positions, " + tag,
                     tag + " -> " + tag);
   h.options = {"--fmad=false"};  // complex products round as the host's
@@ -65,7 +65,8 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   if (count == 0) return;
   std::shared_ptr<graph::Buffer> claims;  // stream-ordered: freed after the launches below
   void* claims_data = nullptr;
-  if (step.op == graph::ScatterOp::Set) {
+  // Where every update stores one value, any order gives the last update's: nothing to claim.
+  if (step.op == graph::ScatterOp::Set && step.values_stride != 0) {
     claims = allocate(device, static_cast<size_t>(size) * sizeof(long long));
     claims_data = claims->data();
     KILN_CUDA_CHECK(cudaMemsetAsync(claims_data, 0xff, size * sizeof(long long), stream));  // -1
@@ -73,8 +74,8 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     void* args[] = {&claims_data, &positions, &n};
     helpers::launch(claim_helper(), device, count, args);
   }
-  long long n = count;
-  void* args[] = {&out, &positions, &values, &n, &claims_data};
+  long long n = count, stride = step.values_stride;
+  void* args[] = {&out, &positions, &values, &stride, &n, &claims_data};
   helpers::launch(scatter_helper(t, step.op), device, count, args);
 }
 

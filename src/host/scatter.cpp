@@ -17,19 +17,35 @@ namespace {
 
 // Updates that land far apart wait on a cache miss each: the element kAhead updates on is
 // fetched (for writing) while this one is applied, so misses overlap. A prefetch never faults,
-// so a negative (left out) position needs no test there.
+// so a negative (left out) position needs no test there. An output that stays in the caches
+// (bincount's counts) has no miss to hide: there the prefetches would only cost time.
 constexpr int64_t kAhead = 16;
+constexpr int64_t kCachedBytes = int64_t{1} << 18;
+
+// The updates' values: value k at values[k * stride] (a stride of 0: one value for all).
+template <class T>
+struct Values {
+  const T* values;
+  int64_t stride;
+  T operator[](int64_t k) const { return values[k * stride]; }
+  Values from(int64_t k) const { return {values + k * stride, stride}; }
+};
 
 template <int OP, class T>
-void apply_all(T* out, const int64_t* positions, const T* values, int64_t count) {
+void apply_one(T* out, int64_t p, T v) {
+  if (p >= 0) out[p] = update<OP>(out[p], v);  // a negative p: an update left out (a mask's)
+}
+
+// Every update in order, into out of n elements.
+template <int OP, class T>
+void apply_all(T* out, int64_t n, const int64_t* positions, Values<T> values, int64_t count) {
   int64_t k = 0;
-  for (; k + kAhead < count; ++k) {
-    __builtin_prefetch(out + positions[k + kAhead], 1);
-    if (positions[k] >= 0)  // a negative one: an update left out (a value a mask drops)
-      out[positions[k]] = update<OP>(out[positions[k]], values[k]);
-  }
-  for (; k < count; ++k)
-    if (positions[k] >= 0) out[positions[k]] = update<OP>(out[positions[k]], values[k]);
+  if (n * int64_t{sizeof(T)} > kCachedBytes)
+    for (; k + kAhead < count; ++k) {
+      __builtin_prefetch(out + positions[k + kAhead], 1);
+      apply_one<OP>(out, positions[k], values[k]);
+    }
+  for (; k < count; ++k) apply_one<OP>(out, positions[k], values[k]);
 }
 
 // A set keeps the last update of every position: walking the updates from the last one back,
@@ -37,8 +53,7 @@ void apply_all(T* out, const int64_t* positions, const T* values, int64_t count)
 // skips the rest. Each position is written once (a set of 1e7 updates into 1e6 elements wrote
 // 1e7 times, each a cache miss), and the bitmap (n / 8 bytes) stays in the caches.
 template <class T>
-void set_last(T* out, const int64_t* positions, const T* values, int64_t count,
-              uint64_t* seen) {
+void set_last(T* out, const int64_t* positions, Values<T> values, int64_t count, uint64_t* seen) {
   for (int64_t k = count; k-- > 0;) {
     const int64_t p = positions[k];
     if (p < 0) continue;  // an update left out
@@ -73,13 +88,14 @@ T identity_of() {
 // into one private copy per thread, started at the operation's identity, then combined into x:
 // for these operations the order of an element's updates does not change its result.
 template <int OP, class T>
-void private_split(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
+void private_split(T* out, const T* x, int64_t n, const int64_t* positions, Values<T> values,
                    int64_t count, int64_t threads) {
   std::vector<std::vector<T>> own(threads);
   auto first = [&](int64_t t) { return count / threads * t + std::min(t, count % threads); };
   parallel_for(threads, [&](int64_t t) {
     own[t].assign(n, identity_of<OP, T>());
-    apply_all<OP>(own[t].data(), positions + first(t), values + first(t), first(t + 1) - first(t));
+    apply_all<OP>(own[t].data(), n, positions + first(t), values.from(first(t)),
+                  first(t + 1) - first(t));
   });
   if (out != x) std::memcpy(out, x, n * sizeof(T));
   for (int64_t t = 0; t < threads; ++t)
@@ -87,7 +103,7 @@ void private_split(T* out, const T* x, int64_t n, const int64_t* positions, cons
 }
 
 template <int OP, class T>
-void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* values,
+void apply(T* out, const T* x, int64_t n, const int64_t* positions, Values<T> values,
            int64_t count) {
   const int64_t threads = thread_count();
   if constexpr (OP == scatter::Set) {
@@ -101,7 +117,7 @@ void apply(T* out, const T* x, int64_t n, const int64_t* positions, const T* val
     if (threads > 1 && count >= kSplitUpdates && n <= kPrivateElements)
       return private_split<OP>(out, x, n, positions, values, count, threads);
   if (out != x) std::memcpy(out, x, n * sizeof(T));
-  apply_all<OP>(out, positions, values, count);
+  apply_all<OP>(out, n, positions, values, count);
 }
 
 }  // namespace
@@ -113,7 +129,7 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     using T = decltype(tag);
     auto* o = static_cast<T*>(out);
     auto* from = static_cast<const T*>(x);
-    auto* v = static_cast<const T*>(values);
+    const Values<T> v{static_cast<const T*>(values), step.values_stride};
     switch (step.op) {
       case graph::ScatterOp::Set:
         return apply<scatter::Set>(o, from, n, positions, v, count);

@@ -57,7 +57,7 @@ class Backend {
   // out (out_desc: x's dtype and shape) = x with the `count` values placed at their flat
   // positions (int64, in range; a negative one skips its value) by step.op. A set keeps the last of
   // repeated positions; the other operations apply every update (float sums may round differently
-  // between backends).
+  // between backends). Value k is values[k * step.values_stride] (values: at the step's offset).
   virtual void run_scatter(const ScatterStep& step, const PlanBuffer& out_desc, const void* x,
                            const int64_t* positions, const void* values, int64_t count,
                            void* out) = 0;

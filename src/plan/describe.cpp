@@ -57,8 +57,9 @@ struct Describe {
   }
   void operator()(const ScatterStep& s) const {
     os << "  scatter " << graph::op_name(s.op) << " " << buffer_str(p, s.x) << " at "
-       << buffer_str(p, s.positions) << " of " << buffer_str(p, s.values) << " -> "
-       << buffer_str(p, s.out) << "\n";
+       << buffer_str(p, s.positions) << " of " << buffer_str(p, s.values);
+    if (s.values_stride == 0) os << "[" << s.values_offset << "] for each";
+    os << " -> " << buffer_str(p, s.out) << "\n";
   }
   void operator()(const ScanStep& s) const {
     os << "  scan " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
@@ -82,6 +83,13 @@ struct Describe {
 };
 
 }  // namespace
+
+int64_t moved_bytes(const ScatterStep& s, const Plan& p) {
+  const auto& out = p.buffers[s.out];
+  const int64_t count = shape_size(p.buffers[s.positions].shape);
+  return (2 * shape_size(out.shape) + (s.values_stride ? count : 1)) * itemsize(out.dtype) +
+         count * int64_t{sizeof(int64_t)};
+}
 
 std::string to_string(const Plan& p) {
   std::ostringstream os;

@@ -224,9 +224,13 @@ struct SortStep {
   int64_t rows, n;
 };
 // out = x with values[k] placed at flat position positions[k] by `op`, for every k in order.
+// values[k] is element values_offset + k * values_stride of plan buffer `values`: a stride of 0
+// gives every update the same value (a scalar, or one element broadcast: bincount's ones),
+// which is then never written out once per update.
 struct ScatterStep {
   int x, positions, values, out;
   graph::ScatterOp op;
+  int64_t values_offset = 0, values_stride = 1;
 };
 // out = the rows of `values` (rows x width, C order) whose entry in `mask` (rows, bool) is true,
 // in order (count of them); with no values (-1), the positions of the true entries (int64).
@@ -323,6 +327,10 @@ struct Plan {
 // With an epilogue it ends in epilogue_str's words, e.g. "... -> (64, 16) + bias, relu".
 std::string describe(const MatmulStep& s, const Plan& p);
 std::string epilogue_str(Epilogue e);  // " + bias", " + relu", " + bias, relu" or nothing
+
+// The bytes scatter step s moves: x read and out written, the positions, and the values read
+// (one element where every update takes it).
+int64_t moved_bytes(const ScatterStep& s, const Plan& p);
 
 // Human-readable plan (used by KILN_DEBUG=2 and explain()).
 std::string to_string(const Plan& p);

@@ -118,6 +118,17 @@ class Planner {
     return in;
   }
 
+  // Where a scatter's values (1-d) are one element for every update (a scalar, or an element
+  // of an array, broadcast): that element, read with stride 0, so no kernel writes it out once
+  // per update. Only below views of a leaf or of a one-element node: a larger one would be
+  // computed whole for one of its elements.
+  static std::optional<StridedView> one_value(const Node& values) {
+    auto v = strided_view(values, [](const Node* n) { return n->is_leaf(); });
+    if (!v || v->strides.size() != 1 || v->strides[0] != 0) return std::nullopt;
+    if (!v->base->is_leaf() && shape_size(v->base->shape) != 1) return std::nullopt;
+    return v;
+  }
+
   // Views of a leaf, a scalar, an iota or a value in memory: a load wherever they are read.
   bool cheap(const Node* n) const {
     while (is_view(n->kind) && !n->is_leaf()) n = n->inputs[0].get();
@@ -171,8 +182,12 @@ class Planner {
         library_inputs_.insert(n->inputs[0].get());
       if (n->kind == OpKind::Matmul)
         for (const auto& in : n->inputs) library_inputs_.insert(matmul_source(*in));
-      if (n->kind == OpKind::Scatter)  // each input in memory
-        for (const auto& in : n->inputs) library_inputs_.insert(in.get());
+      if (n->kind == OpKind::Scatter) {  // each input in memory, one value as one element
+        library_inputs_.insert(n->inputs[0].get());
+        library_inputs_.insert(n->inputs[1].get());
+        const auto one = one_value(*n->inputs[2]);
+        library_inputs_.insert(one ? one->base : n->inputs[2].get());
+      }
       if (n->kind == OpKind::Compress)
         for (const auto& in : n->inputs) library_inputs_.insert(compress_source(in.get()));
     }
@@ -587,9 +602,7 @@ class Planner {
         plan_.steps.push_back(SortStep{buf(&in), buf(r), r->sort_op(), in.dtype,
                                        n == 0 ? 0 : shape_size(in.shape) / n, n});
       } else if (r->kind == OpKind::Scatter) {
-        const auto& in = r->inputs;
-        plan_.steps.push_back(ScatterStep{buf(in[0].get()), buf(in[1].get()), buf(in[2].get()),
-                                          buf(r), r->scatter_op()});
+        plan_.steps.push_back(scatter_step(*r));
       } else {
         std::vector<const Node*> params;
         plan_.steps.push_back(kernel_step(lower_group(spec, buf, mat, params), params));
@@ -681,6 +694,21 @@ class Planner {
     FusedGroup g = lower_group(GroupSpec{{&top}, nullptr}, buf, mat, params);
     g.name = kernel_name(g);
     s.unfused = std::make_shared<KernelStep>(KernelStep{std::move(g)});
+    return s;
+  }
+
+  // The values of scatter n read in place: one element (one_value), or every one densely.
+  ScatterStep scatter_step(const Node& n) {
+    const auto& in = n.inputs;
+    ScatterStep s{buffer_of(in[0].get()), buffer_of(in[1].get()), -1, buffer_of(&n),
+                  n.scatter_op()};
+    if (const auto one = one_value(*in[2])) {
+      s.values = buffer_of(one->base);
+      s.values_offset = one->offset;
+      s.values_stride = 0;
+    } else {
+      s.values = buffer_of(in[2].get());
+    }
     return s;
   }
 

@@ -297,13 +297,14 @@ void PlanRun::run_step(const plan::ScatterStep& s) {
   Range range("scatter");
   ++counters().library;
   const int64_t count = shape_size(p_.buffers[s.positions].shape);
-  int64_t bytes = 2 * bytes_of(p_.buffers[s.out]) + bytes_of(p_.buffers[s.positions]) +
-                  bytes_of(p_.buffers[s.values]);
+  const int64_t bytes = plan::moved_bytes(s, p_);
   counters().bytes += bytes;
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
+  const auto* values = static_cast<const char*>(data(s.values)) +
+                       s.values_offset * itemsize(p_.buffers[s.values].dtype);
   b.run_scatter(s, p_.buffers[s.out], data(s.x), static_cast<const int64_t*>(data(s.positions)),
-                data(s.values), count, data(s.out));
+                values, count, data(s.out));
   if (debug_level() >= 1)
     report(std::string("scatter (") + graph::op_name(s.op) + ")", plan::KernelOrigin::None, b,
            device_of(s.out), bytes, t0);

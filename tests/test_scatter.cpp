@@ -1,0 +1,284 @@
+// Scatter updates (x.at(index arrays).set / add / multiply / min / max, bincount) against
+// NumPy's rules worked out by hand: the updates apply in order, a repeated index accumulates
+// (add.at) or keeps its last value (x[i] = v), a negative index counts from the end. Every
+// dtype that scatters, with the value given as a scalar, a 0-d array, one element of an array
+// broadcast, or one value per update; the index as int64, int32 or uint8. Also what the plan
+// reads: one value for every update is read once, and a 1-d array's indices in place. The GPU
+// case runs the same updates on a GPU and wants the host's bits.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <kiln/kiln.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/gpu.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::Device;
+using kiln::DType;
+using kiln::Slice;
+
+enum class Op { Set, Add, Multiply, Min, Max };
+constexpr Op kOps[] = {Op::Set, Op::Add, Op::Multiply, Op::Min, Op::Max};
+const char* name(Op op) {
+  constexpr const char* kNames[] = {"set", "add", "multiply", "min", "max"};
+  return kNames[static_cast<int>(op)];
+}
+
+constexpr DType kDTypes[] = {DType::Bool,    DType::Int8,      DType::Int16,     DType::Int32,
+                             DType::Int64,   DType::UInt8,     DType::UInt16,    DType::UInt32,
+                             DType::UInt64,  DType::Float16,   DType::BFloat16,  DType::Float32,
+                             DType::Float64, DType::Complex64, DType::Complex128};
+
+// NumPy's ufunc.at (and x[i] = v), applied in order to x's values in double: every value here is
+// a small integer that each dtype holds exactly. On bool, add is logical or and multiply logical
+// and, which is the double's result read as != 0.
+std::vector<double> expected(Op op, std::vector<double> x, const std::vector<int64_t>& idx,
+                             const std::vector<double>& v, bool is_bool) {
+  const auto n = static_cast<int64_t>(x.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    double& e = x[static_cast<size_t>(idx[k] < 0 ? idx[k] + n : idx[k])];
+    const double u = v[v.size() == 1 ? 0 : k];
+    e = op == Op::Set        ? u
+        : op == Op::Add      ? e + u
+        : op == Op::Multiply ? e * u
+        : op == Op::Min      ? std::min(e, u)
+                             : std::max(e, u);
+    if (is_bool) e = e != 0;
+  }
+  return x;
+}
+
+Array apply(Op op, const Array& x, const Array& idx, const kiln::Operand& v) {
+  auto at = x.at(idx);
+  switch (op) {
+    case Op::Set:
+      return at.set(v);
+    case Op::Add:
+      return at.add(v);
+    case Op::Multiply:
+      return at.multiply(v);
+    case Op::Min:
+      return at.min(v);
+    default:
+      return at.max(v);
+  }
+}
+
+std::vector<double> values_of(const Array& a) {
+  const Array h = a.device().is_host() ? a : a.get();
+  return (kiln::is_complex(h.dtype()) ? kiln::real(h) : h)
+      .astype(DType::Float64)
+      .to_vector<double>();
+}
+
+// Results by what they are, for the GPU case to compare with the host's.
+using Results = std::map<std::string, Array>;
+
+// The value forms of one number v in dtype t on device d: a scalar (of the kind NumPy's
+// same_kind rule lets into t), a 0-d array, one element of an array read through a one-element
+// slice (broadcast to the updates), and a 0-d value the plan computes.
+std::vector<std::pair<std::string, kiln::Operand>> forms(double v, DType t, Device d) {
+  Array row = kiln::asarray(std::vector<double>{9, 8, v, 7}).astype(t).to(d).eval();
+  Array zero_d = kiln::full({}, v, t, d);
+  const kiln::Scalar scalar = t == DType::Bool      ? kiln::Scalar(v != 0)
+                              : kiln::is_integer(t) ? kiln::Scalar(static_cast<int64_t>(v))
+                                                    : kiln::Scalar(v);
+  std::vector<std::pair<std::string, kiln::Operand>> r = {
+      {"scalar", scalar},
+      {"0-d array", zero_d},
+      {"element 2 of an array", row.index({Slice(2, 3)})},
+  };
+  if (t != DType::Bool)  // a 0-d value computed in the plan
+    r.push_back({"0-d sum", kiln::sum(kiln::full({2}, v, t, d)) - kiln::full({}, v, t, d)});
+  return r;
+}
+
+// Every dtype, operation and value form on device d, against expected(); each result is also
+// computed eagerly, which must give the same bits.
+Results check_small_updates(Device d) {
+  Results results;
+  const std::vector<double> x0 = {0, 1, 2, 3, 4, 5};
+  const std::vector<int64_t> idx = {1, -1, 1, 4, 1};
+  const Array idx64 = kiln::asarray(idx).to(d);
+  // NumPy's indices need not be int64; uint8 ones cannot be negative.
+  const Array idx32 = idx64.astype(DType::Int32);
+  const Array idx8 = kiln::asarray(std::vector<int64_t>{1, 5, 1, 4, 1}).astype(DType::UInt8).to(d);
+  for (DType t : kDTypes) {
+    const bool is_bool = t == DType::Bool;
+    const Array x = kiln::asarray(x0).astype(t).to(d).eval();
+    const std::vector<double> xs = values_of(x);
+    for (Op op : kOps) {
+      if (kiln::is_complex(t) && (op == Op::Min || op == Op::Max)) continue;  // refused
+      // A GPU has no 16-byte atomic update (the GPU refuses it, saying so).
+      if (!d.is_host() && t == DType::Complex128 && op == Op::Multiply) continue;
+      const std::string what = std::string(kiln::dtype_name(t)) + " " + name(op);
+      const double v = op == Op::Min ? 0 : 2;  // a min that changes something
+      for (const auto& [form, value] : forms(v, t, d)) {
+        for (const Array* i : {&idx64, &idx32, &idx8}) {
+          const std::string label =
+              what + " of a " + form + " at " + kiln::dtype_name(i->dtype()) + " indices";
+          INFO(label);
+          Array got = apply(op, x, *i, value);
+          CHECK(got.dtype() == t);
+          CHECK(values_of(got) == expected(op, xs, idx, {is_bool ? double(v != 0) : v}, is_bool));
+          Array eager;
+          {
+            kiln::EagerScope scope;
+            eager = apply(op, x, *i, value);
+          }
+          CHECK(kiln::array_equal(eager, got));
+          results[label] = got;
+        }
+      }
+      // One value per update: the last of a repeated index wins a set.
+      const std::vector<double> per = {3, 1, 4, 1, 5};
+      Array vals = kiln::asarray(per).astype(t).to(d);
+      INFO(what << " of one value per update");
+      std::vector<double> want = per;
+      if (is_bool)
+        for (double& w : want) w = w != 0;
+      Array got = apply(op, x, idx64, vals);
+      CHECK(values_of(got) == expected(op, xs, idx, want, is_bool));
+      results[what + " of one value per update"] = got;
+    }
+  }
+  return results;
+}
+
+// Enough updates for the host's paths past 2^20 of them (the set's bitmap of positions met,
+// the private counts of integer updates into a small array), with one value and with one per
+// update; the answers follow from the index pattern k % m.
+Results check_many_updates(Device d) {
+  constexpr int64_t kCount = 1200000, kM = 1500;
+  const Array k = kiln::arange(int64_t{0}, kCount).to(d);
+  const Array idx = (k % kM).eval();
+  Results results;
+  // One value for every update: each of the first kM positions is 7, the rest keep x's 0.
+  Array x = kiln::zeros({2000}, DType::Float64, d);
+  Array set_one = x.at(idx).set(7.0);
+  std::vector<double> got = values_of(set_one);
+  CHECK(std::count(got.begin(), got.begin() + kM, 7.0) == kM);
+  CHECK(std::count(got.begin() + kM, got.end(), 0.0) == 2000 - kM);
+  results["set of one value"] = set_one;
+  // One value per update: position p keeps its last, p + (kCount / kM - 1) * kM.
+  Array set_each = x.at(idx).set(k.astype(DType::Float64));
+  got = values_of(set_each);
+  for (int64_t p : {int64_t{0}, int64_t{1}, kM - 1})
+    CHECK(got[static_cast<size_t>(p)] == static_cast<double>(p + (kCount / kM - 1) * kM));
+  CHECK(got[static_cast<size_t>(kM)] == 0.0);
+  results["set of one value per update"] = set_each;
+  // A negative index for every update: the same positions from the end.
+  Array set_neg = x.at(idx - 2000).set(7.0);
+  CHECK(kiln::array_equal(set_neg, set_one));
+  // Integer adds of one value into a small array (per thread, then combined): 3 per update.
+  Array added = kiln::zeros({kM}, DType::Int32, d).at(idx).add(3);
+  CHECK(kiln::array_equal(added, kiln::full({kM}, 3 * (kCount / kM), DType::Int32, d)));
+  results["int32 add of one value"] = added;
+  // bincount: kCount / kM in each bin; minlength adds empty bins; bool counts false and true.
+  Array counts = kiln::bincount(idx, std::nullopt, kM + 5);
+  CHECK(counts.dtype() == DType::Int64);
+  std::vector<int64_t> want(kM + 5, kCount / kM);
+  std::fill(want.end() - 5, want.end(), 0);
+  CHECK(counts.get().to_vector<int64_t>() == want);
+  results["bincount"] = counts;
+  Array truth = kiln::bincount(idx < 500);
+  CHECK(truth.get().to_vector<int64_t>() == std::vector<int64_t>{kCount / 3 * 2, kCount / 3});
+  results["bincount of bools"] = truth;
+  return results;
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("scatter: every dtype and operation, a scalar, a 0-d or broadcast value, as NumPy") {
+  check_small_updates(kiln::host());
+}
+
+TEST_CASE("scatter: over 2^20 updates, one value and one per update, and bincount") {
+  check_many_updates(kiln::host());
+}
+
+TEST_CASE("scatter: one value for every update is read once; a 1-d array's indices in place") {
+  Array x = kiln::zeros({100}, DType::Float64).eval();
+  Array idx = (kiln::arange(int64_t{0}, int64_t{1000}) % 100).eval();
+  Array row = kiln::arange(0.0, 8.0).eval();
+  // No kernel runs over the 1000 updates: neither the positions (the indices are read where
+  // they lie) nor the values (a scalar is one element, written once; an element of row is read
+  // in place).
+  for (const Array& y : {x.at(idx).add(1.0), x.at(idx).set(row.index({Slice(3, 4)})),
+                         x.at(idx).max(kiln::full({}, 2.0))}) {
+    std::string e = kiln::explain({y});
+    INFO(e);
+    CHECK(count(e, "scatter (") == 1);
+    CHECK(count(e, "over (1000,)") == 0);
+  }
+  CHECK(kiln::array_equal(x.at(idx).set(row.index({Slice(3, 4)})), kiln::full({100}, 3.0)));
+  std::string counting = kiln::explain({kiln::bincount(idx)});
+  INFO(counting);
+  CHECK(count(counting, "over (1000,)") == 0);
+  // Indices that wrap (a negative one) are gathered into positions first, as before; the
+  // values of one per update are read as they are.
+  std::string wrapped = kiln::explain({x.at(idx - 100).set(idx.astype(DType::Float64))});
+  INFO(wrapped);
+  CHECK(count(wrapped, "over (1000,)") >= 1);
+  CHECK(kiln::array_equal(x.at(idx - 100).add(1.0), kiln::full({100}, 10.0)));
+}
+
+TEST_CASE("scatter: bad indices are refused when the update is made, as before") {
+  Array x = kiln::zeros({6}, DType::Float64);
+  for (std::vector<int64_t> bad : {std::vector<int64_t>{1, 6}, std::vector<int64_t>{-7, 0}}) {
+    Array i = kiln::asarray(bad);
+    CHECK_THROWS_AS(x.at(i).set(1.0), kiln::ShapeError);
+    CHECK_THROWS_AS(x.at(i.astype(DType::Int32)).add(1.0), kiln::ShapeError);
+  }
+  try {
+    x.at(kiln::asarray(std::vector<int64_t>{2, 9, 1})).add(1.0);
+    FAIL("an index past the end was taken");
+  } catch (const kiln::ShapeError& e) {
+    CHECK(std::string(e.what()).find("index 9 is out of bounds") != std::string::npos);
+  }
+  // No index: x itself. An empty x takes no index at all.
+  CHECK(kiln::array_equal(x.at(kiln::asarray(std::vector<int64_t>{})).set(1.0), x));
+  CHECK_THROWS_AS(kiln::zeros({0}).at(kiln::asarray(std::vector<int64_t>{0})).set(1.0),
+                  kiln::ShapeError);
+  CHECK(kiln::zeros({0}).at(kiln::asarray(std::vector<int64_t>{})).set(1.0).shape() ==
+        kiln::Shape{0});
+  // bincount still refuses a negative value, saying which.
+  try {
+    kiln::bincount(kiln::asarray(std::vector<int64_t>{3, -2, 0}));
+    FAIL("bincount took a negative value");
+  } catch (const kiln::Error& e) {
+    CHECK(std::string(e.what()).find("negative value (-2)") != std::string::npos);
+  }
+}
+
+GPU_TEST_CASE("scatter on the GPU gives the host's bits") {
+  for (auto check : {check_small_updates, check_many_updates}) {
+    const Results host = check(kiln::host()), gpu = check(kiln::cuda());
+    REQUIRE(!gpu.empty());  // what the GPU runs, less complex128's multiply (it refuses that)
+    for (const auto& [label, g] : gpu) {
+      INFO(label);
+      CHECK(g.device() == kiln::cuda());
+      CHECK(kiln::array_equal(g.get(), host.at(label)));
+    }
+  }
+  // One value stored at repeated positions, which no claim orders on a GPU.
+  Array idx = kiln::asarray(std::vector<int64_t>{3, 3, 0, 3, 0}).to(kiln::cuda());
+  for (DType t : kDTypes) {
+    INFO(kiln::dtype_name(t));
+    Array x = kiln::zeros({5}, t, kiln::cuda());
+    Array got = x.at(idx).set(kiln::full({}, 1, t, kiln::cuda())).get();
+    CHECK(kiln::array_equal(got, kiln::asarray(std::vector<double>{1, 0, 0, 1, 0}).astype(t)));
+  }
+}
