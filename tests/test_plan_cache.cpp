@@ -482,7 +482,9 @@ TEST_CASE("plan cache: a chain's kept signature is the walk's") {
   // A node below the output held by the program: the walk runs and finds it.
   Array t = x * 2.0f;
   Array z = t + 1.0f;
-  CHECK(z.node()->chain.count == 3);  // x, 2 and 1
+  CHECK(z.node()->chain.count == 3);   // x, 2 and 1
+  CHECK(z.node()->chain.length == 1);  // t: the one node whose count the check reads
+  CHECK(z.node()->chain.next == t.node().get());
   std::vector<graph::NodeRef> held;
   graph::signature({z.node()}, &held);
   REQUIRE(held.size() == 1);

@@ -112,8 +112,12 @@ struct Node : NodeSpec {
     uint64_t realized = 0;  // evaluations stored when it was found
     uint8_t count = 0;      // values; 0: no chain
     const Node* values[kValues];
+    uint32_t length = 0;  // unevaluated nodes below: the nodes whose counts the check reads
+    // The input, read by that check: beside the count (refs_, declared right after `chain`),
+    // so each node below costs the check one cache line, not three (node, input list, node).
+    const Node* next = nullptr;
   };
-  Chain chain;
+  Chain chain;  // (kept last of the public fields: see Chain::next)
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
   // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a

@@ -174,8 +174,11 @@ std::atomic<uint64_t> g_realized{0};
 bool chain_holds(const Node& n) {
   if (n.chain.count == 0 || n.chain.realized != g_realized.load(std::memory_order_acquire))
     return false;
-  for (const Node* p = n.inputs[0].get(); !p->is_leaf(); p = p->inputs[0].get())
+  const Node* p = &n;
+  for (uint32_t i = n.chain.length; i > 0; --i) {  // (none evaluated: the count says)
+    p = p->chain.next;
     if (p->ref_count() != 1) return false;
+  }
   return true;
 }
 
@@ -191,9 +194,11 @@ void note_chain(Node& n) {
   if (in.is_leaf()) {  // the walk's first value
     c.values[0] = &in;
     c.count = 1;
+    c.length = 0;
     below = hash_mix(in.leaf_hash, 0);
   } else if (in.chain.count != 0 && in.chain.realized == now) {
     c = in.chain;
+    c.length = in.chain.length + 1;
     below = in.chain.hash;
   } else {
     return;
@@ -212,6 +217,7 @@ void note_chain(Node& n) {
   }
   c.hash = h;
   c.realized = now;
+  c.next = &in;
   n.chain = c;
 }
 
