@@ -252,6 +252,7 @@ TEST_CASE("plan cache: the hashes a node keeps are those of its fields") {
   auto kept_is_fresh = [](const Array& a) {
     const graph::Node& n = *a.node();
     CHECK(n.local_hash == graph::local_structure_hash(n));
+    CHECK(n.leaf_hash == graph::leaf_data_hash(n));
     bool constant = n.kind == graph::OpKind::Scalar || n.immediate();
     CHECK(n.value_hash == (constant ? graph::constant_hash(n) : 0));
   };
@@ -261,6 +262,7 @@ TEST_CASE("plan cache: the hashes a node keeps are those of its fields") {
   size_t local = z.node()->local_hash;
   y.eval();
   kept_is_fresh(z);
+  kept_is_fresh(y);  // a leaf now: its data hash is its token in a signature
   CHECK(z.node()->local_hash == local);
 
   // Values are not structure: the constant, the draw.
@@ -402,4 +404,98 @@ TEST_CASE("compile(): a kernel that fails among several compiling at once throws
   CHECK(good.get().to_vector<double>()[9] ==
         doctest::Approx(std::tanh(1.0) * std::sinh(1.0) + 0.125));
   CHECK_THROWS_AS(bad.eval(), kiln::CompileError);
+}
+
+// A node that dies goes to its thread's pool still constructed (graph/draft.hpp), and the next
+// node built may be that very block: it must carry nothing of what the block was (a result, an
+// immediate, attributes, inputs, a count), and what it keeps must be its own hashes.
+TEST_CASE("plan cache: a node built from a pooled block is a new node") {
+  namespace graph = kiln::graph;
+  auto x = kiln::arange(0, 5, 1, DType::Float64).eval();
+  const graph::Node* first = nullptr;
+  {
+    Array dead = (x * 2.5).eval();  // an evaluated node with an immediate: a result, attrs
+    first = dead.node().get();
+    CHECK(dead.node()->is_leaf());
+  }
+  // Built right after: the block just freed is on top of the pool, so this is most likely it
+  // (either way the node must be a fresh one).
+  Array y = kiln::sqrt(x);
+  const graph::Node& n = *y.node();
+  INFO("reused the freed block: " << (&n == first));
+  CHECK(!n.is_leaf());
+  CHECK(n.realized() == nullptr);
+  CHECK(n.immediate() == nullptr);
+  CHECK(std::holds_alternative<std::monostate>(n.attrs));
+  CHECK(n.args().size() == 1);
+  CHECK(n.args()[0] == x.node());
+  CHECK(n.shape == kiln::Shape{5});
+  CHECK(y.node().use_count() == 1);
+  CHECK(n.local_hash == graph::local_structure_hash(n));
+  CHECK(n.leaf_hash == graph::leaf_data_hash(n));
+  CHECK(n.value_hash == 0);
+  CHECK(y.to_vector<double>() == std::vector<double>{0, 1, std::sqrt(2.0), std::sqrt(3.0), 2});
+  // An equal expression found by hash-consing: its draft goes back to the pool, x keeps its
+  // count (the draft's reference to x is released).
+  const long x_refs = x.node().use_count();
+  Array z = kiln::sqrt(x + 0.0) * 1.0;
+  Array w = kiln::sqrt(x + 0.0) * 1.0;
+  CHECK(z.node() == w.node());
+  z = w = Array();
+  CHECK(x.node().use_count() == x_refs);
+}
+
+// A node with one input keeps the signature of its chain, found when it was built (Node::chain):
+// taken while it holds, it must be exactly what the walk finds (the hash and the values, in
+// order), and it must not be taken when it does not hold: after any evaluation (the walk then
+// runs: the same signature), or when a node below is held (the walk finds it).
+TEST_CASE("plan cache: a chain's kept signature is the walk's") {
+  namespace graph = kiln::graph;
+  auto x = kiln::arange(0, 9, 1, DType::Float32).eval();
+  auto other = kiln::arange(0, 3, 1, DType::Float64);
+  using Build = Array (*)(const Array&);
+  const Build chains[] = {
+      [](const Array& a) { return a + 1.0f; },
+      [](const Array& a) { return (a * 0.5f + 0.5f) * 0.5f + 0.25f; },  // an equal constant again
+      [](const Array& a) { return kiln::sqrt(a * 2.0f) - 1.0f; },
+      [](const Array& a) { return 3.0f - a.astype(DType::Float64) * 2.0; },  // a cast, a left side
+      [](const Array& a) { return ((a + 1.0f) * 2.0f + 3.0f) * 4.0f; },  // 4 constants: no chain
+      [](const Array& a) {
+        return a.reshape({3, 3}).T() * 2.0f;
+      },
+  };
+  for (size_t i = 0; i < std::size(chains); ++i) {
+    INFO("chain " << i);
+    Array z = chains[i](x);
+    const graph::Node& n = *z.node();
+    CHECK((i == 4) == (n.chain.count == 0));
+    std::vector<graph::NodeRef> held;
+    graph::Signature kept = graph::signature({z.node()}, &held);
+    CHECK(held.empty());
+    other = (other + 1.0).eval();  // an evaluation: the chain no longer holds, the walk runs
+    std::vector<graph::NodeRef> walked_held;
+    graph::Signature walked = graph::signature({z.node()}, &walked_held);
+    CHECK(walked_held.empty());
+    CHECK(kept.hash == walked.hash);
+    CHECK(kept.values == walked.values);
+  }
+  // A node below the output held by the program: the walk runs and finds it.
+  Array t = x * 2.0f;
+  Array z = t + 1.0f;
+  CHECK(z.node()->chain.count == 3);   // x, 2 and 1
+  CHECK(z.node()->chain.length == 1);  // t: the one node whose count the check reads
+  CHECK(z.node()->chain.next == t.node().get());
+  std::vector<graph::NodeRef> held;
+  graph::signature({z.node()}, &held);
+  REQUIRE(held.size() == 1);
+  CHECK(held[0] == t.node());
+  // Evaluated through the kept signature: the plan is made once and then found again.
+  auto y = kiln::arange(0, 7, 1, DType::Float32).eval();  // a structure no other case uses
+  CountFromZero counting;
+  auto step = [&](float a, float b) { return ((y * a + b) * a + b).to_vector<float>(); };
+  CHECK(step(2, 1) == std::vector<float>{3, 7, 11, 15, 19, 23, 27});
+  CHECK(step(3, 0) == std::vector<float>{0, 9, 18, 27, 36, 45, 54});
+  auto c = runtime::plan_cache_counters();
+  CHECK(c.misses == 1);
+  CHECK(c.hits == 1);
 }

@@ -1,6 +1,7 @@
 // A C++ number used with arrays. Scalars are "weak" as in NumPy 2: `f32_array * 2.0` stays
 // float32, `int32_array + 1` stays int32. Scalars become kernel parameters, never source text.
 #pragma once
+#include <bit>
 #include <complex>
 #include <cstdint>
 #include <type_traits>
@@ -46,7 +47,12 @@ class Scalar {
       return T(as_complex());
   }
   // Bitwise equality (so NaN == NaN): what hash-consing needs.
-  bool same_as(const Scalar& o) const;
+  bool same_as(const Scalar& o) const {
+    // (Inline: the signature compares constants on every evaluation.)
+    return kind_ == o.kind_ && i_ == o.i_ &&
+           std::bit_cast<uint64_t>(re_) == std::bit_cast<uint64_t>(o.re_) &&
+           std::bit_cast<uint64_t>(im_) == std::bit_cast<uint64_t>(o.im_);
+  }
   size_t hash() const;
 
  private:

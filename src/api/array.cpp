@@ -524,7 +524,8 @@ Array Array::At::max(const Operand& v) const {
 }
 
 const Array& Array::eval() const {
-  runtime::realize(api::ref_of(*this));
+  api::node_of(*this);  // (checks the handle; its node is passed as it is, not copied)
+  runtime::realize(node_);
   return *this;
 }
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "graph/recycle.hpp"
+#include "graph/draft.hpp"
 #include "graph/shape.hpp"
 #include "runtime/pipeline.hpp"
 
@@ -37,17 +37,6 @@ std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {
   return out;
 }
 
-namespace {
-// The operands moved into a node's input list. (A braced list would copy each: the elements
-// of an initializer_list cannot be moved from.)
-template <class... R>
-std::vector<NodeRef> input_list(R... refs) {
-  std::vector<NodeRef> v = graph::input_list(sizeof...(refs));
-  (v.push_back(std::move(refs)), ...);
-  return v;
-}
-}  // namespace
-
 NodeRef cast(const NodeRef& n, DType t) {
   if (n->dtype == t) return n;
   if (n->kind == OpKind::Scalar)  // the value converts too, as a Cast node would convert it
@@ -61,8 +50,10 @@ NodeRef cast(const NodeRef& n, DType t) {
                                   return Scalar(v);
                               }),
                   t, n->device);
-  NodeSpec s{OpKind::Cast, 0, t, graph::shape_copy(n->shape), n->device, input_list(n)};
-  return graph::make_node(std::move(s));
+  graph::Draft d(OpKind::Cast, 0, t, n->device);
+  d->shape = n->shape;  // (assigned: the pooled node's own memory)
+  d->inputs.push_back(n);
+  return graph::make_node(std::move(d));
 }
 
 NodeRef broadcast(const NodeRef& n, const Shape& shape) {
@@ -71,27 +62,33 @@ NodeRef broadcast(const NodeRef& n, const Shape& shape) {
   if (b != shape)
     throw ShapeError("cannot broadcast an array of shape " + shape_str(n->shape) + " to shape " +
                      shape_str(shape) + ": each dimension must match or be 1");
-  NodeSpec s{OpKind::Broadcast, 0, n->dtype, graph::shape_copy(shape), n->device, input_list(n)};
-  return graph::make_node(std::move(s));
+  graph::Draft d(OpKind::Broadcast, 0, n->dtype, n->device);
+  d->shape = shape;
+  d->inputs.push_back(n);
+  return graph::make_node(std::move(d));
 }
 
 NodeRef unary(graph::UnaryOp op, NodeRef a, DType out) {
-  NodeSpec s{OpKind::Unary, static_cast<uint8_t>(op), out, graph::shape_copy(a->shape), a->device};
-  s.inputs = input_list(std::move(a));
-  return graph::make_node(std::move(s));
+  graph::Draft d(OpKind::Unary, static_cast<uint8_t>(op), out, a->device);
+  d->shape = a->shape;
+  d->inputs.push_back(std::move(a));
+  return graph::make_node(std::move(d));
 }
 
 NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape& shape) {
-  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, graph::shape_copy(shape), a->device};
-  s.inputs = input_list(std::move(a), std::move(b));
-  return graph::make_node(std::move(s));
+  graph::Draft d(OpKind::Binary, static_cast<uint8_t>(op), out, a->device);
+  d->shape = shape;
+  d->inputs.push_back(std::move(a));
+  d->inputs.push_back(std::move(b));
+  return graph::make_node(std::move(d));
 }
 
 NodeRef binary(graph::BinaryOp op, NodeRef a, const Scalar& v, bool left, DType out) {
-  NodeSpec s{OpKind::Binary, static_cast<uint8_t>(op), out, graph::shape_copy(a->shape), a->device};
-  s.attrs = graph::ImmediateAttrs{v, a->dtype, left};
-  s.inputs = input_list(std::move(a));
-  return graph::make_node(std::move(s));
+  graph::Draft d(OpKind::Binary, static_cast<uint8_t>(op), out, a->device);
+  d->shape = a->shape;
+  d->attrs = graph::ImmediateAttrs{v, a->dtype, left};
+  d->inputs.push_back(std::move(a));
+  return graph::make_node(std::move(d));
 }
 
 NodeRef scalar(Scalar v, DType t, Device d) { return graph::scalar_node(v, t, d); }

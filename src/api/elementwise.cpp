@@ -121,17 +121,31 @@ DType compute_dtype(BinaryOp op, graph::BinaryForm form, DType ta, DType tb, con
   return compute;
 }
 
+// The dtype `op` of an array of dtype tx and the constant s computes in, checked as NumPy
+// checks it (compute_dtype, check_fits).
+DType scalar_compute_dtype(BinaryOp op, graph::BinaryForm form, DType tx, const Scalar& s,
+                           bool left) {
+  // A float32 or float64 array and a real constant: the array's dtype, whatever the operation
+  // (a weak constant takes it, nothing is refused, no integer rule applies), except a bitwise
+  // one, refused below. Most operations a program builds, so answered without the rules.
+  if ((tx == DType::Float32 || tx == DType::Float64) && s.kind() != Scalar::Kind::Complex &&
+      form != graph::BinaryForm::Bitwise)
+    return tx;
+  const DType ts = api::weak_result(tx, s);
+  const DType compute =
+      compute_dtype(op, form, left ? ts : tx, left ? tx : ts, left ? nullptr : &s);
+  api::check_fits(s, compute, graph::op_name(op));
+  return compute;
+}
+
 // One array and one constant (x * 2, 1 - x), the usual case: the constant is the node's
 // immediate. Built directly, without the operand variants and the general alignment: this runs
 // for most operations a program builds. `left`: the constant is the left operand.
 Array binary_scalar_op(BinaryOp op, Array x, const Scalar& s, bool left) {
   const graph::BinaryForm form = graph::form_of(op);
-  const char* name = graph::op_name(op);
-  const DType tx = api::node_of(x).dtype, ts = api::weak_result(tx, s);
-  const DType compute =
-      compute_dtype(op, form, left ? ts : tx, left ? tx : ts, left ? nullptr : &s);
+  const DType tx = api::node_of(x).dtype;
+  const DType compute = scalar_compute_dtype(op, form, tx, s, left);
   const DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
-  api::check_fits(s, compute, name);
   NodeRef n = api::ref_of(std::move(x));
   if (n->dtype != compute) {  // (align's cast; the device and the shape are the array's own)
     NodeRef cast = api::cast(n, compute);

@@ -18,32 +18,35 @@ inline size_t hash_mix(size_t seed, uint64_t v) {
 }
 
 // Pointer -> value for the walks over a graph (signature, held nodes), which visit every node
-// once per evaluation: open addressing in one array, no allocation per entry.
+// once per evaluation: open addressing in one array, no allocation per entry. Each slot is
+// stamped with the use that filled it, so emptying the map is one increment, not a pass over
+// the array (a tiny evaluation's walk visits two nodes).
 template <class V>
 class PtrMap {
  public:
   // The value for p, or null.
   V* find(const void* p) {
     for (size_t i = home(p);; i = (i + 1) & mask_) {
-      if (slots_[i].key == p) return &slots_[i].value;
-      if (!slots_[i].key) return nullptr;
+      Slot& s = slots_[i];
+      if (s.use != use_) return nullptr;
+      if (s.key == p) return &s.value;
     }
   }
   // Adds p (not yet in the map) with value v.
   void add(const void* p, V v) {
     if (2 * (size_ + 1) > slots_.size()) grow();
     size_t i = home(p);
-    while (slots_[i].key) i = (i + 1) & mask_;
-    slots_[i] = {p, std::move(v)};
+    while (slots_[i].use == use_) i = (i + 1) & mask_;
+    slots_[i] = {p, std::move(v), use_};
     ++size_;
   }
-  // Empties the map. Its memory is kept when the last use filled it by an eighth or more (so
-  // clearing costs about what filling did); a table a larger graph grew starts small again.
+  // Empties the map. A table a large graph grew, and this use filled by less than an eighth,
+  // starts small again.
   void clear() {
     if (slots_.size() > kFirst && size_ * 8 < slots_.size())
       *this = PtrMap();
-    else
-      std::fill(slots_.begin(), slots_.end(), Slot{});
+    else if (++use_ == 0)  // the stamps wrapped: clear them for real
+      std::fill(slots_.begin(), slots_.end(), Slot{}), use_ = 1;
     size_ = 0;
   }
 
@@ -52,6 +55,7 @@ class PtrMap {
   struct Slot {
     const void* key = nullptr;
     V value{};
+    uint32_t use = 0;  // the use that filled it; stale when not the map's
   };
   size_t home(const void* p) const {
     return (reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull) >> shift_;
@@ -62,13 +66,16 @@ class PtrMap {
     mask_ = slots_.size() - 1;
     --shift_;
     size_ = 0;
+    const uint32_t use = use_;
+    use_ = 1;
     for (auto& s : old)
-      if (s.key) add(s.key, std::move(s.value));
+      if (s.use == use) add(s.key, std::move(s.value));
   }
 
   std::vector<Slot> slots_ = std::vector<Slot>(kFirst);
-  size_t mask_ = 31, size_ = 0;
+  size_t mask_ = kFirst - 1, size_ = 0;
   int shift_ = 64 - 5;
+  uint32_t use_ = 1;
 };
 
 }  // namespace kiln::graph

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <mutex>
 #include <thread>
-#include <type_traits>
+#include <utility>
 
+#include "graph/draft.hpp"
 #include "graph/hash.hpp"
-#include "graph/recycle.hpp"
 
 namespace kiln::graph {
 namespace {
@@ -97,15 +97,16 @@ HashConsTable& table() {
 // A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constant's
 // (Node::value_hash) and the hash-cons key, which adds the values and the inputs' identities.
 struct SpecHashes {
-  size_t local, value, cse;
+  size_t local, value, cse, leaf;
 };
 SpecHashes spec_hashes(const NodeSpec& s) {
-  size_t h = hash_mix(data_hash(s), static_cast<uint64_t>(s.kind) * 256 + s.op);
+  const size_t data = data_hash(s);
+  size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
   size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
     value = constant_hash(s);
   } else if (const ImmediateAttrs* im = s.immediate()) {
-    h = hash_mix(hash_mix(h, im->left), static_cast<uint64_t>(im->dtype));
+    h = hash_mix(h, static_cast<uint64_t>(im->left) << 8 | static_cast<uint64_t>(im->dtype));
     // A plan that folds a relu into a matmul is no plan for maximum(x, 0.5).
     if (is_relu(s)) h = hash_mix(h, 0x7e1u);
     value = constant_hash(s);
@@ -118,7 +119,8 @@ SpecHashes spec_hashes(const NodeSpec& s) {
   if (values) cse = hash_mix(cse, values);
   for (const auto& in : s.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
   if (s.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
-  return {h, value, cse};
+  // A leaf's token is its data hash itself: a computing node's (local) differs by its kind.
+  return {h, value, cse, data};
 }
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
@@ -128,37 +130,37 @@ bool same_spec(const NodeSpec& a, const NodeSpec& b) {
   return a.attrs == b.attrs;
 }
 
-// Per-thread lists of freed memory, for what every node built allocates: a program builds and
+// Per-thread pool of retired nodes, for what every node built allocates: a program builds and
 // drops nodes at a steady rate, so most come back to be reused without a trip through malloc,
 // whose own per-thread cache keeps only a few blocks of a size (a dropped graph frees
-// hundreds at once). Memory freed on another thread joins that thread's list. Each list keeps
-// at most kKeep items; the rest go back to the system.
-template <class T>
-class FreeList {
+// hundreds at once). A retired node stays constructed, so its shape and input list keep their
+// memory: a builder that fills a pooled node (Draft) allocates nothing. A node freed on
+// another thread joins that thread's pool. The pool keeps at most kKeep nodes; the rest are
+// deleted.
+class Pool {
  public:
-  // This thread's list, or null once it is destroyed (nodes freed later, by static
-  // destructors at exit, go straight back to the system).
-  static FreeList* of_thread() {
+  // This thread's pool, or null once it is destroyed (nodes freed later, by static
+  // destructors at exit, are deleted).
+  static Pool* of_thread() {
     if (gone()) return nullptr;
-    thread_local FreeList list;
-    return &list;
+    thread_local Pool pool;
+    return &pool;
   }
-  bool empty() const { return items_.empty(); }
-  T take() {
-    T t = std::move(items_.back());
-    items_.pop_back();
-    return t;
+  Node* take() {
+    if (nodes_.empty()) return nullptr;
+    Node* n = nodes_.back();
+    nodes_.pop_back();
+    return n;
   }
-  // False when the list is full: the caller frees t.
-  bool put(T& t) {
-    if (items_.size() >= kKeep) return false;
-    items_.push_back(std::move(t));
+  // False when the pool is full: the caller deletes n.
+  bool put(Node* n) {
+    if (nodes_.size() >= kKeep) return false;
+    nodes_.push_back(n);
     return true;
   }
-  ~FreeList() {
+  ~Pool() {
     gone() = true;
-    if constexpr (std::is_pointer_v<T>)
-      for (T p : items_) ::operator delete(p);
+    for (Node* n : nodes_) delete n;
   }
 
  private:
@@ -167,21 +169,22 @@ class FreeList {
     thread_local bool g = false;
     return g;
   }
-  std::vector<T> items_;
+  std::vector<Node*> nodes_;
 };
 
-// Node blocks from the list.
-void* allocate_node() {
-  if (auto* l = FreeList<void*>::of_thread(); l && !l->empty()) return l->take();
-  return ::operator new(sizeof(Node));
-}
-void free_node(void* p) {
-  if (auto* l = FreeList<void*>::of_thread(); !(l && l->put(p))) ::operator delete(p);
-}
-
-// Input lists and shapes keep their memory in the lists up to this many elements, so that
-// one list serves every rank.
+// A retired node keeps its shape and input list when they are this small, so that one pool
+// serves every rank.
 constexpr size_t kRoomy = 8;
+
+// A node to build: a pooled one (count 1, no result, empty lists and attributes), or new.
+Node* fresh_node() {
+  if (Pool* p = Pool::of_thread())
+    if (Node* n = p->take()) return n;
+  Node* n = new Node(NodeSpec{});
+  n->shape.reserve(4);
+  n->inputs.reserve(3);  // room for where's three
+  return n;
+}
 
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
@@ -191,27 +194,32 @@ uint32_t depth_of(const NodeSpec& s) {
 
 }  // namespace
 
-std::vector<NodeRef> input_list(size_t n) {
-  std::vector<NodeRef> v;
-  if (auto* l = FreeList<std::vector<NodeRef>>::of_thread(); l && !l->empty()) v = l->take();
-  v.reserve(std::max(n, size_t{3}));  // room for where's three
-  return v;
+// Empties a node that left the graph (or was never published) and pools it. Outside the
+// table's lock: releasing what it held may free other nodes, or buffers (other locks).
+void retire(Node* n) noexcept {
+  n->inputs.clear();  // references past a release batch: may free nodes
+  if (n->attrs.index() != 0) n->attrs.emplace<std::monostate>();
+  n->buffer.reset();
+  n->realized_.reset();
+  n->has_result_.store(false, std::memory_order_relaxed);
+  n->refs_.store(1, std::memory_order_relaxed);
+  n->cse_hash = 0;
+  n->shape.clear();
+  Pool* p = Pool::of_thread();
+  if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
+    delete n;
 }
 
-Shape shape_copy(const Shape& s) {
-  Shape v;
-  if (auto* l = FreeList<Shape>::of_thread(); l && !l->empty()) v = l->take();
-  v.reserve(std::max(s.size(), size_t{4}));
-  v.assign(s.begin(), s.end());
-  return v;
-}
-
-void recycle(NodeSpec& spec) {
-  spec.inputs.clear();  // may free nodes, which recycle theirs first
-  if (spec.inputs.capacity() && spec.inputs.capacity() <= kRoomy)
-    if (auto* l = FreeList<std::vector<NodeRef>>::of_thread()) l->put(spec.inputs);
-  if (spec.shape.capacity() && spec.shape.capacity() <= kRoomy)
-    if (auto* l = FreeList<Shape>::of_thread()) l->put(spec.shape);
+// Drops a reference the caller holds, under the table's lock; true when it was the last. A
+// count of 1 is the caller's own reference, and nothing can add one: another would have to be
+// copied from a reference (there is none) or taken from the table (whose lock is held). So
+// it drops without an atomic read-modify-write (a chain dies a node at a time through here).
+bool drop_under_lock(const Node& n) noexcept {
+  if (n.refs_.load(std::memory_order_acquire) == 1) {
+    n.refs_.store(0, std::memory_order_relaxed);
+    return true;
+  }
+  return n.refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
 void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
@@ -229,64 +237,83 @@ void release(const Node* n) noexcept {
   size_t count = 0;
   dead[count++] = const_cast<Node*>(n);
   if (n->cse_hash != 0 || !n->inputs.empty()) {  // else an evaluated leaf: nothing to leave
-    std::lock_guard lock(table().mu);
+    HashConsTable& t = table();
+    std::lock_guard lock(t.mu);
     for (size_t i = 0; i < count; ++i) {
       Node* d = dead[i];
-      if (d->cse_hash != 0) table().erase(d->cse_hash, d);
+      if (d->cse_hash != 0) t.erase(d->cse_hash, d);
       d->cse_hash = 0;
       for (NodeRef& in : d->inputs) {
         if (count == kBatch) break;
         if (!in) continue;
         // The count is dropped here, so the reference lets go of the input without dropping
         // it again; the input dies with d when that was its last reference.
-        if (in->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-          dead[count++] = const_cast<Node*>(in.get());
+        if (drop_under_lock(*in)) dead[count++] = const_cast<Node*>(in.get());
         in.detach();
       }
     }
   }
-  for (size_t i = 0; i < count; ++i) {
-    dead[i]->~Node();
-    free_node(dead[i]);
-  }
+  for (size_t i = 0; i < count; ++i) retire(dead[i]);
 }
 
 long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
 
-Node::~Node() { recycle(*this); }  // out of the table already (release)
-
-NodeRef make_node(NodeSpec&& spec) {
-  const SpecHashes hashes = spec_hashes(spec);
+// Finds the node equal to n, a node not yet in the graph, or enters n as new.
+NodeRef publish(Node* n) {
+  const SpecHashes hashes = spec_hashes(*n);
   size_t h = hashes.cse;
   if (h == 0) h = 1;  // 0 marks "not in the table"
-  std::unique_lock lock(table().mu);
+  // What n keeps of itself is found before the lock: no other thread sees n until it is in the
+  // table, and a node built is most often new.
+  n->local_hash = hashes.local;
+  n->value_hash = hashes.value;
+  n->leaf_hash = hashes.leaf;
+  n->depth = n->kind == OpKind::Buffer ? 0 : depth_of(*n);
+  note_chain(*n);
+  HashConsTable& t = table();
+  std::unique_lock lock(t.mu);
   NodeRef found;
-  table().for_each(h, [&](const Node& n) {
-    if (!same_spec(n, spec)) return false;
-    // A new reference, unless n's count has reached zero and it is on its way out (its
-    // destructor waits for this lock to erase it): then it is not reused.
-    long c = n.refs_.load(std::memory_order_relaxed);
+  t.for_each(h, [&](const Node& e) {
+    if (!same_spec(e, *n)) return false;
+    // A new reference, unless e's count has reached zero and it is on its way out (its
+    // release waits for this lock to erase it): then it is not reused.
+    long c = e.refs_.load(std::memory_order_relaxed);
     while (c != 0)
-      if (n.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+      if (e.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
                                         std::memory_order_relaxed)) {
-        found = NodeRef::adopt(&n);
+        found = NodeRef::adopt(&e);
         return true;
       }
     return false;
   });
   if (found) {
     lock.unlock();
-    recycle(spec);
+    retire(n);
     return found;
   }
-  auto* node = new (allocate_node()) Node(std::move(spec));
-  node->cse_hash = h;
-  node->local_hash = hashes.local;
-  node->value_hash = hashes.value;
-  node->depth = node->kind == OpKind::Buffer ? 0 : depth_of(*node);
-  table().insert(h, node);
-  return NodeRef::adopt(node);
+  n->cse_hash = h;
+  t.insert(h, n);
+  return NodeRef::adopt(n);
 }
+
+NodeRef make_node(NodeSpec&& spec) {
+  Node* n = fresh_node();
+  static_cast<NodeSpec&>(*n) = std::move(spec);
+  return publish(n);
+}
+
+Draft::Draft(OpKind k, uint8_t op, DType t, Device d) : n_(fresh_node()) {
+  n_->kind = k;
+  n_->op = op;
+  n_->dtype = t;
+  n_->device = d;
+}
+
+Draft::~Draft() {
+  if (n_) retire(n_);
+}
+
+NodeRef make_node(Draft&& d) { return publish(std::exchange(d.n_, nullptr)); }
 
 void set_realized(const Node& n, BufferRef b) {
   std::vector<NodeRef> dropped;  // released after the lock, since freeing takes it
@@ -298,6 +325,7 @@ void set_realized(const Node& n, BufferRef b) {
     node.cse_hash = 0;
     node.realized_ = std::move(b);
     node.has_result_.store(true, std::memory_order_release);
+    note_realized();
     dropped.swap(node.inputs);
   }
 }
@@ -321,10 +349,6 @@ NodeRef scalar_node(Scalar v, DType t, Device d) {
   return make_node(std::move(spec));
 }
 
-bool same_constant(const NodeSpec& a, const NodeSpec& b) {
-  return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
-}
-
 bool is_relu(const NodeSpec& n) {
   const ImmediateAttrs* im = n.immediate();
   if (!im || n.kind != OpKind::Binary || n.binary_op() != BinaryOp::Maximum) return false;
@@ -338,13 +362,16 @@ size_t constant_hash(const NodeSpec& n) {
 }
 
 size_t data_hash(const NodeSpec& n) {
-  size_t h = hash_mix(static_cast<size_t>(n.dtype) + 1, static_cast<uint64_t>(n.device.kind));
-  h = hash_mix(h, n.device.index);
+  // dtype, device kind and index in one word: one mix, then one per dimension.
+  size_t h =
+      hash_mix(0xda7a, static_cast<uint64_t>(n.dtype) | static_cast<uint64_t>(n.device.kind) << 8 |
+                           static_cast<uint64_t>(static_cast<uint32_t>(n.device.index)) << 16);
   for (int64_t d : n.shape) h = hash_mix(h, d);
   return h;
 }
 
 size_t local_structure_hash(const NodeSpec& n) { return spec_hashes(n).local; }
+size_t leaf_data_hash(const NodeSpec& n) { return data_hash(n); }
 
 size_t live_node_count() {
   std::lock_guard lock(table().mu);

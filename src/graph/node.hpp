@@ -80,12 +80,12 @@ struct NodeSpec {
 };
 
 // One block per node, its count inside (kiln/node_ref.hpp). The node leaves the hash-cons
-// table when its count reaches zero (release), before its inputs are released.
+// table when its count reaches zero (release), before its inputs are released; its block then
+// goes to a per-thread pool, still constructed, for the next node built (graph/draft.hpp).
 struct Node : NodeSpec {
   explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  ~Node();
 
   size_t cse_hash = 0;
   // The node's own part of the structural signature, hashed once, here, since a signature is
@@ -97,7 +97,27 @@ struct Node : NodeSpec {
   // constant_hash of a Scalar node or of a Binary node's immediate (0 for other nodes): the
   // signature numbers constants by value.
   size_t value_hash = 0;
+  // The hash of the node's dtype, device and shape (data_hash): its token in the signature
+  // once it is a leaf, whatever computed it, hashed here for the same reason.
+  size_t leaf_hash = 0;
   uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
+  // The signature of this node as the one output of an evaluation, found when it was built,
+  // for a node with one input that is a leaf or has a chain itself (a loop's steps, x * 2 + 1):
+  // the hash and the values the walk would find (graph/signature.cpp). It holds while no node
+  // has been evaluated since (`realized`) and nothing else references the nodes below; the
+  // signature checks both, and then skips the walk of every node but their counts.
+  struct Chain {
+    static constexpr size_t kValues = 4;  // the leaf and up to 3 distinct constants
+    size_t hash = 0;
+    uint64_t realized = 0;  // evaluations stored when it was found
+    uint8_t count = 0;      // values; 0: no chain
+    const Node* values[kValues];
+    uint32_t length = 0;  // unevaluated nodes below: the nodes whose counts the check reads
+    // The input, read by that check: beside the count (refs_, declared right after `chain`),
+    // so each node below costs the check one cache line, not three (node, input list, node).
+    const Node* next = nullptr;
+  };
+  Chain chain;  // (kept last of the public fields: see Chain::next)
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
   // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a
@@ -111,6 +131,8 @@ struct Node : NodeSpec {
   }
   // The evaluated data: a Buffer leaf's own buffer, or the stored result.
   BufferRef storage() const { return kind == OpKind::Buffer ? buffer : realized(); }
+  // References to the node (its use_count): read by the signature's walk on every node.
+  long ref_count() const { return refs_.load(std::memory_order_relaxed); }
   // Inputs as the planner sees them: none once evaluated.
   const std::vector<NodeRef>& args() const { return inputs; }
 
@@ -119,7 +141,9 @@ struct Node : NodeSpec {
   friend void retain(const Node* n) noexcept;
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
-  friend NodeRef make_node(NodeSpec&& spec);
+  friend NodeRef publish(Node* n);
+  friend void retire(Node* n) noexcept;
+  friend bool drop_under_lock(const Node& n) noexcept;
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
@@ -138,7 +162,9 @@ NodeRef buffer_node(BufferRef b, DType t, Shape s);
 NodeRef scalar_node(Scalar v, DType t, Device d);
 // The constants of two nodes (scalar_value) are equal: same dtype, same bits. constant_hash
 // agrees with it.
-bool same_constant(const NodeSpec& a, const NodeSpec& b);
+inline bool same_constant(const NodeSpec& a, const NodeSpec& b) {
+  return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
+}
 // Whether n is maximum(x, +0) or maximum(+0, x) with the constant held in the node (a relu):
 // a matmul's epilogue computes it (plan/planner.cpp), so it is structure, not only a value.
 bool is_relu(const NodeSpec& n);
@@ -148,6 +174,8 @@ size_t constant_hash(const NodeSpec& n);
 size_t data_hash(const NodeSpec& n);
 // What make_node stores as Node::local_hash, computed from the fields (for tests).
 size_t local_structure_hash(const NodeSpec& n);
+// What make_node stores as Node::leaf_hash (for tests).
+size_t leaf_data_hash(const NodeSpec& n);
 
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.
@@ -169,6 +197,10 @@ void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, 
 // graph still references, such as an Array the program keeps: in the order the walk finishes
 // them, views and constants left out (see signature.cpp).
 std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs);
+// Finds n's Node::chain, n being new (make_node).
+void note_chain(Node& n);
+// Marks that a node was evaluated (set_realized): the chains found before no longer hold.
+void note_realized();
 // Number of live hash-consed nodes (for tests).
 size_t live_node_count();
 

@@ -38,17 +38,14 @@ bool Scalar::as_bool() const {
   return re_ != 0 || im_ != 0;
 }
 
-bool Scalar::same_as(const Scalar& o) const {
-  return kind_ == o.kind_ && i_ == o.i_ && std::memcmp(&re_, &o.re_, sizeof re_) == 0 &&
-         std::memcmp(&im_, &o.im_, sizeof im_) == 0;
-}
-
 size_t Scalar::hash() const {
   uint64_t re, im;
   std::memcpy(&re, &re_, sizeof re);
   std::memcpy(&im, &im_, sizeof im);
-  size_t h = graph::hash_mix(static_cast<size_t>(kind_), static_cast<uint64_t>(i_));
-  return graph::hash_mix(graph::hash_mix(h, re), im);
+  // One mix: the integer and the kind as the seed, the real and imaginary bits folded (hashed
+  // for every constant built). Values that fold alike only cost a comparison where hashed.
+  return graph::hash_mix(static_cast<uint64_t>(i_) ^ (static_cast<uint64_t>(kind_) << 56),
+                         re ^ ((im << 29) | (im >> 35)));
 }
 
 }  // namespace kiln

@@ -21,11 +21,10 @@ void store(const Request& req, PlanRun& run) {
     if (auto b = run.output(i)) graph::set_realized(*req.nodes[i], std::move(b));  // null: held
 }
 
-// An evaluation's lists (what it asks for, the request, the signature's values), kept between
-// evaluations so that they keep their memory: evaluations run one at a time (under the
-// evaluation lock), and a tiny one's few allocations cost about as much as its signature.
+// An evaluation's lists (the request, the signature's values), kept between evaluations so
+// that they keep their memory: evaluations run one at a time (under the evaluation lock), and
+// a tiny one's few allocations cost about as much as its signature.
 struct Scratch {
-  std::vector<graph::NodeRef> asked;  // realize(node)'s one node
   Request req;
   graph::Signature sig;
 };
@@ -41,13 +40,12 @@ struct Emptied {
     s.req.nodes.clear();
     s.req.held = 0;
     s.sig.values.clear();
-    s.asked.clear();
   }
 };
 
 // The pipeline: signature -> plan -> generate and compile -> run -> store. Each stage is one
 // call; the file named beside it says how it works.
-void realize_held(const std::vector<graph::NodeRef>& nodes, Scratch& s) {
+void realize_held(std::span<const graph::NodeRef> nodes, Scratch& s) {
   Request& req = s.req;
   graph::Signature& sig = s.sig;
   to_realize(nodes, req, sig);  // graph/signature: structure, values, held nodes
@@ -71,8 +69,7 @@ void realize(const std::vector<graph::NodeRef>& nodes) {
 void realize(const graph::NodeRef& node) {
   auto hold = hold_evaluation();
   Emptied emptied{scratch()};
-  emptied.s.asked.push_back(node);
-  realize_held(emptied.s.asked, emptied.s);
+  realize_held({&node, 1}, emptied.s);
 }
 
 void compile_ahead(const std::vector<graph::NodeRef>& nodes) {
@@ -97,6 +94,10 @@ Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* s
 }
 
 void to_realize(const std::vector<graph::NodeRef>& nodes, Request& r, graph::Signature& sig) {
+  to_realize(std::span<const graph::NodeRef>(nodes), r, sig);
+}
+
+void to_realize(std::span<const graph::NodeRef> nodes, Request& r, graph::Signature& sig) {
   r.nodes.clear();
   r.held = 0;
   for (const auto& n : nodes)

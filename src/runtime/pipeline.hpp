@@ -4,6 +4,7 @@
 #pragma once
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "graph/node.hpp"
@@ -12,7 +13,7 @@
 namespace kiln::runtime {
 
 void realize(const std::vector<graph::NodeRef>& nodes);
-// The same for one node (Array::eval), with no list to allocate.
+// The same for one node (Array::eval), with no list to fill.
 void realize(const graph::NodeRef& node);
 // realize's stages up to the compiled kernels (kiln::compile): the plan made or found, every
 // kernel generated and compiled, nothing run and nothing stored.
@@ -29,6 +30,7 @@ struct Request {
 Request to_realize(const std::vector<graph::NodeRef>& nodes, graph::Signature* sig = nullptr);
 // The same into `r` and `sig`, whose lists keep their memory (the evaluation path's).
 void to_realize(const std::vector<graph::NodeRef>& nodes, Request& r, graph::Signature& sig);
+void to_realize(std::span<const graph::NodeRef> nodes, Request& r, graph::Signature& sig);
 // The plan an evaluation of `outputs` runs, made afresh (explain, to_dot); none when every
 // node is evaluated. Call with hold_evaluation() held.
 std::optional<plan::Plan> plan_for(const std::vector<graph::NodeRef>& outputs);
