@@ -2,7 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <cuda_runtime_api.h>
+#include <limits.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "kiln/errors.hpp"
 
@@ -18,6 +24,42 @@ void* open_cuda_library(const char* soname, const char* needed_for, const char* 
   throw CudaError(std::string(needed_for) + " needs " + soname + ", which could not be loaded (" +
                   first + "); install the CUDA toolkit's " + package +
                   " or add its folder to LD_LIBRARY_PATH");
+}
+
+namespace {
+
+// `folder`/`name` with links resolved, or empty when it does not exist.
+std::string existing(std::string_view folder, const char* name) {
+  if (folder.empty()) return {};
+  std::string path = std::string(folder) + "/" + name;
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) ? std::string(resolved) : std::string();
+}
+
+std::string folder_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+}  // namespace
+
+std::string find_cuda_library(const char* soname) {
+  if (const char* env = std::getenv("LD_LIBRARY_PATH")) {
+    std::string_view dirs(env);
+    for (size_t start = 0; start <= dirs.size();) {
+      size_t end = std::min(dirs.find(':', start), dirs.size());
+      if (auto p = existing(dirs.substr(start, end - start), soname); !p.empty()) return p;
+      start = end + 1;
+    }
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cudaRuntimeGetVersion), &info) && info.dli_fname) {
+    char cudart[PATH_MAX];
+    if (realpath(info.dli_fname, cudart))
+      if (auto p = existing(folder_of(cudart), soname); !p.empty()) return p;
+  }
+#ifdef KILN_CUDA_LIBRARY_DIR
+  return existing(KILN_CUDA_LIBRARY_DIR, soname);
+#else
+  return {};
+#endif
 }
 
 void* cuda_library_symbol(void* library, const char* soname, const char* name) {

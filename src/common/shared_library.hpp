@@ -4,6 +4,7 @@
 // declared from the libraries' own headers. Nothing here touches libcuda.
 #pragma once
 #include <mutex>
+#include <string>
 
 namespace kiln {
 
@@ -11,6 +12,12 @@ namespace kiln {
 // ld.so.cache), then in the CUDA toolkit kiln was built with. kiln::CudaError saying that
 // `needed_for` needs it, dlerror()'s reason and what to install (`package`) when it cannot.
 void* open_cuda_library(const char* soname, const char* needed_for, const char* package);
+// The file open_cuda_library would open for `soname`, found without opening it (loading NVRTC
+// takes 10-20 ms, while a kernel found on disk needs only its name): the first folder of
+// LD_LIBRARY_PATH holding it, else the folder of the cudart this process loaded (the loader
+// found cudart by kiln's run path or ld.so.cache, and a toolkit keeps its libraries together),
+// else the toolkit kiln was built with. The path with links resolved; empty when none exists.
+std::string find_cuda_library(const char* soname);
 // The function `name` of an opened library; kiln::CudaError when the library lacks it.
 void* cuda_library_symbol(void* library, const char* soname, const char* name);
 

@@ -2,7 +2,7 @@
 #include "jit/cache_key.hpp"
 
 #include "jit/cache_file.hpp"
-#include "jit/nvrtc_compile.hpp"
+#include "jit/nvrtc_api.hpp"
 #include "jit/sha256.hpp"
 
 namespace kiln::jit {

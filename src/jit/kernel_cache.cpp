@@ -12,6 +12,7 @@
 #include "jit/jit.hpp"
 
 #include <sys/stat.h>
+#include "jit/nvrtc_api.hpp"
 #include "jit/nvrtc_compile.hpp"
 #include "jit/usage_log.hpp"
 #include "kiln/cache.hpp"
@@ -76,7 +77,9 @@ std::unique_ptr<Kernel> compile_and_store(Cache& c, const Request& r,
   CompileOutput out = compile_with_nvrtc(r, options, key, disk ? disk->failed_dir() : "");
   c.counters.compiles++;
   c.counters.compile_ms += out.ms;
-  CacheEntry e{.key = key,
+  // Stored under the key of the NVRTC that compiled it: the lookup's key named the NVRTC kiln
+  // foresaw, which the load may have shown to be another (nvrtc_identity).
+  CacheEntry e{.key = cache_key(r, options),
                .name = r.name,
                .summary = r.summary,
                .dtypes = r.dtypes,

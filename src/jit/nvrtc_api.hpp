@@ -5,6 +5,8 @@
 #pragma once
 #include <nvrtc.h>
 
+#include <string>
+
 namespace kiln::jit {
 
 #define KILN_NVRTC_FUNCTIONS(X) \
@@ -35,5 +37,13 @@ struct NvrtcApi {
 const NvrtcApi& nvrtc();
 // Starts loading NVRTC on a detached thread (once per process; errors wait for nvrtc()).
 void load_nvrtc_in_background();
+
+// Which NVRTC compiles this process's kernels, as cache keys and entries name it: its library
+// file's name and size (nvrtcVersion() alone says only "13.0", and a patch release can change
+// code generation). Known without loading NVRTC, from the file the loader will open
+// (find_cuda_library), so that a kernel found on disk does not wait for NVRTC's 10-20 ms load;
+// once NVRTC is loaded, from the file it was loaded from. Where the two differ (a loader
+// setting kiln did not foresee), kiln warns once and names the loaded one from then on.
+std::string nvrtc_identity();
 
 }  // namespace kiln::jit

@@ -143,23 +143,6 @@ std::vector<std::string> compile_options(const std::string& arch,
   return options;
 }
 
-const std::string& nvrtc_identity() {
-  static const std::string identity = [] {
-    int major = 0, minor = 0;
-    nvrtc().nvrtcVersion(&major, &minor);
-    std::string id = std::to_string(major) + "." + std::to_string(minor);
-    Dl_info info{};
-    struct stat st;
-    if (dladdr(reinterpret_cast<void*>(nvrtc().nvrtcVersion), &info) && info.dli_fname &&
-        ::stat(info.dli_fname, &st) == 0) {
-      std::string file = std::filesystem::path(info.dli_fname).filename().string();
-      id += " " + file + " " + std::to_string(st.st_size);
-    }
-    return id;
-  }();
-  return identity;
-}
-
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int n = 0;

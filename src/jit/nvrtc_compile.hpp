@@ -12,10 +12,6 @@ namespace kiln::jit {
 std::vector<std::string> compile_options(const std::string& arch,
                                          const std::vector<std::string>& extra);
 
-// NVRTC's version plus the loaded library's file name and size. nvrtcVersion() alone says only
-// "13.0", and a patch release can change code generation.
-const std::string& nvrtc_identity();
-
 // The archs this NVRTC can target, as numbers (75, 80, ...), ascending.
 const std::vector<int>& nvrtc_supported_archs();
 
