@@ -3,9 +3,14 @@
 // GPU cases say they are skipped when no GPU is found; the no-GPU cases run everywhere.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -210,6 +215,32 @@ GPU_TEST_CASE("allocate: out of memory is a clear error, and later allocations s
   CHECK(in == out);
   after.reset();
   gpu::release_cache(0);
+}
+
+// The child half of the next case (a fresh process, started by it with --no-skip): device
+// set-up, then what the pinned cache holds, written to the file KILN_TEST_REPORT names.
+TEST_CASE("fresh process child: the pinned cache after device set-up" * doctest::skip()) {
+  const char* report = std::getenv("KILN_TEST_REPORT");
+  REQUIRE(report);
+  gpu::device(0);
+  std::ofstream(report) << gpu::pinned_cached_bytes();
+}
+
+// The process's first page-locked allocation costs about a millisecond: device set-up makes it
+// on a thread of its own and leaves its block cached for a first small result.
+GPU_TEST_CASE("device set-up leaves one 64 KiB pinned block in the cache") {
+  const std::string report = std::filesystem::temp_directory_path().string() + "/kiln-pinned-" +
+                             std::to_string(::getpid());
+  const std::string command = "KILN_TEST_REPORT='" + report + "' '" +
+                              std::filesystem::read_symlink("/proc/self/exe").string() +
+                              "' --no-skip --test-case='fresh process child: the pinned cache " +
+                              "after device set-up' > /dev/null 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
+  std::ifstream in(report);
+  size_t cached = 0;
+  CHECK(static_cast<bool>(in >> cached));
+  CHECK(cached == 64 * 1024);
+  std::filesystem::remove(report);
 }
 
 GPU_TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {

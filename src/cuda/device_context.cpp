@@ -44,8 +44,10 @@ void init(DeviceInfo& d, int index) {
   // Non-blocking: kiln's work must not serialise with the legacy default stream that other
   // libraries in the process may use.
   KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-  // A GPU in use will compile kernels: start loading NVRTC now, beside the program's set-up.
+  // A GPU in use will compile kernels and copy results back: start loading NVRTC and the
+  // first pinned block now, beside the program's set-up.
   jit::load_nvrtc_in_background();
+  warm_pinned_in_background();
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -199,10 +201,59 @@ std::shared_ptr<graph::Buffer> allocate_pinned(size_t nbytes) {
   return buffer;
 }
 
-size_t pinned_cached_bytes() { return cuda_available() ? cache().cached() : 0; }
+namespace {
+
+// Whether the warm-up's block may still be on its way into the cache.
+struct WarmUp {
+  std::mutex mu;
+  std::condition_variable done;
+  bool running = false;
+  void wait() {
+    std::unique_lock lock(mu);
+    done.wait(lock, [this] { return !running; });
+  }
+  void finish() {
+    std::lock_guard lock(mu);
+    running = false;
+    done.notify_all();
+  }
+};
+WarmUp& warm_up() {
+  static auto* w = new WarmUp;  // never destroyed: the thread may outlive static destructors
+  return *w;
+}
+
+}  // namespace
+
+void warm_pinned_in_background() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    if (!cuda_available()) return;
+    warm_up().running = true;
+    try {
+      std::thread([] {
+        try {
+          allocate_pinned(64 * kKiB);  // dropped at once: the block goes to the cache
+        } catch (...) {  // an allocation that fails here fails again where it is needed
+        }
+        warm_up().finish();
+      }).detach();
+    } catch (...) {  // no thread: the first allocation pays
+      warm_up().finish();
+    }
+  });
+}
+
+size_t pinned_cached_bytes() {
+  if (!cuda_available()) return 0;
+  warm_up().wait();
+  return cache().cached();
+}
 
 void release_pinned_cache() {
-  if (cuda_available()) cache().release();
+  if (!cuda_available()) return;
+  warm_up().wait();
+  cache().release();
 }
 
 }  // namespace kiln::gpu

@@ -80,6 +80,8 @@ const NvrtcApi& nvrtc() { return load_once(&load); }
 void load_nvrtc_in_background() {
   static std::once_flag started;
   std::call_once(started, [] {
+    // Found first: finding it asks the loader (dladdr), which waits while it loads NVRTC.
+    foreseen_identity();
     try {
       std::thread([] {
         try {
