@@ -34,9 +34,7 @@ Array scanned(Array a, std::optional<int> axis, std::optional<DType> dtype, grap
 // memory: counting the expression itself would compute it in that pass and again in the pass
 // that writes it for the compress step. (A reshape of a leaf is in memory already.)
 void write_mask(const Array& mask) {
-  const graph::Node* n = &api::node_of(mask);
-  while (!n->is_leaf() && n->kind == graph::OpKind::Reshape) n = n->inputs[0].get();
-  if (!n->is_leaf()) mask.eval();
+  if (!graph::below_reshapes(&api::node_of(mask))->is_leaf()) mask.eval();
 }
 
 // The rows of `rows` (L, R; null: the positions of the true entries) where mask (L, bool) is

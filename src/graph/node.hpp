@@ -157,6 +157,13 @@ NodeRef make_node(NodeSpec&& spec);
 // hash-cons table, since its identity no longer follows from its inputs). Once: a node listed
 // twice in one evaluation keeps its first result.
 void set_realized(const Node& n, BufferRef b);
+// The node below a chain of reshapes of n (n when it is no reshape): once that node is in
+// memory (a leaf, or a result written densely in C order), the reshapes are views of its bytes,
+// and a library step can read it there (a compress step reading x's rows, say).
+inline const Node* below_reshapes(const Node* n) {
+  while (!n->is_leaf() && n->kind == OpKind::Reshape) n = n->inputs[0].get();
+  return n;
+}
 // A leaf over existing data.
 NodeRef buffer_node(BufferRef b, DType t, Shape s);
 NodeRef scalar_node(Scalar v, DType t, Device d);

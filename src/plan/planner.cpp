@@ -110,14 +110,6 @@ class Planner {
     return v && !constant && blas_readable(in.shape, v->strides) ? v->base : &in;
   }
 
-  // What a compress step reads for its input `in`: a reshape names the bytes of the node below
-  // it once that is in memory (a leaf, or a root the plan writes densely in C order), so the
-  // step reads that buffer rather than a copy (kiln::masked reshapes x to rows).
-  static const Node* compress_source(const Node* in) {
-    while (!in->is_leaf() && in->kind == OpKind::Reshape) in = in->inputs[0].get();
-    return in;
-  }
-
   // Where a scatter's values (1-d) are one element for every update (a scalar, or an element
   // of an array, broadcast): that element, read with stride 0, so no kernel writes it out once
   // per update. Only below views of a leaf or of a one-element node: a larger one would be
@@ -189,7 +181,8 @@ class Planner {
         library_inputs_.insert(one ? one->base : n->inputs[2].get());
       }
       if (n->kind == OpKind::Compress)
-        for (const auto& in : n->inputs) library_inputs_.insert(compress_source(in.get()));
+        for (const auto& in : n->inputs)  // x's rows read in place (kiln::masked reshapes x)
+          library_inputs_.insert(graph::below_reshapes(in.get()));
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
     fold_matmul_epilogues();
@@ -592,10 +585,10 @@ class Planner {
       } else if (r->kind == OpKind::Compress) {
         const auto& in = r->inputs;
         const int64_t width = in.size() > 1 ? in[1]->shape[1] : 1;
-        plan_.steps.push_back(CompressStep{buf(compress_source(in[0].get())),
-                                           in.size() > 1 ? buf(compress_source(in[1].get())) : -1,
-                                           buf(r), in[0]->shape[0], width,
-                                           width == 0 ? 0 : shape_size(r->shape) / width});
+        plan_.steps.push_back(
+            CompressStep{buf(graph::below_reshapes(in[0].get())),
+                         in.size() > 1 ? buf(graph::below_reshapes(in[1].get())) : -1, buf(r),
+                         in[0]->shape[0], width, width == 0 ? 0 : shape_size(r->shape) / width});
       } else if (r->kind == OpKind::Sort) {
         const Node& in = *r->inputs[0];
         const int64_t n = in.shape.empty() ? 1 : in.shape.back();
