@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "common/shared_library.hpp"
@@ -80,6 +81,11 @@ const NvrtcApi& nvrtc() { return load_once(&load); }
 void load_nvrtc_in_background() {
   static std::once_flag started;
   std::call_once(started, [] {
+    // KILN_NVRTC_PRELOAD=0: a program that finds its kernels on disk, or needs none, loads
+    // NVRTC never; one that compiles waits for the load at its first compile. (The loader
+    // loads one library at a time: a cuFFT or cuBLASLt opened meanwhile waits for NVRTC.)
+    if (const char* v = std::getenv("KILN_NVRTC_PRELOAD"); v && std::string_view(v) == "0")
+      return;
     // Found first: finding it asks the loader (dladdr), which waits while it loads NVRTC.
     foreseen_identity();
     try {
