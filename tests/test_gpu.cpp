@@ -2,8 +2,6 @@
 // (exact for integers and bool, a tolerance by dtype otherwise); eager equals lazy; a second
 // process finds the kernels on disk. Each case is skipped, and says so, without a GPU.
 #include <doctest/doctest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -19,10 +17,9 @@
 
 #include "graph/op_table.hpp"
 #include "plan/planner.hpp"
+#include "support/child_case.hpp"
 #include "support/gpu.hpp"
 #include "support/temp_cache.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -747,9 +744,8 @@ GPU_TEST_CASE("gpu: mixing host and device arrays is a DeviceError that says wha
   check_same("after the error the engine works", (h + 1).eval(), (d - 3).eval());
 }
 
-// The child half of the next test: evaluates the same expression in a fresh process. Skipped
-// unless that test runs it (with --no-skip); a child whose filter matched no case would exit 1
-// (test_main.cpp), so the parent cannot pass on a misspelled name.
+// The child half of the next test: evaluates the same expression in a fresh process
+// (support/child_case.hpp).
 const char* const kChildCase = "gpu: child process (run by the disk-cache test)";
 static Array child_expression() {
   auto x = kiln::arange(0, 64, 1, DType::Float32, kiln::cuda());
@@ -771,21 +767,14 @@ GPU_TEST_CASE("gpu: a second process gets disk hits and zero compiles") {
   kiln::test_support::use_cache(dir.path);
   child_expression().get().eval();
   CHECK(kiln::cache::stats().compiles >= 1);  // the cache was empty
-  std::string self = "/proc/self/exe", filter = std::string("--test-case=") + kChildCase;
-  const char* argv[] = {self.c_str(), filter.c_str(), "--no-skip", nullptr};
-  pid_t pid;
-  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, const_cast<char**>(argv), environ) ==
-          0);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  bool child_passed = kiln::test_support::run_case_in_child(kChildCase);
   if (old)
     kiln::test_support::use_cache(saved);
   else {
     ::unsetenv("KILN_CACHE_DIR");
     kiln::jit::reinitialize_for_testing();
   }
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(child_passed);
 }
 
 GPU_TEST_CASE(

@@ -12,18 +12,26 @@
 #include <atomic>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
+#include <kiln/cache.hpp>
 #include <kiln/kiln.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "cuda/fft_helpers_aot.hpp"
 #include "cuda/fft_kernels.hpp"
 #include "cuda/fft_program.hpp"
+#include "cuda/runtime.hpp"
 #include "plan/planner.hpp"
+#include "support/child_case.hpp"
 #include "support/gpu.hpp"
+#include "support/temp_cache.hpp"
 
 namespace {
 
@@ -689,12 +697,242 @@ struct LimitsGuard {  // restores the plan cache's limits when a test changes th
   ~LimitsGuard() { kf::set_plan_cache_limits(saved.max_plans, saved.max_work_bytes); }
 };
 
+// ---- the helper kernels, called one by one: built into kiln, or NVRTC's ------------------
+struct BuiltInHelpers {  // the helpers' path, `on` or NVRTC's, until the scope ends
+  bool saved = gf::built_in_helpers_enabled();
+  explicit BuiltInHelpers(bool on) { gf::enable_built_in_helpers(on); }
+  ~BuiltInHelpers() { gf::enable_built_in_helpers(saved); }
+};
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// What a helper leaves in its output buffer on the GPU: `in` goes to one device buffer, `out`
+// (its first contents: helpers working in place read them) to another, run(in, out) launches
+// the helper, and the output comes back.
+template <class In, class Out>
+std::vector<Out> on_gpu(bool built_in, const std::vector<In>& in, std::vector<Out> out,
+                        const std::function<void(const void*, void*)>& run) {
+  BuiltInHelpers path(built_in);
+  auto in_dev = kiln::gpu::allocate(0, std::max<size_t>(1, in.size() * sizeof(In)));
+  auto out_dev = kiln::gpu::allocate(0, std::max<size_t>(1, out.size() * sizeof(Out)));
+  kiln::gpu::copy_to_device(0, in_dev->data(), in.data(), in.size() * sizeof(In), false);
+  kiln::gpu::copy_to_device(0, out_dev->data(), out.data(), out.size() * sizeof(Out), false);
+  run(in_dev->data(), out_dev->data());
+  kiln::gpu::copy_to_host(0, out.data(), out_dev->data(), out.size() * sizeof(Out), false);
+  return out;
+}
+
+// The helper gives `want` bit for bit, built into kiln and compiled by NVRTC alike.
+template <class In, class Out>
+void check_both_paths(const std::vector<In>& in, const std::vector<Out>& first,
+                      const std::vector<Out>& want,
+                      const std::function<void(const void*, void*)>& run) {
+  CHECK(same_bits(on_gpu(true, in, first, run), want));
+  CHECK(same_bits(on_gpu(false, in, first, run), want));
+}
+
+// Values of T with both signs, both extremes and everything between (a multiplicative hash).
+template <class T>
+std::vector<T> spread(int64_t n) {
+  std::vector<T> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = static_cast<T>(static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull);
+  return v;
+}
+
+template <class T>
+std::vector<T> reals(int64_t n) {
+  std::vector<T> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(3.25 * std::sin(0.7 * i) + 0.5);
+  return v;
+}
+template <class T>
+std::vector<std::complex<T>> complexes(int64_t n) {
+  std::vector<std::complex<T>> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = {static_cast<T>(3.25 * std::sin(0.7 * i)), static_cast<T>(std::cos(0.3 * i) - 0.5)};
+  return v;
+}
+
+// convert_input from the integer (or bool) dtype t, stored as T: the exact doubles.
+template <class T>
+void check_convert(DType t) {
+  INFO(kiln::dtype_name(t));
+  const int64_t n = 1000;
+  std::vector<T> in = spread<T>(n);
+  if (t == DType::Bool)
+    for (T& v : in) v = v & 1;  // bool's bytes are 0 or 1
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(in[i]);
+  check_both_paths<T, double>(in, std::vector<double>(n, -1.0), want,
+                              [&](const void* src, void* dst) {
+                                gf::convert_input(0, src, t, dst, gf::Precision::Double, n);
+                              });
+}
+
+template <class T>
+constexpr bool is_std_complex = false;
+template <class T>
+constexpr bool is_std_complex<std::complex<T>> = true;
+
+// pad_copy's element conversion: real -> complex adds a zero imaginary part, complex -> real
+// keeps the real part.
+template <class D, class S>
+D element_from(S x) {
+  if constexpr (std::is_same_v<S, D>)
+    return x;
+  else if constexpr (is_std_complex<S>)
+    return x.real();
+  else
+    return D(x, 0);
+}
+
+// pad_copy from S (src_shape) to D (dst_shape): src where its index exists, zeros elsewhere.
+template <class S, class D>
+void check_pad(gf::Precision p, const Shape& src_shape, const Shape& dst_shape) {
+  const gf::Elements src_kind{is_std_complex<S>, p}, dst_kind{is_std_complex<D>, p};
+  INFO("pad " << src_kind.complex << " -> " << dst_kind.complex << " single "
+              << (p == gf::Precision::Single));
+  std::vector<S> in;
+  if constexpr (is_std_complex<S>)
+    in = complexes<typename S::value_type>(kiln::shape_size(src_shape));
+  else
+    in = reals<S>(kiln::shape_size(src_shape));
+  std::vector<D> want(kiln::shape_size(dst_shape));
+  for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i) {
+    int64_t rest = i, at = 0, step = 1;
+    bool inside = true;
+    for (size_t d = dst_shape.size(); d-- > 0;) {
+      int64_t c = rest % dst_shape[d];
+      rest /= dst_shape[d];
+      inside = inside && c < src_shape[d];
+      at += c * step;
+      step *= src_shape[d];
+    }
+    want[i] = inside ? element_from<D>(in[at]) : D{};
+  }
+  check_both_paths<S, D>(in, std::vector<D>(want.size(), D{7}), want,
+                         [&](const void* src, void* dst) {
+                           gf::pad_copy(0, src, src_kind, src_shape, dst, dst_kind, dst_shape);
+                         });
+}
+
+template <class R>
+void check_pads(gf::Precision p) {
+  using C = std::complex<R>;
+  for (auto [from, to] : {std::pair<Shape, Shape>{{5, 7}, {6, 4}}, {{3, 4, 5}, {3, 4, 8}}}) {
+    check_pad<R, R>(p, from, to);
+    check_pad<C, C>(p, from, to);
+    check_pad<R, C>(p, from, to);
+    check_pad<C, R>(p, from, to);
+  }
+}
+
+// zero_imag on [outer, extent, inner]: the imaginary parts of entries first and second gone.
+template <class R>
+void check_zero_imag(gf::Precision p, int64_t second) {
+  INFO("zero_imag, second " << second);
+  const gf::ZeroImagOp op{gf::BufferId::Out, 3, 8, 2, 0, second};
+  std::vector<std::complex<R>> data = complexes<R>(op.outer * op.extent * op.inner), want = data;
+  for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i) {
+    int64_t k = i / op.inner % op.extent;
+    if (k == op.first || k == op.second) want[i].imag(0);
+  }
+  check_both_paths<char, std::complex<R>>(
+      {}, data, want, [&](const void*, void* buf) { gf::zero_imag(0, buf, p, op); });
+}
+
+// scale: every real times the factor, rounded once in R.
+template <class R>
+void check_scale(gf::Precision p) {
+  const int64_t n = 999;
+  const double factor = 1.0 / 3.0;
+  std::vector<R> data = reals<R>(n), want(n);
+  for (int64_t i = 0; i < n; ++i) want[i] = data[i] * static_cast<R>(factor);
+  check_both_paths<char, R>({}, data, want,
+                            [&](const void*, void* buf) { gf::scale(0, buf, p, n, factor); });
+}
+
+// HermitianOp's formula (src/cuda/fft_program.hpp) on the host: dst starts as `first`.
+template <class R>
+std::vector<std::complex<R>> expanded(const std::vector<std::complex<R>>& src,
+                                      std::vector<std::complex<R>> dst, const gf::HermitianOp& op,
+                                      bool in_place) {
+  const int64_t half = op.n / 2 + 1, rows = product(op.outer);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t rest = row, mrow = 0, mul = 1;
+    for (size_t d = op.outer.size(); d-- > 0;) {
+      int64_t c = rest % op.outer[d];
+      rest /= op.outer[d];
+      if (op.mirror[d] && c) c = op.outer[d] - c;
+      mrow += c * mul;
+      mul *= op.outer[d];
+    }
+    for (int64_t k = 0; k < half; ++k)
+      for (int64_t i = 0; i < op.inner; ++i) {
+        std::complex<R> v = src[(row * op.src_extent + k) * op.inner + i];
+        v = {v.real() * static_cast<R>(op.factor), v.imag() * static_cast<R>(op.factor)};
+        if (!in_place || op.factor != 1.0) dst[(row * op.n + k) * op.inner + i] = v;
+        if (k >= 1 && k < op.n - op.n / 2)
+          dst[(mrow * op.n + op.n - k) * op.inner + i] = std::conj(v);
+      }
+  }
+  return dst;
+}
+
+// expand_hermitian out of place (a compact half) and in place (lines of n), with and without
+// a factor.
+template <class R>
+void check_hermitian(gf::Precision p) {
+  using C = std::complex<R>;
+  for (auto [n, inner, in_place, factor] :
+       {std::tuple{6L, 2L, false, 0.25}, {7L, 1L, true, 1.0}, {6L, 3L, true, 0.5}}) {
+    INFO("hermitian n " << n << " inner " << inner << " in place " << in_place << " factor "
+                        << factor);
+    gf::HermitianOp op{gf::BufferId::Half,
+                       gf::BufferId::Out,
+                       {3, 4},
+                       {true, false},
+                       n,
+                       in_place ? n : n / 2 + 1,
+                       inner,
+                       factor};
+    const int64_t rows = product(op.outer);
+    std::vector<C> src = complexes<R>(rows * op.src_extent * inner);
+    std::vector<C> first = in_place ? src : std::vector<C>(rows * n * inner, C(9, 9));
+    std::vector<C> want = expanded(src, first, op, in_place);
+    check_both_paths<C, C>(src, first, want, [&](const void* half, void* out) {
+      gf::expand_hermitian(0, in_place ? out : half, out, p, op);
+    });
+  }
+}
+
+// An FFT on the device with the helpers' path `built_in` or NVRTC's, brought back. make()
+// gives the same values as a new leaf each time, so the transform is a new node and runs again.
+Array on_gpu_with(bool built_in, const Fn& f, const std::function<Array()>& make) {
+  BuiltInHelpers path(built_in);
+  return f(kiln::asarray(make(), kiln::cuda())).get();
+}
+
+// Built-in helpers and NVRTC's give the host's result, and each other's.
+void check_paths_agree(const Fn& f, const std::function<Array()>& make) {
+  Array host = f(make()).eval();
+  Array built_in = on_gpu_with(true, f, make), jit = on_gpu_with(false, f, make);
+  CHECK(close_to(built_in, host));
+  CHECK(close_to(jit, host));
+  CHECK(close_to(jit, built_in));
+}
+
 }  // namespace
 
 // ---- no GPU needed ----------------------------------------------------------------------------
 TEST_CASE("the FFT helper kernels compile with NVRTC") {
   auto names = gf::compile_helpers("sm_90");
-  CHECK(names.size() == 20);
+  CHECK(names.size() == 26);  // 23 helpers (every one built into kiln too), 3 load callbacks
+  CHECK(std::find(names.begin(), names.end(), "kiln_fft_convert_u16_f64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_convert_i32_f64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_load_i64_f64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_load_b_f64") != names.end());
@@ -702,6 +940,20 @@ TEST_CASE("the FFT helper kernels compile with NVRTC") {
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_zero_imag_c64") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_hermitian_c128") != names.end());
   CHECK(std::find(names.begin(), names.end(), "kiln_fft_hermitian_c64") != names.end());
+}
+
+TEST_CASE("every FFT helper is also built into kiln, under its NVRTC twin's name") {
+  auto jit = gf::helper_names(), built_in = gf::aot::names();
+  std::sort(jit.begin(), jit.end());
+  std::sort(built_in.begin(), built_in.end());
+  CHECK(jit.size() == 23);  // 4 pads, zero_imag, hermitian, scale per precision; 9 converts
+  CHECK(built_in == jit);
+  std::set<const void*> kernels;
+  for (const auto& name : jit) kernels.insert(gf::aot::kernel(name));
+  CHECK(kernels.size() == jit.size());  // a kernel each
+  CHECK(kernels.count(nullptr) == 0);
+  CHECK(gf::aot::kernel("kiln_fft_convert_i64_f32") == nullptr);  // integers go to float64
+  CHECK(gf::aot::kernel("kiln_fft_load_i64_f64") == nullptr);     // load callbacks are LTO-IR
 }
 
 TEST_CASE("every pass program, run by a cuFFT layout emulator, gives the host's result") {
@@ -1163,4 +1415,91 @@ GPU_TEST_CASE("gpu fft: threads transforming at once share the plan cache safely
     });
   for (auto& th : threads) th.join();
   CHECK(wrong == 0);
+}
+
+// ---- the helpers built into kiln (src/cuda/fft_helpers_aot.cu) against NVRTC's ------------------
+GPU_TEST_CASE("gpu fft helpers: built into kiln and compiled by NVRTC, the same bits") {
+  if (!gf::built_in_helpers_run_on(0))
+    MESSAGE(
+        "kiln's build has no SASS for this GPU's arch (CMAKE_CUDA_ARCHITECTURES): both runs "
+        "below take NVRTC's helpers");
+  check_convert<uint8_t>(DType::Bool);
+  check_convert<int8_t>(DType::Int8);
+  check_convert<int16_t>(DType::Int16);
+  check_convert<int32_t>(DType::Int32);
+  check_convert<int64_t>(DType::Int64);
+  check_convert<uint8_t>(DType::UInt8);
+  check_convert<uint16_t>(DType::UInt16);
+  check_convert<uint32_t>(DType::UInt32);
+  check_convert<uint64_t>(DType::UInt64);
+  check_pads<float>(gf::Precision::Single);
+  check_pads<double>(gf::Precision::Double);
+  for (int64_t second : {4, -1}) {
+    check_zero_imag<float>(gf::Precision::Single, second);
+    check_zero_imag<double>(gf::Precision::Double, second);
+  }
+  check_scale<float>(gf::Precision::Single);
+  check_scale<double>(gf::Precision::Double);
+  check_hermitian<float>(gf::Precision::Single);
+  check_hermitian<double>(gf::Precision::Double);
+}
+
+GPU_TEST_CASE("gpu fft: built-in helpers and NVRTC's give the host's results") {
+  for (const auto& c : all_cases())
+    for (DType t : input_dtypes(c.family)) {
+      INFO(c.name << " " << kiln::dtype_name(t));
+      check_paths_agree(c.f, [&] { return sample(c.shape, t); });
+    }
+  // Every integer dtype and bool, converted in a pass of its own: a pad along the first axis.
+  for (DType t : kiln::kAllDTypes)
+    if (kiln::is_integer_or_bool(t)) {
+      INFO(kiln::dtype_name(t));
+      check_paths_agree(
+          [](const Array& a) {
+            return kf::fftn(a, std::vector<int64_t>{80, 50});
+          },
+          [&] {
+            return sample({64, 48}, t);
+          });
+    }
+  INFO("the tutorial's 4000x4000 int64 fftn");
+  auto values = kiln::random::randint(0, 255, {4000, 4000}).to_vector<int64_t>();
+  check_paths_agree([](const Array& a) { return kf::fftn(a); },
+                    [&] {
+                      return kiln::asarray(values, Shape{4000, 4000});
+                    });
+}
+
+// The child half of the next test: the tutorial's first fftn in a fresh process, whose kernel
+// cache (KILN_CACHE_DIR) the parent left empty; KILN_TEST_FFT_COMPILES says how many compiles
+// the parent expects (support/child_case.hpp).
+const char* const kFirstCallChild = "gpu fft: child process (run by the first-call test)";
+
+GPU_TEST_CASE("gpu fft: child process (run by the first-call test)" * doctest::skip()) {
+  const char* expected = std::getenv("KILN_TEST_FFT_COMPILES");
+  REQUIRE(expected != nullptr);
+  Array a_cpu = kiln::random::randint(0, 255, {4000, 4000});
+  Array a_gpu = kiln::asarray(a_cpu, kiln::cuda()).eval();
+  Array f_gpu = kf::fftn(a_gpu).eval();
+  auto stats = kiln::cache::stats();  // the process's own, from its start
+  CHECK(stats.compiles == std::stoll(expected));
+  CHECK(stats.disk_hits == 0);
+  CHECK(stats.memory_hits == 0);
+  CHECK(close_to(f_gpu.get(), kf::fftn(a_cpu).eval()));
+}
+
+GPU_TEST_CASE("gpu fft: a first int64 fftn in a fresh process compiles no helper kernel") {
+  REQUIRE_MESSAGE(gf::built_in_helpers_run_on(0),
+                  "kiln's build has no SASS for this GPU's arch: add it to "
+                  "CMAKE_CUDA_ARCHITECTURES for a first FFT without NVRTC");
+  // Built in: nothing to compile. NVRTC's (KILN_FFT_AOT=0): the cast of the input and the
+  // Hermitian expansion, as every first call compiled before the helpers were built in.
+  for (auto [aot, compiles] : {std::pair{"1", "0"}, {"0", "2"}}) {
+    INFO("KILN_FFT_AOT=" << aot);
+    kiln::test_support::TempDir empty("kiln-fft-first-call");
+    kiln::test_support::ScopedEnv cache("KILN_CACHE_DIR", empty.path.c_str());
+    kiln::test_support::ScopedEnv path("KILN_FFT_AOT", aot);
+    kiln::test_support::ScopedEnv expect("KILN_TEST_FFT_COMPILES", compiles);
+    CHECK(kiln::test_support::run_case_in_child(kFirstCallChild));
+  }
 }

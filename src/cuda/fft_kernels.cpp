@@ -1,8 +1,11 @@
 #include "cuda/fft_kernels.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 
 #include "codegen/expressions.hpp"
+#include "cuda/fft_helpers_aot.hpp"
 #include "cuda/helper_kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "jit/jit.hpp"
@@ -44,10 +47,22 @@ std::string tag_of(Elements e) {
   return e.complex ? (single ? "c64" : "c128") : (single ? "f32" : "f64");
 }
 
-// One extern "C" kernel calling a template of kernels/fft.cuh.
+// KILN_FFT_AOT=0 launches the JIT's helpers even where kiln's build has them (a test compares
+// the two paths).
+std::atomic<bool>& built_in_on() {
+  static std::atomic<bool> on = [] {
+    const char* v = std::getenv("KILN_FFT_AOT");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
+// One extern "C" kernel calling a template of kernels/fft.cuh, and its built-in twin.
 Helper wrap(const std::string& name, const std::string& params, const std::string& call,
             const std::string& summary, const std::string& dtypes) {
-  return helpers::wrap("fft.cuh", name, params, call, summary, dtypes);
+  Helper h = helpers::wrap("fft.cuh", name, params, call, summary, dtypes);
+  if (built_in_on()) h.built_in = aot::kernel(name);
+  return h;
 }
 
 Helper pad_helper(Elements s, Elements d) {
@@ -109,6 +124,22 @@ Helper scale_helper(Precision p) {
   return wrap("kiln_fft_scale_" + tag_of({false, p}), t + "* data, long long n, " + t + " factor",
               "kiln::fft::scale(data, n, factor)", "FFT normalisation scale",
               tag_of({false, p}) + " -> " + tag_of({false, p}));
+}
+
+// Every helper an FFT step may launch. Integers are only ever converted to float64: the planner
+// hands an FFT integers only in place of their cast to float64 (plan/planner.cpp, fft_source).
+std::vector<Helper> every_helper() {
+  std::vector<Helper> all;
+  for (Precision p : {Precision::Single, Precision::Double}) {
+    Elements r{false, p}, c{true, p};
+    for (auto [s, d] : {std::pair{r, r}, {c, c}, {r, c}, {c, r}}) all.push_back(pad_helper(s, d));
+    all.push_back(zero_imag_helper(p));
+    all.push_back(hermitian_helper(p));
+    all.push_back(scale_helper(p));
+  }
+  for (DType t : kAllDTypes)
+    if (is_integer_or_bool(t)) all.push_back(convert_helper(t, Precision::Double));
+  return all;
 }
 
 // LTO-IR, relocatable: what cuFFT links into its kernels when it makes a callback plan.
@@ -207,19 +238,23 @@ void scale(int device, void* data, Precision p, int64_t count, double factor) {
   launch(scale_helper(p), device, count, args);
 }
 
-std::vector<std::string> compile_helpers(const std::string& arch) {
-  std::vector<Helper> all;
-  for (Precision p : {Precision::Single, Precision::Double}) {
-    Elements r{false, p}, c{true, p};
-    for (auto [s, d] : {std::pair{r, r}, {c, c}, {r, c}, {c, r}}) all.push_back(pad_helper(s, d));
-    all.push_back(zero_imag_helper(p));
-    all.push_back(hermitian_helper(p));
-    all.push_back(scale_helper(p));
-  }
-  for (DType t : {DType::Bool, DType::Int32, DType::Int64})
-    all.push_back(convert_helper(t, Precision::Double));
+std::vector<std::string> helper_names() {
   std::vector<std::string> names;
-  for (const Helper& h : all) names.push_back(compile(h, arch).kernel->name);
+  for (const Helper& h : every_helper()) names.push_back(h.name);
+  return names;
+}
+
+bool built_in_helpers_enabled() { return built_in_on(); }
+void enable_built_in_helpers(bool on) { built_in_on() = on; }
+
+bool built_in_helpers_run_on(int device) {
+  const void* k = aot::kernel(scale_helper(Precision::Double).name);  // any one of them
+  return k && helpers::built_in_runs_on(k, device);
+}
+
+std::vector<std::string> compile_helpers(const std::string& arch) {
+  std::vector<std::string> names;
+  for (const Helper& h : every_helper()) names.push_back(compile(h, arch).kernel->name);
   for (DType t : {DType::Bool, DType::Int32, DType::Int64})
     names.push_back(compile_lto(load_callback_helper(t, Precision::Double), arch).kernel->name);
   return names;

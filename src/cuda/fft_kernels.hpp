@@ -1,5 +1,6 @@
-// The small kernels around cuFFT calls (kernels/fft.cuh), compiled through the JIT cache on
-// first use and launched on the device's kiln stream.
+// The small kernels around cuFFT calls (kernels/fft.cuh), launched on the device's kiln stream:
+// those built into kiln (fft_helpers_aot.cu) where its build has SASS for the device, else
+// compiled through the JIT cache on first use.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,6 +30,19 @@ void convert_input(int device, const void* src, DType from, void* dst, Precision
 const jit::Kernel& load_callback(DType from, Precision p, int device);
 // Multiplies `count` reals (a complex value is two) by factor.
 void scale(int device, void* data, Precision p, int64_t count, double factor);
+
+// The names of every helper kernel an FFT step may launch (not the load callbacks), each also
+// built into kiln.
+std::vector<std::string> helper_names();
+
+// Whether the helpers launch the kernels built into kiln where those run: yes, unless
+// KILN_FFT_AOT=0 (then always the JIT's). enable_built_in_helpers switches it for the process
+// (for tests comparing the two paths).
+bool built_in_helpers_enabled();
+void enable_built_in_helpers(bool on);
+// Whether the built-in helpers run on `device`: kiln's build has their SASS for its arch (then,
+// unless disabled, a first FFT there compiles no helper).
+bool built_in_helpers_run_on(int device);
 
 // Compiles every helper for `arch` without a GPU (how tests check kernels/fft.cuh with NVRTC
 // on machines that have none), the load callbacks as LTO-IR. Returns the kernel names.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
@@ -10,25 +11,33 @@
 namespace kiln::gpu::helpers {
 namespace {
 
-cudaKernel_t kernel_for(const Helper& h, int device) {
+// What launch() launches for h on device: h's built-in kernel where it runs, else the JIT's
+// (compiled, or found in the kernel cache, and loaded). Decided once per device and kernel;
+// the key says whether h came with a built-in kernel, so h asked for without one (the FFT's
+// under KILN_FFT_AOT=0) gets the JIT's.
+const void* kernel_for(const Helper& h, int device) {
+  using Key = std::tuple<std::string, int, bool>;
   static std::mutex mu;
-  static auto* loaded = new std::map<std::pair<std::string, int>, cudaKernel_t>;  // kept to exit
-  auto key = std::make_pair(h.name, device);
+  static auto* kernels = new std::map<Key, const void*>;  // kept to exit
+  Key key{h.name, device, h.built_in != nullptr};
   {
     std::lock_guard lock(mu);
-    if (auto it = loaded->find(key); it != loaded->end()) return it->second;
+    if (auto it = kernels->find(key); it != kernels->end()) return it->second;
+  }
+  if (h.built_in && built_in_runs_on(h.built_in, device)) {
+    std::lock_guard lock(mu);
+    return kernels->emplace(key, h.built_in).first->second;
   }
   const jit::Kernel& k = *compile(h, gpu::device(device).arch).kernel;
   std::lock_guard lock(mu);
-  if (auto it = loaded->find(key); it != loaded->end()) return it->second;
+  if (auto it = kernels->find(key); it != kernels->end()) return it->second;
   set_device(device);
   cudaLibrary_t lib;
   KILN_CUDA_CHECK(
       cudaLibraryLoadData(&lib, k.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   cudaKernel_t kernel;
   KILN_CUDA_CHECK(cudaLibraryGetKernel(&kernel, lib, k.name.c_str()));
-  loaded->emplace(key, kernel);
-  return kernel;
+  return kernels->emplace(key, reinterpret_cast<const void*>(kernel)).first->second;
 }
 
 }  // namespace
@@ -54,11 +63,18 @@ jit::Result compile(const Helper& h, const std::string& arch,
   return jit::get({h.name, h.source, h.summary, arch, std::move(options), h.dtypes});
 }
 
+bool built_in_runs_on(const void* fn, int device) {
+  set_device(device);
+  cudaFuncAttributes attributes;
+  if (cudaFuncGetAttributes(&attributes, fn) == cudaSuccess) return true;
+  cudaGetLastError();  // no image for this arch: expected on other GPUs, not an error to keep
+  return false;
+}
+
 int64_t max_blocks(int device) { return int64_t{gpu::device(device).sm_count} * 16; }
 
 void launch(const Helper& h, int device, dim3 grid, void** args) {
-  cudaKernel_t k = kernel_for(h, device);
-  KILN_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(h.block), args, 0,
+  KILN_CUDA_CHECK(cudaLaunchKernel(kernel_for(h, device), grid, dim3(h.block), args, 0,
                                    gpu::current_stream(device)));
 }
 

@@ -1,5 +1,5 @@
-// The GPU's sorts: CUB's device-wide radix sort, compiled by nvcc in sort_cub.cu (the one CUDA
-// source of kiln, kept small: only the key and value types below are instantiated). This
+// The GPU's sorts: CUB's device-wide radix sort, compiled by nvcc in sort_cub.cu (kept small:
+// only the key and value types below are instantiated). This
 // interface names no kiln type, so the .cu file includes no kiln header but kernels/sort_keys.cuh.
 #pragma once
 #include <cuda_runtime_api.h>
