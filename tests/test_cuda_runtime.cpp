@@ -3,14 +3,9 @@
 // GPU cases say they are skipped when no GPU is found; the no-GPU cases run everywhere.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +14,7 @@
 #include "cuda/runtime.hpp"
 #include "kiln/device.hpp"
 #include "kiln/errors.hpp"
+#include "support/child_case.hpp"
 #include "support/gpu.hpp"
 
 using namespace kiln;
@@ -217,30 +213,18 @@ GPU_TEST_CASE("allocate: out of memory is a clear error, and later allocations s
   gpu::release_cache(0);
 }
 
-// The child half of the next case (a fresh process, started by it with --no-skip): device
-// set-up, then what the pinned cache holds, written to the file KILN_TEST_REPORT names.
+// The child half of the next case, run only by it (in a fresh process): device set-up, then
+// what the pinned cache holds.
 TEST_CASE("fresh process child: the pinned cache after device set-up" * doctest::skip()) {
-  const char* report = std::getenv("KILN_TEST_REPORT");
-  REQUIRE(report);
   gpu::device(0);
-  std::ofstream(report) << gpu::pinned_cached_bytes();
+  CHECK(gpu::pinned_cached_bytes() == 64 * 1024);
 }
 
 // The process's first page-locked allocation costs about a millisecond: device set-up makes it
 // on a thread of its own and leaves its block cached for a first small result.
 GPU_TEST_CASE("device set-up leaves one 64 KiB pinned block in the cache") {
-  const std::string report = std::filesystem::temp_directory_path().string() + "/kiln-pinned-" +
-                             std::to_string(::getpid());
-  const std::string command = "KILN_TEST_REPORT='" + report + "' '" +
-                              std::filesystem::read_symlink("/proc/self/exe").string() +
-                              "' --no-skip --test-case='fresh process child: the pinned cache " +
-                              "after device set-up' > /dev/null 2>&1";
-  CHECK(std::system(command.c_str()) == 0);
-  std::ifstream in(report);
-  size_t cached = 0;
-  CHECK(static_cast<bool>(in >> cached));
-  CHECK(cached == 64 * 1024);
-  std::filesystem::remove(report);
+  CHECK(
+      test_support::run_case_in_child("fresh process child: the pinned cache after device set-up"));
 }
 
 GPU_TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {

@@ -27,6 +27,7 @@
 #include "jit/jit.hpp"
 #include "jit/nvrtc_api.hpp"
 #include "jit/sha256.hpp"
+#include "support/child_case.hpp"
 #include "support/child_processes.hpp"
 #include "support/temp_cache.hpp"
 #include "support/variant_kernel.hpp"
@@ -609,19 +610,19 @@ TEST_CASE("processes racing to compile and write the same key leave one intact e
   CHECK(kiln::cache::stats().compiles == 0);
 }
 
-// The child half of the next case, run only by it (a fresh process: `--no-skip`): one disk hit,
-// reported to the file KILN_TEST_REPORT names.
-TEST_CASE("fresh process child: a disk hit" * doctest::skip()) {
-  const char* report = std::getenv("KILN_TEST_REPORT");
-  REQUIRE(report);
+// The child half of the next case, run only by it (in a fresh process): one disk hit, without
+// loading NVRTC, under the key the parent gave.
+TEST_CASE("fresh process child: a disk hit without NVRTC" * doctest::skip()) {
   auto res = jit::get(kernel(6));
+  CHECK(res.origin == Origin::Disk);
   std::ifstream maps("/proc/self/maps");
   bool nvrtc_loaded = false;
   for (std::string line; std::getline(maps, line);)
     nvrtc_loaded |= line.find("libnvrtc.so") != std::string::npos;
-  std::ofstream(report) << origin_name(res.origin) << "\n"
-                        << nvrtc_loaded << "\n"
-                        << jit::nvrtc_identity() << "\n";
+  CHECK_FALSE(nvrtc_loaded);
+  const char* parents = std::getenv("KILN_TEST_NVRTC_IDENTITY");
+  REQUIRE(parents);
+  CHECK(jit::nvrtc_identity() == parents);
 }
 
 // NVRTC takes 10-20 ms to load, and a kernel found on disk does not need it: its key names the
@@ -631,23 +632,11 @@ TEST_CASE("a fresh process finds a kernel on disk without loading NVRTC, under t
   TempDir dir;
   use_cache(dir.path);
   REQUIRE(jit::get(kernel(6)).origin == Origin::Compiled);  // NVRTC is loaded here now
-  const std::string report = dir.path + "/report.txt";
-  const std::string command = "KILN_CACHE_DIR='" + dir.path + "' KILN_TEST_REPORT='" + report +
-                              "' '" + fs::read_symlink("/proc/self/exe").string() +
-                              "' --no-skip --test-case='fresh process child: a " + "disk hit' > '" +
-                              dir.path + "/child.log' 2>&1";
-  const int status = std::system(command.c_str());
-  INFO("the child's output: " << read_text(dir.path + "/child.log"));
-  REQUIRE(status == 0);
-  std::ifstream in(report);
-  std::string origin, loaded, identity;
-  std::getline(in, origin);
-  std::getline(in, loaded);
-  std::getline(in, identity);
-  CHECK(origin == "disk");
-  CHECK(loaded == "0");
-  CHECK(identity == jit::nvrtc_identity());
+  const std::string identity = jit::nvrtc_identity();
   CHECK(identity.starts_with("libnvrtc.so."));
+  ::setenv("KILN_TEST_NVRTC_IDENTITY", identity.c_str(), 1);
+  CHECK(run_case_in_child("fresh process child: a disk hit without NVRTC"));
+  ::unsetenv("KILN_TEST_NVRTC_IDENTITY");
 }
 
 TEST_CASE("readers never see a partial entry while processes rewrite it") {
