@@ -4,7 +4,7 @@
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
-#include "jit/nvrtc_api.hpp"
+#include "jit/warm_up.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -44,9 +44,10 @@ void init(DeviceInfo& d, int index) {
   // Non-blocking: kiln's work must not serialise with the legacy default stream that other
   // libraries in the process may use.
   KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-  // A GPU in use will compile kernels and copy results back: start loading NVRTC and the
-  // first pinned block now, beside the program's set-up.
-  jit::load_nvrtc_in_background();
+  // A GPU in use will look kernels up, compile some and copy results back: start what the first
+  // of each waits for now (the keys' digest, NVRTC, the first pinned block), beside the
+  // program's set-up.
+  jit::warm_up_in_background();
   warm_pinned_in_background();
 }
 

@@ -47,6 +47,8 @@ std::string cache_key(const Request& r, const std::vector<std::string>& options)
   return h.hex_digest();
 }
 
+void prepare_cache_keys() { headers_digest(); }
+
 bool is_cache_key(std::string_view s) {
   if (s.size() != 64) return false;
   for (char c : s)

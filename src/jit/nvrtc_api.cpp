@@ -10,8 +10,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <string_view>
-#include <thread>
 
 #include "common/shared_library.hpp"
 
@@ -78,27 +76,7 @@ NvrtcApi load() {
 
 const NvrtcApi& nvrtc() { return load_once(&load); }
 
-void load_nvrtc_in_background() {
-  static std::once_flag started;
-  std::call_once(started, [] {
-    // KILN_NVRTC_PRELOAD=0: a program that finds its kernels on disk, or needs none, loads
-    // NVRTC never; one that compiles waits for the load at its first compile. (The loader
-    // loads one library at a time: a cuFFT or cuBLASLt opened meanwhile waits for NVRTC.)
-    if (const char* v = std::getenv("KILN_NVRTC_PRELOAD"); v && std::string_view(v) == "0")
-      return;
-    // Found first: finding it asks the loader (dladdr), which waits while it loads NVRTC.
-    foreseen_identity();
-    try {
-      std::thread([] {
-        try {
-          nvrtc();
-        } catch (...) {  // reported by the first compile, which tries again
-        }
-      }).detach();
-    } catch (...) {  // no thread: the first compile loads it
-    }
-  });
-}
+void foresee_nvrtc() { foreseen_identity(); }
 
 std::string nvrtc_identity() {
   {

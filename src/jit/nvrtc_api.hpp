@@ -1,7 +1,7 @@
 // NVRTC, loaded on first use (common/shared_library.hpp): a program that finds every kernel in
 // the cache, or never uses a GPU, does not load its 109 MB. Functions are called through this
-// table, declared from NVRTC's own header. load_nvrtc_in_background starts the load on a thread
-// of its own when kiln first touches a GPU, so the program's own set-up hides it.
+// table, declared from NVRTC's own header. jit::warm_up_in_background (jit/warm_up.hpp) starts
+// the load on a thread of its own when kiln first touches a GPU, so the program's set-up hides it.
 #pragma once
 #include <nvrtc.h>
 
@@ -35,8 +35,9 @@ struct NvrtcApi {
 // The library's functions, loaded by the first call (thread-safe); kiln::CudaError naming the
 // library and the reason when it cannot be opened (a later call tries again).
 const NvrtcApi& nvrtc();
-// Starts loading NVRTC on a detached thread (once per process; errors wait for nvrtc()).
-void load_nvrtc_in_background();
+// Finds, once, the NVRTC file the loader will open (nvrtc_identity's name for it). Called before
+// any thread loads NVRTC: finding it asks the loader (dladdr), which waits while it loads one.
+void foresee_nvrtc();
 
 // Which NVRTC compiles this process's kernels, as cache keys and entries name it: its library
 // file's name and size (nvrtcVersion() alone says only "13.0", and a patch release can change
