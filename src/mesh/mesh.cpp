@@ -15,6 +15,10 @@ Mesh Mesh::gpus(const std::vector<int>& devices, MeshOptions options) {
 
 Mesh Mesh::all_gpus(MeshOptions options) {
   std::vector<int> devices(cuda_device_count());
+  if (devices.empty())
+    throw DeviceError(
+        "kiln::Mesh::all_gpus: this process sees no GPU (no GPU, no driver, or "
+        "CUDA_VISIBLE_DEVICES hides them); kiln::Mesh::host(n) runs the same programs on the host");
   std::iota(devices.begin(), devices.end(), 0);
   return gpus(devices, options);
 }
