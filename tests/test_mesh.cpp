@@ -21,6 +21,7 @@
 #include "mesh/nccl_api.hpp"
 #include "mesh/split.hpp"
 #include "support/gpu.hpp"
+#include "support/stream_gate.hpp"
 
 namespace {
 
@@ -439,4 +440,22 @@ MULTI_GPU_TEST_CASE("a mesh of every GPU through NCCL gives a host mesh's result
   check_gpu_mesh(mesh);
   // Two GPUs in either order are another mesh with the same results.
   check_gpu_mesh(Mesh::gpus({1, 0}));
+}
+
+MULTI_GPU_TEST_CASE("every GPU computes its piece while another is held: no rank waits for one") {
+  const Mesh mesh = Mesh::all_gpus();
+  const ShardedArray x = kiln::shard(kiln::arange(1 << 20).astype(DType::Float32), mesh, 0);
+  chain(x).eval();  // compiles and loads the kernel first: a module load may wait for a GPU
+  for (int r = 0; r < mesh.size(); ++r) kiln::synchronize(mesh.device(r));
+  kiln::test_support::Gate gate;
+  gate.close_on(static_cast<cudaStream_t>(kiln::stream(mesh.device(0)).native()));
+  const ShardedArray y = chain(x * 2);
+  y.eval();  // queues every rank's kernel; rank 0's waits behind the gate
+  for (int r = 1; r < mesh.size(); ++r)
+    kiln::Event::record(kiln::stream(mesh.device(r))).synchronize();
+  CHECK_FALSE(kiln::Event::record(kiln::stream(mesh.device(0))).ready());
+  gate.release();
+  CHECK(gate.released_by_test);  // the others finished while rank 0 was still held
+  CHECK(
+      kiln::allclose(y.get(), chain(kiln::arange(1 << 20).astype(DType::Float32) * 2), 1e-6, 1e-6));
 }
