@@ -330,6 +330,8 @@ TEST_CASE("NCCL: a missing library is a DeviceError naming it; a present one loa
   const NcclApi& nccl = api();
   MESSAGE("NCCL " << version_string(nccl.version) << " loaded");
   CHECK(nccl.version >= kOldestVersion);
+  if (kiln::cuda_device_count() == 0)  // NCCL without a GPU: the missing GPU is the error
+    CHECK_THROWS_AS(Mesh::gpus({0}), kiln::DeviceError);
   auto says = [&](ncclResult_t r) { return std::string(nccl.ncclGetErrorString(r)); };
   CHECK(says(ncclSuccess).find("no error") != std::string::npos);
   CHECK(says(ncclUnhandledCudaError).find("cuda") != std::string::npos);
