@@ -15,6 +15,10 @@ set(layers_runtime runtime cuda host jit codegen plan graph common)
 # The NumPy surface: it evaluates through runtime; of the executors it asks only src/cuda, what
 # kind of memory a pointer given to kiln::wrap is (cuda/pointer.hpp).
 set(layers_api api runtime cuda codegen plan graph common)
+# Sharded arrays over a kiln::Mesh, built from the NumPy surface's public API (kiln/...): of the
+# layers it asks runtime for memory, src/cuda for streams and devices (NCCL runs on kiln's
+# streams), graph for the dtype rules of reductions and leaves over that memory.
+set(layers_mesh mesh runtime cuda graph common)
 
 file(GLOB_RECURSE files ${SRC}/*.cpp ${SRC}/*.hpp)
 set(bad "")

@@ -17,11 +17,13 @@
 
 #include "graph/node.hpp"
 #include "support/gpu.hpp"
+#include "support/stream_gate.hpp"
 
 namespace {
 
 using kiln::Array;
 using kiln::DType;
+using kiln::test_support::Gate;
 
 // The program's own stream and device memory, as a program using CUDA has them.
 struct CallerStream {
@@ -43,29 +45,6 @@ struct PinnedFloats {
     std::fill(p, p + n, -1.0f);
   }
   ~PinnedFloats() { cudaFreeHost(p); }
-};
-
-// Holds a stream back until released (a host function the stream runs, waiting for a flag), so
-// whether later work has run is certain, not a matter of timing. Gives up after 20 s so a kiln
-// that wrongly waits on the host cannot hang the test; `timed_out` says it gave up, and
-// `released_by_test` that this thread let it go while it still held.
-struct Gate {
-  std::atomic<bool> open{false}, released_by_test{false}, timed_out{false}, started{false};
-  static void CUDART_CB hold(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    g->started = true;
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!g->open.load() && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (!g->open.load()) g->timed_out = true;
-  }
-  void close_on(cudaStream_t s) {
-    REQUIRE(cudaLaunchHostFunc(s, &Gate::hold, this) == cudaSuccess);
-  }
-  void release() {
-    released_by_test = !timed_out.load();
-    open = true;
-  }
 };
 
 // The float every byte of which is `byte` (what cudaMemset writes), from its bits.

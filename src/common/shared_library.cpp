@@ -14,15 +14,21 @@
 
 namespace kiln {
 
-void* open_cuda_library(const char* soname, const char* needed_for, const char* package) {
+void* try_open_cuda_library(const char* soname, std::string* why) {
   if (void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
-  std::string first = dlerror();
+  *why = dlerror();
 #ifdef KILN_CUDA_LIBRARY_DIR
   std::string path = std::string(KILN_CUDA_LIBRARY_DIR) + "/" + soname;
   if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
 #endif
+  return nullptr;
+}
+
+void* open_cuda_library(const char* soname, const char* needed_for, const char* package) {
+  std::string why;
+  if (void* h = try_open_cuda_library(soname, &why)) return h;
   throw CudaError(std::string(needed_for) + " needs " + soname + ", which could not be loaded (" +
-                  first + "); install the CUDA toolkit's " + package +
+                  why + "); install the CUDA toolkit's " + package +
                   " or add its folder to LD_LIBRARY_PATH");
 }
 
@@ -62,11 +68,10 @@ std::string find_cuda_library(const char* soname) {
 #endif
 }
 
-void* cuda_library_symbol(void* library, const char* soname, const char* name) {
+void* cuda_library_symbol(void* library, const char* soname, const char* name,
+                          const char* requirement) {
   void* f = dlsym(library, name);
-  if (!f)
-    throw CudaError(std::string(soname) + " has no " + name +
-                    "; kiln needs the version of the CUDA toolkit it was built with");
+  if (!f) throw CudaError(std::string(soname) + " has no " + name + "; kiln needs " + requirement);
   return f;
 }
 

@@ -1,0 +1,157 @@
+// Past one device: arrays split over the ranks of a kiln::Mesh (docs/multi-gpu.md).
+//
+//   auto mesh = kiln::Mesh::gpus({0, 1});                 // NCCL communicators, one per GPU
+//   auto x = kiln::shard(kiln::random::uniform(0, 1, {1 << 20, 64}), mesh, 0);
+//   auto y = kiln::sin(x) * 2 + kiln::cos(x) / 3;        // lazy on each GPU
+//   auto s = kiln::sum(y, 0);                            // local sums, then an NCCL all-reduce
+//   std::cout << s << "\n";                              // gathered and printed like an Array
+//
+// A ShardedArray is one kiln::Array per rank, each on its rank's device. Elementwise work and
+// reductions over other axes build each rank's expression lazily and stay on its device, so an
+// evaluation runs one fused kernel per GPU, all queued before any is waited for. A reduction
+// over the sharded axis reduces each shard and then combines the partial results with a
+// collective (NCCL's all-reduce on GPUs): the result is replicated, every rank holding all of
+// it. Collectives run when the reduction is called, not lazily.
+//
+// Link kiln::mesh (the library kiln_mesh) for these. A mesh of GPUs opens libnccl.so.2 at run
+// time; without it Mesh::gpus throws DeviceError, and Mesh::host(n) runs the same programs on
+// n host "ranks" whose collectives are done on the host (kiln's tests run them on CI).
+//
+// Not built yet (docs/multi-gpu.md): meshes over processes or hosts, resharding (all-gather or
+// all-to-all to another axis), FFTs over the sharded axis, other reductions over the sharded
+// axis, and operations beyond the ones declared here.
+#pragma once
+#include <chrono>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/array.hpp"
+
+namespace kiln {
+
+namespace mesh {
+class Communicator;
+}
+
+struct MeshOptions {
+  // How long a collective may run before kiln gives up on it: it then aborts the mesh's
+  // communicators (ncclCommAbort) and throws DeviceError, so a rank that died or hangs fails
+  // the program instead of hanging it. An aborted mesh refuses later collectives.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+};
+
+// The devices an array can be split over, one rank each, and the communicator that combines
+// their results. Copies share the communicator; two meshes made separately are different
+// meshes, even over the same devices (arrays on them do not mix).
+class Mesh {
+ public:
+  // The GPUs of this process named by `devices` (CUDA indices, distinct), rank r on
+  // cuda(devices[r]), through NCCL (ncclCommInitAll). DeviceError when NCCL cannot be loaded
+  // (naming libnccl.so.2 and how to install it), for a missing GPU, a repeated index or an
+  // empty list.
+  static Mesh gpus(const std::vector<int>& devices, MeshOptions options = {});
+  // Every GPU of the process (cuda_device_count()).
+  static Mesh all_gpus(MeshOptions options = {});
+  // `ranks` ranks on the host, whose collectives combine host memory in rank order with NCCL's
+  // semantics: the same programs as on a mesh of GPUs, without one. ranks >= 1.
+  static Mesh host(int ranks);
+
+  int size() const;
+  Device device(int rank) const;  // Error for a rank outside [0, size())
+  // "Mesh(host x 3)", "Mesh(cuda:0, cuda:1; NCCL 2.28.3)".
+  std::string str() const;
+  bool operator==(const Mesh& o) const { return comm_ == o.comm_; }
+
+  mesh::Communicator& communicator() const { return *comm_; }
+
+ private:
+  explicit Mesh(std::shared_ptr<mesh::Communicator> comm) : comm_(std::move(comm)) {}
+  std::shared_ptr<mesh::Communicator> comm_;
+};
+
+// An array over the ranks of a mesh: split along one axis (each rank holds a contiguous piece,
+// near-equal in size as numpy.array_split makes them: of 7 over 3 ranks, 3, 2 and 2), or
+// replicated (each rank holds all of it). Shape, dtype and values are those of the whole
+// array. A cheap handle, like Array.
+class ShardedArray {
+ public:
+  // Prefer kiln::shard and kiln::replicate. `shards[r]` is rank r's piece on mesh.device(r);
+  // `axis` the axis split, or none for a replicated array. Checks that the pieces fit.
+  ShardedArray(Mesh mesh, std::optional<int> axis, Shape shape, std::vector<Array> shards);
+
+  const Mesh& mesh() const { return mesh_; }
+  // The axis split over the ranks; none when every rank holds the whole array.
+  std::optional<int> axis() const { return axis_; }
+  bool replicated() const { return !axis_; }
+  DType dtype() const { return shards_.front().dtype(); }
+  const Shape& shape() const { return shape_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  int64_t size() const { return shape_size(shape_); }
+  // Rank r's piece, on mesh().device(r).
+  const Array& shard(int rank) const;
+  const std::vector<Array>& shards() const { return shards_; }
+  // "sharded along axis 0 over Mesh(host x 3): (3, 4), (2, 4), (2, 4)" or "replicated over ...".
+  std::string layout() const;
+
+  // Evaluates every rank's piece, queueing each GPU's work before waiting for any (on GPUs it
+  // returns without waiting, as Array::eval). Returns *this.
+  const ShardedArray& eval() const;
+  // The whole array as one host Array (each piece copied to the host, joined along the axis).
+  Array get() const;
+  ShardedArray astype(DType t) const;
+
+ private:
+  Mesh mesh_;
+  std::optional<int> axis_;
+  Shape shape_;
+  std::vector<Array> shards_;
+};
+
+// x split along `axis` (negative counts from the end) over the mesh's ranks, each piece copied
+// to its rank's device; lazy, like the copies of asarray. ShapeError for an axis out of range.
+ShardedArray shard(const Array& x, const Mesh& mesh, int axis);
+// x copied to every rank of the mesh.
+ShardedArray replicate(const Array& x, const Mesh& mesh);
+
+// ---- elementwise: each rank computes its own piece (lazy, fused like any expression) -------
+// Two operands must be on the same Mesh and, when both are split, split along the same axis
+// of the result at the full length of that axis (ShapeError otherwise: resharding is not
+// built). A replicated operand combines with a split one by taking, on each rank, the part
+// that rank's piece covers.
+#define KILN_SHARDED_BINARY(op)                                           \
+  ShardedArray operator op(const ShardedArray& a, const ShardedArray& b); \
+  ShardedArray operator op(const ShardedArray& a, Scalar b);              \
+  ShardedArray operator op(Scalar a, const ShardedArray& b);
+KILN_SHARDED_BINARY(+)
+KILN_SHARDED_BINARY(-)
+KILN_SHARDED_BINARY(*)
+KILN_SHARDED_BINARY(/)
+#undef KILN_SHARDED_BINARY
+ShardedArray operator-(const ShardedArray& a);
+ShardedArray abs(const ShardedArray& a);
+ShardedArray sqrt(const ShardedArray& a);
+ShardedArray exp(const ShardedArray& a);
+ShardedArray log(const ShardedArray& a);
+ShardedArray sin(const ShardedArray& a);
+ShardedArray cos(const ShardedArray& a);
+ShardedArray tanh(const ShardedArray& a);
+
+// ---- reductions, with kiln::sum's axes, keepdims and dtype rules ------------------------------
+// Over axes that leave the split axis alone: each rank reduces its piece, and the result stays
+// split (along the same axis, renumbered). Over the split axis: each rank reduces its piece,
+// then a collective combines the partial results (an all-reduce; max and min of complex values,
+// which NCCL cannot compare, an all-gather and a local reduction), and every rank holds the
+// result (replicated). Float sums may round differently from one device's (other partial sums,
+// and NCCL's order of adding them); max and min propagate NaN as NumPy does.
+ShardedArray sum(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray mean(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray max(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray min(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+
+// The whole array's repr, as NumPy prints it (gathered to the host first).
+std::ostream& operator<<(std::ostream& os, const ShardedArray& a);
+
+}  // namespace kiln

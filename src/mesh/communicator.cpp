@@ -1,0 +1,87 @@
+#include "mesh/communicator.hpp"
+
+#include <memory>
+#include <string>
+
+#include "graph/node.hpp"
+#include "mesh/wire_type.hpp"
+#include "runtime/backends.hpp"
+
+namespace kiln::mesh {
+namespace {
+
+// Each part's evaluated memory: every rank's work is queued first, then each is waited for, so
+// the GPUs compute their parts at the same time.
+std::vector<const void*> evaluated(const std::vector<Array>& parts) {
+  for (const Array& p : parts) p.eval();
+  std::vector<const void*> data;
+  for (const Array& p : parts) data.push_back(p.data());
+  return data;
+}
+
+struct Results {
+  std::vector<std::shared_ptr<graph::Buffer>> buffers;
+  std::vector<void*> data;
+};
+
+Results allocate(const Communicator& comm, size_t nbytes) {
+  Results r;
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    r.buffers.push_back(runtime::allocate(comm.device(rank), nbytes));
+    r.data.push_back(r.buffers.back()->data());
+  }
+  return r;
+}
+
+std::vector<Array> wrap(Results&& r, DType t, const Shape& s) {
+  std::vector<Array> out;
+  for (auto& b : r.buffers) out.emplace_back(graph::buffer_node(std::move(b), t, s));
+  return out;
+}
+
+}  // namespace
+
+void Communicator::check_parts(const std::vector<Array>& parts, const char* what) const {
+  auto fail = [&](const std::string& why) {
+    throw Error(std::string("mesh ") + what + " on " + describe() + ": " + why +
+                " (a bug in kiln's mesh code)");
+  };
+  if (static_cast<int>(parts.size()) != size())
+    fail(std::to_string(parts.size()) + " parts for " + std::to_string(size()) + " ranks");
+  for (int r = 0; r < size(); ++r) {
+    const Array& p = parts[r];
+    if (p.device() != device(r)) fail("part " + std::to_string(r) + " is on " + p.device().str());
+    if (p.dtype() != parts[0].dtype() || p.shape() != parts[0].shape())
+      fail("the parts differ in shape or dtype");
+  }
+}
+
+std::vector<Array> Communicator::all_reduce(const std::vector<Array>& parts, Reduction op) {
+  check_parts(parts, "all-reduce");
+  const DType t = parts[0].dtype();
+  const WireType wire = wire_type(t);
+  if (wire.per_element > 1 && op != Reduction::Sum)
+    throw DTypeError(std::string("an all-reduce can only sum ") + dtype_name(t) +
+                     " values (NCCL compares their parts, not the numbers)");
+  const size_t nbytes = static_cast<size_t>(parts[0].nbytes());
+  std::vector<const void*> send = evaluated(parts);
+  std::lock_guard lock(mu_);
+  Results results = allocate(*this, nbytes);
+  const auto count = static_cast<size_t>(parts[0].size() * wire.per_element);
+  if (count > 0) reduce_buffers(send, results.data, count, wire.type, op);
+  return wrap(std::move(results), t, parts[0].shape());
+}
+
+std::vector<Array> Communicator::all_gather(const std::vector<Array>& parts) {
+  check_parts(parts, "all-gather");
+  const size_t nbytes = static_cast<size_t>(parts[0].nbytes());
+  std::vector<const void*> send = evaluated(parts);
+  std::lock_guard lock(mu_);
+  Results results = allocate(*this, nbytes * size());
+  if (nbytes > 0) gather_buffers(send, results.data, nbytes);
+  Shape stacked = parts[0].shape();
+  stacked.insert(stacked.begin(), size());
+  return wrap(std::move(results), parts[0].dtype(), stacked);
+}
+
+}  // namespace kiln::mesh

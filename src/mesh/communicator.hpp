@@ -1,0 +1,47 @@
+// What combines the ranks' results: the interface that NCCL (a mesh of GPUs) and the host (a
+// mesh of host ranks, for CI) implement. The collectives over Arrays are written once here:
+// they check the parts, evaluate all of them before waiting for any, allocate each rank's
+// result on its device and wrap it; an implementation only moves and combines memory.
+#pragma once
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kiln/array.hpp"
+#include "mesh/nccl.hpp"
+
+namespace kiln::mesh {
+
+enum class Reduction { Sum, Max, Min };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int size() const = 0;
+  virtual Device device(int rank) const = 0;
+  // "host x 3", "cuda:0, cuda:1; NCCL 2.28.3".
+  virtual std::string describe() const = 0;
+
+  // The parts (one per rank, on device(rank), of one shape and dtype) combined elementwise, as
+  // ncclAllReduce does: rank r's result on device(r). Float max and min follow NCCL, whose
+  // fmax lets a number win over NaN; complex values only sum (DTypeError for max and min);
+  // int16, uint16 and 16-bit floats are not carried (mesh/wire_type.hpp).
+  std::vector<Array> all_reduce(const std::vector<Array>& parts, Reduction op);
+  // Rank r's result: the parts stacked along a new leading axis in rank order (ncclAllGather).
+  std::vector<Array> all_gather(const std::vector<Array>& parts);
+
+ protected:
+  // recv[r] = op over ranks of send[r], `count` values of `type` each; all on device(r).
+  virtual void reduce_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
+                              size_t count, nccl::ncclDataType_t type, Reduction op) = 0;
+  // recv[r] = the ranks' send buffers, `bytes` each, one after another in rank order.
+  virtual void gather_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
+                              size_t bytes) = 0;
+
+ private:
+  void check_parts(const std::vector<Array>& parts, const char* what) const;
+  std::mutex mu_;  // one collective at a time: NCCL communicators are not thread-safe
+};
+
+}  // namespace kiln::mesh

@@ -1,0 +1,137 @@
+#include "mesh/nccl_communicator.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "cuda/per_device.hpp"
+#include "cuda/runtime.hpp"
+#include "cuda/streams.hpp"
+#include "kiln/errors.hpp"
+#include "mesh/collective_wait.hpp"
+#include "mesh/nccl_api.hpp"
+
+namespace kiln::mesh {
+namespace {
+
+void check_devices(const std::vector<int>& devices) {
+  if (devices.empty()) throw DeviceError("kiln::Mesh::gpus: the list of GPUs is empty");
+  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size())
+    throw DeviceError(
+        "kiln::Mesh::gpus: a GPU is listed twice; NCCL gives each GPU one rank of a mesh");
+}
+
+nccl::ncclRedOp_t nccl_op(Reduction op) {
+  switch (op) {
+    case Reduction::Sum:
+      return nccl::ncclSum;
+    case Reduction::Max:
+      return nccl::ncclMax;
+    case Reduction::Min:
+      return nccl::ncclMin;
+  }
+  return nccl::ncclSum;
+}
+
+}  // namespace
+
+// The collective queued on each rank's stream, as the wait polls it.
+class NcclCommunicator::Collective final : public InFlight {
+ public:
+  Collective(NcclCommunicator& comm, std::vector<cudaStream_t> streams)
+      : comm_(comm), streams_(std::move(streams)) {}
+  int ranks() const override { return comm_.size(); }
+  bool finished(int rank) override {
+    cudaError_t e = cudaStreamQuery(streams_[rank]);
+    if (e == cudaErrorNotReady) return false;
+    gpu::check(e, "cudaStreamQuery (a mesh collective's stream)");
+    return true;
+  }
+  std::optional<std::string> failure(int rank) override {
+    const auto& api = nccl::api();
+    nccl::ncclResult_t state = nccl::ncclSuccess;
+    nccl::ncclResult_t asked = api.ncclCommGetAsyncError(comm_.comms_[rank], &state);
+    if (asked != nccl::ncclSuccess) state = asked;
+    if (state == nccl::ncclSuccess || state == nccl::ncclInProgress) return std::nullopt;
+    return std::string("NCCL error ") + std::to_string(state) + " (" +
+           api.ncclGetErrorString(state) + ")";
+  }
+  void abort() override { comm_.abort_all(); }
+
+ private:
+  NcclCommunicator& comm_;
+  std::vector<cudaStream_t> streams_;
+};
+
+NcclCommunicator::NcclCommunicator(std::vector<int> devices, std::chrono::milliseconds timeout)
+    : devices_(std::move(devices)), timeout_(timeout) {
+  check_devices(devices_);
+  const auto& api = nccl::api();          // first: without NCCL no mesh of GPUs can work
+  for (int d : devices_) gpu::device(d);  // DeviceError for a GPU that does not exist
+  comms_.resize(devices_.size());
+  gpu::ScopedDevice keep(devices_[0]);  // NCCL switches devices; the caller's comes back
+  KILN_NCCL_CHECK(api.ncclCommInitAll(comms_.data(), size(), devices_.data()));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (aborted_) return;
+  const auto& api = nccl::api();
+  for (nccl::ncclComm_t c : comms_) api.ncclCommDestroy(c);
+}
+
+std::string NcclCommunicator::describe() const {
+  std::string s;
+  for (int r = 0; r < size(); ++r) s += (r ? ", " : "") + device(r).str();
+  return s + "; NCCL " + nccl::version_string(nccl::api().version);
+}
+
+void NcclCommunicator::abort_all() noexcept {
+  const auto& api = nccl::api();
+  for (nccl::ncclComm_t c : comms_) api.ncclCommAbort(c);
+  aborted_ = "a collective failed or timed out";
+}
+
+template <class Enqueue>
+void NcclCommunicator::run(const char* what, Enqueue enqueue) {
+  const std::string name = std::string(what) + " on " + describe();
+  if (aborted_)
+    throw DeviceError(name + ": this mesh was aborted (" + *aborted_ + "); make a new kiln::Mesh");
+  const auto& api = nccl::api();
+  std::vector<cudaStream_t> streams;
+  for (int d : devices_) streams.push_back(gpu::current_stream(d));
+  {
+    gpu::ScopedDevice keep(devices_[0]);
+    KILN_NCCL_CHECK(api.ncclGroupStart());
+    for (int r = 0; r < size(); ++r) {
+      nccl::ncclResult_t queued = enqueue(api, r, comms_[r], streams[r]);
+      if (queued != nccl::ncclSuccess) {
+        api.ncclGroupEnd();  // closes the group; the error below is the one to report
+        nccl::check(queued, what);
+      }
+    }
+    KILN_NCCL_CHECK(api.ncclGroupEnd());
+  }
+  Collective in_flight(*this, std::move(streams));
+  try {
+    wait_or_abort(in_flight, timeout_, name);
+  } catch (const DeviceError& e) {
+    aborted_ = e.what();  // wait_or_abort has aborted: later collectives say why
+    throw;
+  }
+}
+
+void NcclCommunicator::reduce_buffers(const std::vector<const void*>& send,
+                                      const std::vector<void*>& recv, size_t count,
+                                      nccl::ncclDataType_t type, Reduction op) {
+  run("ncclAllReduce", [&](const nccl::NcclApi& api, int r, nccl::ncclComm_t c, cudaStream_t s) {
+    return api.ncclAllReduce(send[r], recv[r], count, type, nccl_op(op), c, s);
+  });
+}
+
+void NcclCommunicator::gather_buffers(const std::vector<const void*>& send,
+                                      const std::vector<void*>& recv, size_t bytes) {
+  run("ncclAllGather", [&](const nccl::NcclApi& api, int r, nccl::ncclComm_t c, cudaStream_t s) {
+    return api.ncclAllGather(send[r], recv[r], bytes, nccl::ncclUint8, c, s);
+  });
+}
+
+}  // namespace kiln::mesh

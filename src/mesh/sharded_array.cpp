@@ -1,0 +1,100 @@
+// ShardedArray: one Array per rank, and the functions that make one, gather it and print it.
+#include <ostream>
+#include <string>
+
+#include "graph/shape.hpp"
+#include "kiln/joining.hpp"
+#include "kiln/mesh.hpp"
+#include "mesh/map_shards.hpp"
+#include "mesh/split.hpp"
+
+namespace kiln {
+namespace {
+
+// The shape rank r's piece must have.
+Shape piece_shape(const Shape& whole, std::optional<int> axis, int ranks, int rank) {
+  Shape s = whole;
+  if (axis) s[*axis] = mesh::piece_of(whole[*axis], ranks, rank).length();
+  return s;
+}
+
+void check_pieces(const Mesh& m, std::optional<int> axis, const Shape& shape,
+                  const std::vector<Array>& shards) {
+  auto fail = [&](const std::string& why) {
+    throw ShapeError("kiln::ShardedArray over " + m.str() + ": " + why);
+  };
+  if (static_cast<int>(shards.size()) != m.size())
+    fail(std::to_string(shards.size()) + " pieces for " + std::to_string(m.size()) + " ranks");
+  if (axis && (*axis < 0 || *axis >= static_cast<int>(shape.size())))
+    fail("axis " + std::to_string(*axis) + " is not an axis of shape " + shape_str(shape));
+  for (int r = 0; r < m.size(); ++r) {
+    const Array& s = shards[r];
+    if (!s.valid()) fail("rank " + std::to_string(r) + "'s piece is an empty handle");
+    if (s.device() != m.device(r))
+      throw DeviceError("kiln::ShardedArray: rank " + std::to_string(r) + "'s piece is on " +
+                        s.device().str() + ", not on " + m.device(r).str());
+    if (s.dtype() != shards[0].dtype()) fail("the pieces differ in dtype");
+    if (s.shape() != piece_shape(shape, axis, m.size(), r))
+      fail("rank " + std::to_string(r) + "'s piece has shape " + shape_str(s.shape()) + ", not " +
+           shape_str(piece_shape(shape, axis, m.size(), r)));
+  }
+}
+
+}  // namespace
+
+ShardedArray::ShardedArray(Mesh mesh, std::optional<int> axis, Shape shape,
+                           std::vector<Array> shards)
+    : mesh_(std::move(mesh)), axis_(axis), shape_(std::move(shape)), shards_(std::move(shards)) {
+  check_pieces(mesh_, axis_, shape_, shards_);
+}
+
+const Array& ShardedArray::shard(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(shards_.size()))
+    throw Error("kiln::ShardedArray::shard: rank " + std::to_string(rank) + " is not in " +
+                mesh_.str());
+  return shards_[rank];
+}
+
+std::string ShardedArray::layout() const {
+  if (!axis_) return "replicated over " + mesh_.str() + ": " + shape_str(shape_);
+  std::string s = "sharded along axis " + std::to_string(*axis_) + " over " + mesh_.str() + ":";
+  for (size_t r = 0; r < shards_.size(); ++r) s += (r ? ", " : " ") + shape_str(shards_[r].shape());
+  return s;
+}
+
+const ShardedArray& ShardedArray::eval() const {
+  for (const Array& s : shards_) s.eval();  // on GPUs each returns once its work is queued
+  return *this;
+}
+
+Array ShardedArray::get() const {
+  if (!axis_) return shards_.front().get();
+  eval();
+  std::vector<Array> pieces;
+  for (const Array& s : shards_) pieces.push_back(s.get());
+  return pieces.size() == 1 ? pieces.front() : concatenate(pieces, *axis_);
+}
+
+ShardedArray ShardedArray::astype(DType t) const {
+  return mesh::map_shards(*this, [t](const Array& s) { return s.astype(t); });
+}
+
+ShardedArray shard(const Array& x, const Mesh& mesh, int axis) {
+  axis = graph::normalize_axis(axis, x.ndim(), "kiln::shard");
+  std::vector<Array> pieces;
+  for (int r = 0; r < mesh.size(); ++r) {
+    auto piece = mesh::piece_of(x.shape()[axis], mesh.size(), r);
+    pieces.push_back(asarray(mesh::slice_along(x, axis, piece), mesh.device(r)));
+  }
+  return ShardedArray(mesh, axis, x.shape(), std::move(pieces));
+}
+
+ShardedArray replicate(const Array& x, const Mesh& mesh) {
+  std::vector<Array> copies;
+  for (int r = 0; r < mesh.size(); ++r) copies.push_back(asarray(x, mesh.device(r)));
+  return ShardedArray(mesh, std::nullopt, x.shape(), std::move(copies));
+}
+
+std::ostream& operator<<(std::ostream& os, const ShardedArray& a) { return os << a.get(); }
+
+}  // namespace kiln

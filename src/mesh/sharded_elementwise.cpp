@@ -1,0 +1,96 @@
+// Elementwise operations on sharded arrays: each rank combines its own pieces, so the work
+// stays on its device, lazy and fused with whatever else that rank computes.
+#include <string>
+
+#include "graph/shape.hpp"
+#include "kiln/mesh.hpp"
+#include "mesh/map_shards.hpp"
+#include "mesh/split.hpp"
+
+namespace kiln {
+namespace {
+
+// Where an operand's split axis lands in a result of rank `ndim` (broadcasting aligns the
+// trailing axes).
+std::optional<int> axis_in_result(const ShardedArray& x, int ndim) {
+  if (!x.axis()) return std::nullopt;
+  return *x.axis() + (ndim - x.ndim());
+}
+
+// The axis the result of a op b is split along, or none; ShapeError when the two operands'
+// pieces do not line up (which would need resharding, not built yet).
+std::optional<int> result_axis(const ShardedArray& a, const ShardedArray& b, const Shape& out) {
+  const int nd = static_cast<int>(out.size());
+  std::optional<int> ra = axis_in_result(a, nd), rb = axis_in_result(b, nd);
+  if (ra && rb && *ra != *rb)
+    throw ShapeError("arrays sharded along different axes (" + a.layout() + "; " + b.layout() +
+                     ") cannot be combined: resharding is not built yet; shard both along the "
+                     "same axis, or replicate one");
+  std::optional<int> axis = ra ? ra : rb;
+  for (const ShardedArray* x : {&a, &b})
+    if (x->axis() && x->shape()[*x->axis()] != out[*axis])
+      throw ShapeError("an array sharded along an axis of length " +
+                       std::to_string(x->shape()[*x->axis()]) +
+                       " cannot broadcast to the result's " + std::to_string(out[*axis]) + " (" +
+                       x->layout() + "); replicate it instead");
+  return axis;
+}
+
+// Rank r's part of operand x for a result of shape `out` split along `axis`: its own piece, or
+// for a replicated x that spans the split axis, the slice that rank's result covers.
+Array local_operand(const ShardedArray& x, int rank, const Shape& out, std::optional<int> axis) {
+  if (x.axis() || !axis) return x.shard(rank);
+  const int d = *axis - (static_cast<int>(out.size()) - x.ndim());
+  if (d < 0 || x.shape()[d] == 1) return x.shard(rank);  // broadcasts along the split axis
+  return mesh::slice_along(x.shard(rank), d, mesh::piece_of(out[*axis], x.mesh().size(), rank));
+}
+
+template <class F>
+ShardedArray zip(const ShardedArray& a, const ShardedArray& b, F&& f) {
+  if (!(a.mesh() == b.mesh()))
+    throw DeviceError("arrays on different meshes (" + a.mesh().str() + " and " + b.mesh().str() +
+                      ") cannot be combined; shard both onto the same kiln::Mesh object");
+  const Shape out = graph::broadcast_shapes(a.shape(), b.shape());
+  const std::optional<int> axis = result_axis(a, b, out);
+  std::vector<Array> pieces;
+  for (int r = 0; r < a.mesh().size(); ++r)
+    pieces.push_back(f(local_operand(a, r, out, axis), local_operand(b, r, out, axis)));
+  return ShardedArray(a.mesh(), axis, out, std::move(pieces));
+}
+
+}  // namespace
+
+#define KILN_SHARDED_BINARY(op)                                                      \
+  ShardedArray operator op(const ShardedArray& a, const ShardedArray& b) {           \
+    return zip(a, b, [](Array x, Array y) { return std::move(x) op std::move(y); }); \
+  }                                                                                  \
+  ShardedArray operator op(const ShardedArray& a, Scalar b) {                        \
+    return mesh::map_shards(a, [b](const Array& x) { return x op b; });              \
+  }                                                                                  \
+  ShardedArray operator op(Scalar a, const ShardedArray& b) {                        \
+    return mesh::map_shards(b, [a](const Array& x) { return a op x; });              \
+  }
+KILN_SHARDED_BINARY(+)
+KILN_SHARDED_BINARY(-)
+KILN_SHARDED_BINARY(*)
+KILN_SHARDED_BINARY(/)
+#undef KILN_SHARDED_BINARY
+
+ShardedArray operator-(const ShardedArray& a) {
+  return mesh::map_shards(a, [](const Array& x) { return -x; });
+}
+
+#define KILN_SHARDED_UNARY(fn)                                              \
+  ShardedArray fn(const ShardedArray& a) {                                  \
+    return mesh::map_shards(a, [](const Array& x) { return kiln::fn(x); }); \
+  }
+KILN_SHARDED_UNARY(abs)
+KILN_SHARDED_UNARY(sqrt)
+KILN_SHARDED_UNARY(exp)
+KILN_SHARDED_UNARY(log)
+KILN_SHARDED_UNARY(sin)
+KILN_SHARDED_UNARY(cos)
+KILN_SHARDED_UNARY(tanh)
+#undef KILN_SHARDED_UNARY
+
+}  // namespace kiln

@@ -1,0 +1,463 @@
+// kiln::Mesh and sharded arrays (kiln/mesh.hpp). The same programs run on meshes of 1 to 4 host
+// ranks and on plain kiln over the whole array, which is the reference (plus hand-derived
+// values); GPU cases run them on NCCL communicators and compare with the host. Also: the
+// array_split pieces, dtype rules of reductions over the split axis, NaN, empty pieces, that a
+// sharded chain is one fused group per rank, the errors, NCCL's loading, and the deadline of a
+// collective (with a fake collective in flight).
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <kiln/kiln.hpp>
+#include <kiln/mesh.hpp>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mesh/collective_wait.hpp"
+#include "mesh/communicator.hpp"
+#include "mesh/nccl_api.hpp"
+#include "mesh/split.hpp"
+#include "support/gpu.hpp"
+#include "support/stream_gate.hpp"
+
+namespace {
+
+using kiln::Array;
+using kiln::DType;
+using kiln::Mesh;
+using kiln::ShardedArray;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The chain of the targets, for Arrays and ShardedArrays alike.
+template <class A>
+A chain(const A& x) {
+  return sin(x) * 2 + cos(x) / 3;
+}
+
+// (7, 5) float64 values of both signs, none repeated.
+Array matrix() { return kiln::arange(35).reshape({7, 5}).astype(DType::Float64) / 7 - 2; }
+
+// The sharded result, gathered, has the reference's shape, dtype and values (floats within
+// rounding: partial sums add in another order).
+void check_same(const ShardedArray& got, const Array& want) {
+  Array g = got.get();
+  CHECK(got.shape() == want.shape());
+  CHECK(g.shape() == want.shape());
+  CHECK(got.dtype() == want.dtype());
+  if (kiln::is_floating(want.dtype()) || kiln::is_complex(want.dtype()))
+    CHECK(kiln::allclose(g, want, 1e-12, 1e-12, true));
+  else
+    CHECK(kiln::array_equal(g, want));
+}
+
+bool nccl_loadable() {
+  void* h = dlopen(kiln::nccl::kSoname, RTLD_NOW | RTLD_LOCAL);
+  if (h) dlclose(h);
+  return h != nullptr;
+}
+
+// The programs of the differential cases, on a sharded x and on the whole array.
+void check_programs(const Array& x, const Mesh& mesh, int axis) {
+  const ShardedArray s = kiln::shard(x, mesh, axis);
+  check_same(chain(s), chain(x));
+  check_same(s * 3 - s / 2, x * 3 - x / 2);
+  check_same(-kiln::abs(s), -kiln::abs(x));
+  for (const kiln::AxesArg& axes : {kiln::AxesArg(), kiln::AxesArg(0), kiln::AxesArg(1),
+                                    kiln::AxesArg({0, 1}), kiln::AxesArg(kiln::Axes{})}) {
+    for (bool keep : {false, true}) {
+      CAPTURE(keep);
+      check_same(kiln::sum(chain(s), axes, keep), kiln::sum(chain(x), axes, keep));
+      check_same(kiln::mean(s, axes, keep), kiln::mean(x, axes, keep));
+      check_same(kiln::max(s, axes, keep), kiln::max(x, axes, keep));
+      check_same(kiln::min(s, axes, keep), kiln::min(x, axes, keep));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an axis splits as numpy.array_split: 7 over 3 ranks is 3, 2 and 2") {
+  using kiln::mesh::piece_of;
+  CHECK(piece_of(7, 3, 0).start == 0);
+  CHECK(piece_of(7, 3, 0).stop == 3);
+  CHECK(piece_of(7, 3, 1).start == 3);
+  CHECK(piece_of(7, 3, 1).stop == 5);
+  CHECK(piece_of(7, 3, 2).start == 5);
+  CHECK(piece_of(7, 3, 2).stop == 7);
+  CHECK(piece_of(2, 3, 2).length() == 0);  // fewer elements than ranks: the last piece is empty
+  CHECK(piece_of(6, 3, 1).length() == 2);
+
+  const Mesh mesh = Mesh::host(3);
+  const ShardedArray s = kiln::shard(kiln::arange(7), mesh, 0);
+  CHECK(s.shard(0).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2});
+  CHECK(s.shard(1).to_vector<int64_t>() == std::vector<int64_t>{3, 4});
+  CHECK(s.shard(2).to_vector<int64_t>() == std::vector<int64_t>{5, 6});
+  CHECK(s.layout() == "sharded along axis 0 over Mesh(host x 3): (3,), (2,), (2,)");
+  CHECK(kiln::replicate(kiln::arange(7), mesh).layout() == "replicated over Mesh(host x 3): (7,)");
+  CHECK(s.shape() == kiln::Shape{7});
+  CHECK(s.ndim() == 1);
+  CHECK(s.size() == 7);
+  CHECK(s.dtype() == DType::Int64);
+  CHECK(*s.axis() == 0);
+  CHECK(kiln::shard(matrix(), mesh, -1).axis() == 1);  // negative axes count from the end
+}
+
+TEST_CASE("hand-derived: 0..6 over 3 host ranks") {
+  const ShardedArray s = kiln::shard(kiln::arange(7), Mesh::host(3), 0);
+  CHECK(kiln::sum(s).get().item<int64_t>() == 21);
+  CHECK(kiln::sum(s * 2 + 1).get().item<int64_t>() == 49);
+  CHECK(kiln::mean(s).get().item<double>() == 3.0);
+  CHECK(kiln::max(s).get().item<int64_t>() == 6);
+  CHECK(kiln::min(s - 10).get().item<int64_t>() == -10);
+  const ShardedArray total = kiln::sum(s);
+  CHECK(total.replicated());
+  for (const Array& r : total.shards()) CHECK(r.item<int64_t>() == 21);  // every rank holds it
+}
+
+TEST_CASE("the same programs on 1 to 4 host ranks give plain kiln's results") {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    for (int axis : {0, 1}) {
+      CAPTURE(ranks);
+      CAPTURE(axis);
+      const Mesh mesh = Mesh::host(ranks);
+      check_programs(matrix(), mesh, axis);
+      // Integers exactly: the sums widen to int64 as kiln::sum's do.
+      check_programs((kiln::arange(35).reshape({7, 5}) * 3 - 40).astype(DType::Int32), mesh, axis);
+    }
+  }
+}
+
+TEST_CASE("reductions over axes other than the split one stay split, renumbered") {
+  const Mesh mesh = Mesh::host(3);
+  const Array x = kiln::arange(28).reshape({4, 7});
+  const ShardedArray s = kiln::shard(x, mesh, 1);
+  const ShardedArray down = kiln::sum(s, 0);
+  CHECK(down.axis() == 0);
+  CHECK(down.shard(0).shape() == kiln::Shape{3});
+  CHECK(down.shard(2).shape() == kiln::Shape{2});
+  check_same(down, kiln::sum(x, 0));
+  const ShardedArray kept = kiln::sum(s, 0, true);
+  CHECK(kept.axis() == 1);
+  check_same(kept, kiln::sum(x, 0, true));
+  CHECK(kiln::sum(s, 1).replicated());
+
+  const Array cube = kiln::arange(42).reshape({2, 7, 3}).astype(DType::Float32);
+  const ShardedArray c = kiln::shard(cube, mesh, 1);
+  CHECK(kiln::max(c, {0, 2}).axis() == 0);
+  check_same(kiln::max(c, {0, 2}), kiln::max(cube, {0, 2}));
+  check_same(kiln::mean(c, {0, 1}), kiln::mean(cube, {0, 1}));
+}
+
+TEST_CASE("a replicated operand combines with a split one: each rank takes its part") {
+  const Mesh mesh = Mesh::host(3);
+  const Array x = matrix();
+  const ShardedArray rows = kiln::shard(x, mesh, 0);
+  const ShardedArray centred = rows - kiln::mean(rows, 0);  // the mean is replicated, (5,)
+  CHECK(centred.axis() == 0);
+  check_same(centred, x - kiln::mean(x, 0));
+
+  const Array column = kiln::arange(7).reshape({7, 1}).astype(DType::Float64);
+  check_same(rows * kiln::replicate(column, mesh), x * column);  // sliced along the split axis
+  check_same(kiln::replicate(x, mesh) / rows, x / x);
+
+  const ShardedArray cols = kiln::shard(x, mesh, 1);
+  const Array row = kiln::arange(5).astype(DType::Float64);
+  check_same(cols + kiln::replicate(row, mesh), x + row);
+  // A split 1-d array broadcast against a replicated matrix: the split axis becomes axis 1.
+  const ShardedArray split_row = kiln::shard(row, mesh, 0);
+  const ShardedArray sum = split_row + kiln::replicate(x, mesh);
+  CHECK(sum.axis() == 1);
+  check_same(sum, row + x);
+  check_same(kiln::replicate(x, mesh) * 2, x * 2);
+  CHECK((kiln::replicate(x, mesh) * 2).replicated());
+}
+
+TEST_CASE("reductions over the split axis keep kiln::sum's dtype rules") {
+  const Mesh mesh = Mesh::host(3);
+  auto both = [&](const Array& x) {
+    CAPTURE(kiln::dtype_name(x.dtype()));
+    const ShardedArray s = kiln::shard(x, mesh, 0);
+    check_same(kiln::sum(s), kiln::sum(x));
+    check_same(kiln::mean(s, 0), kiln::mean(x, 0));
+    check_same(kiln::max(s, 0), kiln::max(x, 0));
+    check_same(kiln::min(s), kiln::min(x));
+  };
+  const Array ints = kiln::arange(-20, 15).reshape({7, 5});
+  for (DType t : {DType::Int32, DType::Int64, DType::Int8, DType::Int16, DType::UInt8,
+                  DType::UInt16, DType::UInt32, DType::UInt64, DType::Float32, DType::Float64})
+    both((t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64)
+             ? (ints + 20).astype(t)
+             : ints.astype(t));
+  both(ints > 0);  // bool: the sum counts, max is any
+  both((ints / 4).astype(DType::Float16));
+  both((ints / 4).astype(DType::BFloat16));
+  // complex: sums carry real and imaginary parts; max and min (NumPy's order: real part, then
+  // imaginary) gather the partials and compare them on each rank.
+  both(ints.astype(DType::Complex128) * std::complex<double>(1, -2) + 3);
+  both(ints.astype(DType::Complex64) * std::complex<float>(0.5f, 1));
+  CHECK(kiln::sum(kiln::shard(ints.astype(DType::Int32), mesh, 0)).dtype() == DType::Int64);
+  CHECK(kiln::mean(kiln::shard(ints, mesh, 0)).dtype() == DType::Float64);
+}
+
+TEST_CASE("max and min over the split axis propagate NaN, which NCCL's fmax would drop") {
+  const Mesh mesh = Mesh::host(3);
+  const Array v = kiln::asarray(std::vector<double>{1, 2, 3, kNaN, 5, 6, 7});
+  const ShardedArray s = kiln::shard(v, mesh, 0);
+  CHECK(std::isnan(kiln::max(s).get().item<double>()));
+  CHECK(std::isnan(kiln::min(s).get().item<double>()));
+  const Array m = matrix().at(4, 2).set(kNaN);  // row 4: rank 1's piece of 7 rows
+  check_same(kiln::max(kiln::shard(m, mesh, 0), 0), kiln::max(m, 0));
+  check_same(kiln::min(kiln::shard(m.astype(DType::Float32), mesh, 0), 0),
+             kiln::min(m.astype(DType::Float32), 0));
+
+  // The host communicator reduces as NCCL does (fmax: a number wins over NaN), which is why the
+  // reduction above asks a second all-reduce where NaN was seen.
+  std::vector<Array> parts = {kiln::asarray(std::vector<double>{kNaN, 1}),
+                              kiln::asarray(std::vector<double>{2, kNaN}),
+                              kiln::asarray(std::vector<double>{0, 0})};
+  auto out = mesh.communicator().all_reduce(parts, kiln::mesh::Reduction::Max);
+  REQUIRE(out.size() == 3);
+  for (const Array& o : out) CHECK(o.to_vector<double>() == std::vector<double>{2, 1});
+}
+
+TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in rank order") {
+  const Mesh mesh = Mesh::host(2);
+  auto& comm = mesh.communicator();
+  const int32_t big = std::numeric_limits<int32_t>::max();
+  auto sums = comm.all_reduce(
+      {kiln::asarray(std::vector<int32_t>{big, -3}), kiln::asarray(std::vector<int32_t>{1, 5})},
+      kiln::mesh::Reduction::Sum);
+  CHECK(sums[1].to_vector<int32_t>() ==
+        std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2});
+  auto stacked = comm.all_gather(
+      {kiln::asarray(std::vector<int64_t>{1, 2}), kiln::asarray(std::vector<int64_t>{3, 4})});
+  CHECK(stacked[0].shape() == kiln::Shape{2, 2});
+  CHECK(stacked[1].to_vector<int64_t>() == std::vector<int64_t>{1, 2, 3, 4});
+  CHECK_THROWS_AS(comm.all_reduce({kiln::asarray({std::complex<double>(1, 2)}),
+                                   kiln::asarray({std::complex<double>(3, 4)})},
+                                  kiln::mesh::Reduction::Max),
+                  kiln::DTypeError);
+}
+
+TEST_CASE("empty pieces: fewer elements than ranks, and an empty split axis") {
+  const Mesh mesh = Mesh::host(3);
+  for (DType t : {DType::Float64, DType::Int64, DType::UInt64, DType::Bool, DType::Complex128}) {
+    CAPTURE(kiln::dtype_name(t));
+    const Array x = (kiln::arange(2) * 5 + 3).astype(t);  // rank 2's piece is empty
+    const ShardedArray s = kiln::shard(x, mesh, 0);
+    CHECK(s.shard(2).size() == 0);
+    check_same(kiln::max(s), kiln::max(x));
+    check_same(kiln::min(s), kiln::min(x));
+    check_same(kiln::sum(s), kiln::sum(x));
+  }
+  const Array largest = kiln::full({2}, int64_t{-1}).astype(DType::UInt64);  // 2^64 - 1
+  CHECK(kiln::min(kiln::shard(largest, mesh, 0)).get().item<uint64_t>() ==
+        std::numeric_limits<uint64_t>::max());
+
+  const ShardedArray none = kiln::shard(kiln::zeros({0, 3}), mesh, 0);
+  CHECK_THROWS_AS(kiln::max(none, 0), kiln::ShapeError);  // as kiln::max: no identity
+  check_same(kiln::sum(none, 0), kiln::sum(kiln::zeros({0, 3}), 0));
+  CHECK(std::isnan(kiln::mean(none).get().item<double>()));
+}
+
+TEST_CASE("a sharded chain stays lazy and evaluates as one fused group per rank") {
+  const Array x = matrix();
+  x.eval();
+  const ShardedArray s = kiln::shard(x, Mesh::host(3), 0);
+  kiln::reset_engine_stats();
+  const ShardedArray y = chain(s);
+  CHECK(kiln::engine_stats().plans == 0);  // nothing ran while the chain was built
+  y.eval();
+  CHECK(kiln::engine_stats().plans == 3);
+  CHECK(kiln::engine_stats().kernels == 3);  // sin, cos, *, /, + and the slice: one group each
+  check_same(y, chain(x));
+}
+
+TEST_CASE("printing a sharded array prints the whole array as NumPy does") {
+  const Array x = matrix();
+  std::ostringstream sharded, plain;
+  sharded << kiln::shard(x, Mesh::host(3), 1);
+  plain << x;
+  CHECK(sharded.str() == plain.str());
+  CHECK(sharded.str().rfind("array([[", 0) == 0);
+}
+
+TEST_CASE("errors say what is wrong and what to do") {
+  const Mesh mesh = Mesh::host(3);
+  const Array x = matrix();
+  const ShardedArray rows = kiln::shard(x, mesh, 0);
+  CHECK_THROWS_WITH_AS(rows + kiln::shard(x, Mesh::host(3), 0),
+                       doctest::Contains("different meshes"), kiln::DeviceError);
+  CHECK_THROWS_WITH_AS(rows + kiln::shard(x, mesh, 1), doctest::Contains("different axes"),
+                       kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(rows + kiln::shard(kiln::ones({1, 5}), mesh, 0),
+                       doctest::Contains("replicate it instead"), kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(kiln::shard(x, mesh, 2), doctest::Contains("kiln::shard: axis 2"),
+                       kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::shard(kiln::asarray({1.0}).reshape({}), mesh, 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::sum(rows, 2), kiln::ShapeError);
+  CHECK_THROWS_AS(rows + kiln::shard(kiln::ones({6, 5}), mesh, 0), kiln::ShapeError);
+  CHECK_THROWS_AS(Mesh::host(0), kiln::Error);
+  CHECK_THROWS_WITH_AS(mesh.device(3), doctest::Contains("ranks are 0 to 2"), kiln::Error);
+  CHECK_THROWS_AS(rows.shard(3), kiln::Error);
+  CHECK_THROWS_AS(ShardedArray(mesh, 0, {7, 5}, {x, x, x}), kiln::ShapeError);
+  CHECK_THROWS_WITH_AS(Mesh::gpus({}), doctest::Contains("empty"), kiln::DeviceError);
+  CHECK_THROWS_WITH_AS(Mesh::gpus({0, 0}), doctest::Contains("twice"), kiln::DeviceError);
+  if (kiln::cuda_device_count() == 0)
+    CHECK_THROWS_WITH_AS(Mesh::all_gpus(), doctest::Contains("sees no GPU"), kiln::DeviceError);
+  CHECK(!(mesh == Mesh::host(3)));
+  CHECK(mesh == rows.mesh());
+}
+
+TEST_CASE("NCCL: a missing library is a DeviceError naming it; a present one loads") {
+  CHECK_THROWS_WITH_AS(kiln::nccl::load_library("libnccl-kiln-test-absent.so.2"),
+                       doctest::Contains("libnccl-kiln-test-absent.so.2 could not be loaded"),
+                       kiln::DeviceError);
+  CHECK_THROWS_WITH_AS(kiln::nccl::load_library("libnccl-kiln-test-absent.so.2"),
+                       doctest::Contains("install NCCL 2"), kiln::DeviceError);
+  if (!nccl_loadable()) {
+    CHECK_THROWS_WITH_AS(Mesh::gpus({0}), doctest::Contains("libnccl.so.2 could not be loaded"),
+                         kiln::DeviceError);
+    return;
+  }
+  // The library's own messages for kiln's result codes: the values of mesh/nccl.hpp's
+  // ncclResult_t, checked against the library at run time.
+  using namespace kiln::nccl;
+  const NcclApi& nccl = api();
+  MESSAGE("NCCL " << version_string(nccl.version) << " loaded");
+  CHECK(nccl.version >= kOldestVersion);
+  if (kiln::cuda_device_count() == 0)  // NCCL without a GPU: the missing GPU is the error
+    CHECK_THROWS_AS(Mesh::gpus({0}), kiln::DeviceError);
+  auto says = [&](ncclResult_t r) { return std::string(nccl.ncclGetErrorString(r)); };
+  CHECK(says(ncclSuccess).find("no error") != std::string::npos);
+  CHECK(says(ncclUnhandledCudaError).find("cuda") != std::string::npos);
+  CHECK(says(ncclSystemError).find("system") != std::string::npos);
+  CHECK(says(ncclInternalError).find("internal") != std::string::npos);
+  CHECK(says(ncclInvalidArgument).find("invalid argument") != std::string::npos);
+  CHECK(says(ncclInvalidUsage).find("invalid usage") != std::string::npos);
+  CHECK(says(ncclRemoteError).find("remote") != std::string::npos);
+  CHECK(says(ncclInProgress).find("progress") != std::string::npos);
+  CHECK_THROWS_WITH_AS(check(ncclInvalidUsage, "ncclTest"),
+                       doctest::Contains("ncclTest failed: NCCL error 5 (invalid usage"),
+                       kiln::CudaError);
+}
+
+namespace {
+
+// A collective in flight whose ranks finish after a given number of polls (never: -1), or
+// report an error.
+struct FakeCollective final : kiln::mesh::InFlight {
+  std::vector<int> polls_left;
+  int failing_rank = -1;
+  int aborts = 0;
+  int ranks() const override { return static_cast<int>(polls_left.size()); }
+  bool finished(int r) override {
+    if (polls_left[r] > 0) --polls_left[r];
+    return polls_left[r] == 0;
+  }
+  std::optional<std::string> failure(int r) override {
+    if (r == failing_rank) return "NCCL error 6 (remote process exited)";
+    return std::nullopt;
+  }
+  void abort() override { ++aborts; }
+};
+
+}  // namespace
+
+TEST_CASE("a collective is waited for with a deadline: finished, failed, or aborted") {
+  using namespace std::chrono_literals;
+  FakeCollective done;
+  done.polls_left = {3, 1, 5};
+  kiln::mesh::wait_or_abort(done, 10s, "test all-reduce");
+  CHECK(done.aborts == 0);
+
+  FakeCollective stuck;
+  stuck.polls_left = {1, -1};  // rank 1 never finishes: it died, or never joined
+  CHECK_THROWS_WITH_AS(kiln::mesh::wait_or_abort(stuck, 50ms, "test all-reduce"),
+                       doctest::Contains("rank 1 did not finish within 50 ms"), kiln::DeviceError);
+  CHECK(stuck.aborts == 1);
+
+  FakeCollective failed;
+  failed.polls_left = {-1, -1};
+  failed.failing_rank = 1;
+  CHECK_THROWS_WITH_AS(kiln::mesh::wait_or_abort(failed, 10s, "test all-reduce"),
+                       doctest::Contains("test all-reduce failed: rank 1: NCCL error 6"),
+                       kiln::DeviceError);
+  CHECK(failed.aborts == 1);
+}
+
+// ---- GPUs -------------------------------------------------------------------------------------
+
+namespace {
+
+// The programs on a mesh of GPUs, against the same programs on a host mesh of as many ranks
+// (float32: partial sums and NCCL's order of adding them round differently).
+void check_gpu_mesh(const Mesh& gpus) {
+  REQUIRE_MESSAGE(nccl_loadable(), "a GPU mesh needs libnccl.so.2: install NCCL 2");
+  const Mesh hosts = Mesh::host(gpus.size());
+  const Array big = kiln::sin(kiln::arange(33007).astype(DType::Float32) / 997);
+  for (const Array& data : {big, matrix().astype(DType::Float32)}) {
+    for (int axis = 0; axis < data.ndim(); ++axis) {
+      CAPTURE(axis);
+      const ShardedArray g = kiln::shard(data, gpus, axis), h = kiln::shard(data, hosts, axis);
+      for (int r = 0; r < gpus.size(); ++r) CHECK(g.shard(r).device() == gpus.device(r));
+      const ShardedArray gy = chain(g), hy = chain(h);
+      CHECK(kiln::allclose(gy.get(), hy.get(), 1e-6, 1e-6));
+      for (const auto& [got, want] :
+           {std::pair{kiln::sum(gy, axis), kiln::sum(hy, axis)},
+            std::pair{kiln::mean(gy), kiln::mean(hy)}, std::pair{kiln::max(g), kiln::max(h)},
+            std::pair{kiln::min(g, axis), kiln::min(h, axis)}}) {
+        CHECK(got.replicated());
+        CHECK(got.shard(gpus.size() - 1).device() == gpus.device(gpus.size() - 1));
+        CHECK(got.dtype() == want.dtype());
+        CHECK(kiln::allclose(got.get(), want.get(), 1e-5, 1e-5));
+      }
+    }
+  }
+  // Exact integers, NaN, and complex max through the all-gather.
+  const Array ints = (kiln::arange(-20, 15).reshape({7, 5}) * 7).astype(DType::Int32);
+  CHECK(kiln::array_equal(kiln::sum(kiln::shard(ints, gpus, 0), 0).get(), kiln::sum(ints, 0)));
+  const Array nan = matrix().at(4, 2).set(kNaN);
+  CHECK(
+      kiln::allclose(kiln::max(kiln::shard(nan, gpus, 0), 0).get(), kiln::max(nan, 0), 0, 0, true));
+  const Array z = matrix().astype(DType::Complex64) * std::complex<float>(1, -1);
+  CHECK(kiln::array_equal(kiln::max(kiln::shard(z, gpus, 0), 0).get(), kiln::max(z, 0)));
+}
+
+}  // namespace
+
+GPU_TEST_CASE("a mesh of one GPU through NCCL gives the host mesh's results") {
+  const Mesh mesh = Mesh::gpus({0});
+  CHECK(mesh.str().find("Mesh(cuda:0; NCCL 2.") == 0);
+  check_gpu_mesh(mesh);
+}
+
+MULTI_GPU_TEST_CASE("a mesh of every GPU through NCCL gives a host mesh's results") {
+  const Mesh mesh = Mesh::all_gpus();
+  CHECK(mesh.size() == kiln::cuda_device_count());
+  check_gpu_mesh(mesh);
+  // Two GPUs in either order are another mesh with the same results.
+  check_gpu_mesh(Mesh::gpus({1, 0}));
+}
+
+MULTI_GPU_TEST_CASE("every GPU computes its piece while another is held: no rank waits for one") {
+  const Mesh mesh = Mesh::all_gpus();
+  const ShardedArray x = kiln::shard(kiln::arange(1 << 20).astype(DType::Float32), mesh, 0);
+  chain(x).eval();  // compiles and loads the kernel first: a module load may wait for a GPU
+  for (int r = 0; r < mesh.size(); ++r) kiln::synchronize(mesh.device(r));
+  kiln::test_support::Gate gate;
+  gate.close_on(static_cast<cudaStream_t>(kiln::stream(mesh.device(0)).native()));
+  const ShardedArray y = chain(x * 2);
+  y.eval();  // queues every rank's kernel; rank 0's waits behind the gate
+  for (int r = 1; r < mesh.size(); ++r)
+    kiln::Event::record(kiln::stream(mesh.device(r))).synchronize();
+  CHECK_FALSE(kiln::Event::record(kiln::stream(mesh.device(0))).ready());
+  gate.release();
+  CHECK(gate.released_by_test);  // the others finished while rank 0 was still held
+  CHECK(
+      kiln::allclose(y.get(), chain(kiln::arange(1 << 20).astype(DType::Float32) * 2), 1e-6, 1e-6));
+}
