@@ -4,14 +4,18 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cuda/lru_cache.hpp"
 #include "cuda/runtime.hpp"
+#include "cuda/warm_up.hpp"
 #include "kiln/device.hpp"
 #include "kiln/errors.hpp"
 #include "support/child_case.hpp"
@@ -225,6 +229,65 @@ TEST_CASE("fresh process child: the pinned cache after device set-up" * doctest:
 GPU_TEST_CASE("device set-up leaves one 64 KiB pinned block in the cache") {
   CHECK(
       test_support::run_case_in_child("fresh process child: the pinned cache after device set-up"));
+}
+
+TEST_CASE("KILN_PRELOAD: the libraries it names, in its order; none; unknown names left out") {
+  using V = std::vector<std::string>;
+  CHECK(gpu::preload_list(nullptr) == V{"cufft", "nvrtc"});
+  CHECK(gpu::preload_list("nvrtc,cufft") == V{"nvrtc", "cufft"});
+  CHECK(gpu::preload_list("nvrtc") == V{"nvrtc"});
+  CHECK(gpu::preload_list("none").empty());
+  CHECK(gpu::preload_list("").empty());
+  CHECK(gpu::preload_list("cufft,cublas") == V{"cufft"});
+}
+
+namespace {
+
+bool mapped(const std::string& library) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(library) != std::string::npos) return true;
+  return false;
+}
+
+// Whether `library` is mapped within 20 s (the warm-up thread's loads take milliseconds).
+bool mapped_soon(const std::string& library) {
+  for (int i = 0; i < 2000 && !mapped(library); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return mapped(library);
+}
+
+}  // namespace
+
+// The child half of the next case (a fresh process): device set-up loads what KILN_PRELOAD
+// names on its thread, and nothing else. The thread loads in order, so once the last library
+// named is mapped, an unnamed one would have been too.
+TEST_CASE("fresh process child: device set-up loads what KILN_PRELOAD names" * doctest::skip()) {
+  const std::string setting = std::getenv("KILN_PRELOAD");
+  REQUIRE(!mapped("libcufft.so"));
+  gpu::device(0);
+  if (setting == "cufft") {
+    CHECK(mapped_soon("libcufft.so"));
+  } else {
+    REQUIRE(setting == "nvrtc");
+    CHECK(mapped_soon("libnvrtc.so"));
+    CHECK_FALSE(mapped("libcufft.so"));
+  }
+}
+
+GPU_TEST_CASE("device set-up loads cuFFT ahead when KILN_PRELOAD names it, only then") {
+  const char* before = std::getenv("KILN_PRELOAD");
+  const std::string saved = before ? before : "";
+  for (const char* setting : {"cufft", "nvrtc"}) {
+    CAPTURE(setting);
+    ::setenv("KILN_PRELOAD", setting, 1);
+    CHECK(test_support::run_case_in_child(
+        "fresh process child: device set-up loads what KILN_PRELOAD names"));
+  }
+  if (before)
+    ::setenv("KILN_PRELOAD", saved.c_str(), 1);
+  else
+    ::unsetenv("KILN_PRELOAD");
 }
 
 GPU_TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {

@@ -4,7 +4,7 @@
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
-#include "jit/warm_up.hpp"
+#include "cuda/warm_up.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::gpu {
@@ -47,7 +47,7 @@ void init(DeviceInfo& d, int index) {
   // A GPU in use will look kernels up, compile some and copy results back: start what the first
   // of each waits for now (the keys' digest, NVRTC, the first pinned block), beside the
   // program's set-up.
-  jit::warm_up_in_background();
+  warm_up_in_background();
   warm_pinned_in_background();
 }
 

@@ -15,7 +15,7 @@ std::string cache_key(const Request& r, const std::vector<std::string>& options)
 
 // Computes once the digest of the embedded headers, which every key hashes, so that the first
 // key costs what the others do: libcrypto's first SHA-256 sets up its providers (1.3-2.4 ms on
-// the developer machine). Thread-safe; jit::warm_up_in_background calls it.
+// the developer machine). Thread-safe; gpu::warm_up_in_background calls it.
 void prepare_cache_keys();
 
 // Whether `s` has the form of a key (64 lowercase hex digits), as entry file names must.

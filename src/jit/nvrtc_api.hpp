@@ -1,6 +1,6 @@
 // NVRTC, loaded on first use (common/shared_library.hpp): a program that finds every kernel in
 // the cache, or never uses a GPU, does not load its 109 MB. Functions are called through this
-// table, declared from NVRTC's own header. jit::warm_up_in_background (jit/warm_up.hpp) starts
+// table, declared from NVRTC's own header. gpu::warm_up_in_background (cuda/warm_up.hpp) starts
 // the load on a thread of its own when kiln first touches a GPU, so the program's set-up hides it.
 #pragma once
 #include <nvrtc.h>

@@ -58,10 +58,11 @@ def axis_str(axis):
 
 
 def quantile(f, x, q, axis):
-    """NumPy's quantile in float64, kiln's result dtype for every real input (NumPy 1.24's too,
-    except that it keeps float16 / float32 where a NaN is found). Integers interpolate from
-    their float64 values: NumPy 1.24 subtracts neighbours in the integer dtype, which wraps."""
-    if x.dtype.kind in "iub":
+    """NumPy's quantile of the float64 values: kiln's rule for every real input (README:
+    quantiles in float64). NumPy's own result dtype differs by version (1.24 subtracts the
+    neighbours in the input's dtype, integers wrapping, then scales in float64; 2.x keeps float16
+    and float32 throughout), so the input is widened first and the answer is the same under both."""
+    if x.dtype.kind in "iubf":
         x = x.astype(np.float64)
     return np.asarray(f(x, q, axis=axis)).astype(np.float64)
 
