@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "cuda/cufft_api.hpp"
+#include "jit/cache_config.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/nvrtc_api.hpp"
-#include "jit/cache_config.hpp"
 
 namespace kiln::gpu {
 namespace {
