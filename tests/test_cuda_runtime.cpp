@@ -233,8 +233,8 @@ GPU_TEST_CASE("device set-up leaves one 64 KiB pinned block in the cache") {
 
 TEST_CASE("KILN_PRELOAD: the libraries it names, in its order; none; unknown names left out") {
   using V = std::vector<std::string>;
-  CHECK(gpu::preload_list(nullptr) == V{"cufft", "nvrtc"});
-  CHECK(gpu::preload_list("nvrtc,cufft") == V{"nvrtc", "cufft"});
+  CHECK(gpu::preload_list(nullptr) == V{"nvrtc", "cufft"});
+  CHECK(gpu::preload_list("cufft,nvrtc") == V{"cufft", "nvrtc"});
   CHECK(gpu::preload_list("nvrtc") == V{"nvrtc"});
   CHECK(gpu::preload_list("none").empty());
   CHECK(gpu::preload_list("").empty());
@@ -288,6 +288,32 @@ GPU_TEST_CASE("device set-up loads cuFFT ahead when KILN_PRELOAD names it, only 
     ::setenv("KILN_PRELOAD", saved.c_str(), 1);
   else
     ::unsetenv("KILN_PRELOAD");
+}
+
+// The child half of the next case: the warm-up starts (as at a first GPU touch), then the
+// process exits after KILN_TEST_EXIT_AFTER_US microseconds, while the thread may be loading.
+TEST_CASE("fresh process child: exit while the warm-up loads" * doctest::skip()) {
+  const auto after = std::chrono::microseconds(std::atoi(std::getenv("KILN_TEST_EXIT_AFTER_US")));
+  gpu::warm_up_in_background();
+  const auto end = std::chrono::steady_clock::now() + after;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// A process that exits while the warm-up thread is inside a library's initialiser must end
+// cleanly: exit destroys the statics a library registered while initialising, so it waits for
+// the thread first (cuda/warm_up.cpp). Exits spread over the loads' first 30 ms. (No GPU: the
+// warm-up is started directly.)
+TEST_CASE("a process exiting while the warm-up loads NVRTC and cuFFT ends cleanly") {
+  int clean = 0;
+  const int processes = 60;
+  for (int i = 0; i < processes; ++i) {
+    ::setenv("KILN_TEST_EXIT_AFTER_US", std::to_string(i * 30000 / processes).c_str(), 1);
+    clean += test_support::run_case_in_child("fresh process child: exit while the warm-up loads",
+                                             std::chrono::seconds(30));
+  }
+  ::unsetenv("KILN_TEST_EXIT_AFTER_US");
+  CHECK(clean == processes);
 }
 
 GPU_TEST_CASE("pinned memory: host-tagged, cached by size class and reused") {

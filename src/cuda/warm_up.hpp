@@ -2,7 +2,7 @@
 // started on a thread of its own when kiln first touches a GPU (cuda/device_context.cpp), beside
 // the program's own set-up: the cache keys' shared digest (libcrypto's first SHA-256 sets up its
 // providers, 1.3-2.4 ms), then the libraries KILN_PRELOAD names, in its order (default
-// "cufft,nvrtc": cuFFT's load is 5 ms on the H200 machine, NVRTC's 10-20). Whoever needs one
+// "nvrtc,cufft": NVRTC's load is 10-20 ms on the H200 machine, cuFFT's 5). Whoever needs one
 // first waits for the thread's work, never repeats it.
 #pragma once
 
