@@ -302,7 +302,7 @@ TEST_CASE("fresh process child: exit while the warm-up loads" * doctest::skip())
 
 // A process that exits while the warm-up thread is inside a library's initialiser must end
 // cleanly: exit destroys the statics a library registered while initialising, so it waits for
-// the thread first (cuda/warm_up.cpp). Exits spread over the loads' first 30 ms. (No GPU: the
+// the thread first (common/background.hpp). Exits spread over the loads' first 30 ms. (No GPU: the
 // warm-up is started directly.)
 TEST_CASE("a process exiting while the warm-up loads NVRTC and cuFFT ends cleanly") {
   int clean = 0;

@@ -8,10 +8,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "common/background.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
 #include "graph/host_buffer.hpp"
@@ -230,17 +230,16 @@ void warm_pinned_in_background() {
   std::call_once(started, [] {
     if (!cuda_available()) return;
     warm_up().running = true;
-    try {
-      std::thread([] {
-        try {
-          allocate_pinned(64 * kKiB);  // dropped at once: the block goes to the cache
-        } catch (...) {  // an allocation that fails here fails again where it is needed
-        }
-        warm_up().finish();
-      }).detach();
-    } catch (...) {  // no thread: the first allocation pays
+    // Waited for when this thread ends (common/background.hpp); no thread: the first allocation
+    // pays.
+    const bool started = start_background([](const BackgroundStop&) {
+      try {
+        allocate_pinned(64 * kKiB);  // dropped at once: the block goes to the cache
+      } catch (...) {                // an allocation that fails here fails again where it is needed
+      }
       warm_up().finish();
-    }
+    });
+    if (!started) warm_up().finish();
   });
 }
 

@@ -1,12 +1,10 @@
 #include "cuda/warm_up.hpp"
 
-#include <condition_variable>
 #include <cstdlib>
-#include <memory>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
+#include "common/background.hpp"
 #include "cuda/cufft_api.hpp"
 #include "jit/cache_config.hpp"
 #include "jit/cache_key.hpp"
@@ -44,66 +42,18 @@ std::vector<std::string> preload_list(const char* setting) {
   return list;
 }
 
-namespace {
-
-// The thread's state, shared with the thread that started it, which waits for it when it ends:
-// a library's initialiser must not be running when the process's clean-up starts. Exit runs the
-// handlers registered last first, and a library registers its static destructors while it
-// initialises, so an exit while NVRTC loaded destroyed NVRTC's statics under its initialiser,
-// which then spun or crashed (developer machine, /tmp/exp/exitrace, a process exiting 0-30 ms
-// after its first GPU touch: 147 of 1500 hung with an atexit handler waiting, 1 in ~500 before).
-// A thread's thread_local destructors run before any of that, at exit() for the main thread.
-// The wait stops the thread after its current step: at most one library's load.
-struct WarmUp {
-  std::mutex mu;
-  std::condition_variable idle;
-  bool stop = false, done = false;
-
-  bool stopped() {
-    std::lock_guard lock(mu);
-    return stop;
-  }
-  void finish() {
-    std::lock_guard lock(mu);
-    done = true;
-    idle.notify_all();
-  }
-};
-
-struct WarmUpHolder {
-  std::shared_ptr<WarmUp> state;  // set in the thread that started the warm-up only
-  ~WarmUpHolder() {
-    if (!state) return;
-    std::unique_lock lock(state->mu);
-    state->stop = true;
-    state->idle.wait(lock, [this] { return state->done; });
-  }
-};
-thread_local WarmUpHolder t_started;
-
-void run(const std::shared_ptr<WarmUp>& state, const std::vector<std::string>& libraries) {
-  try {
-    jit::prepare_cache_keys();
-    for (const auto& library : libraries)
-      if (!state->stopped()) load(library);
-  } catch (...) {  // reported to whoever needs it, who tries again
-  }
-  state->finish();
-}
-
-}  // namespace
-
 void warm_up_in_background() {
   static std::once_flag started;
   std::call_once(started, [] {
     jit::foresee_nvrtc();  // here, before the thread below may hold the loader
-    const auto libraries = preload_list(std::getenv("KILN_PRELOAD"));
-    auto state = std::make_shared<WarmUp>();
-    try {
-      std::thread(run, state, libraries).detach();
-      t_started.state = std::move(state);
-    } catch (...) {  // no thread: each is done where it is first needed
-    }
+    // Waited for when this thread ends: a library's initialiser must not meet the process's
+    // clean-up (common/background.hpp). No thread: each is done where it is first needed.
+    start_background(
+        [libraries = preload_list(std::getenv("KILN_PRELOAD"))](const BackgroundStop& stop) {
+          jit::prepare_cache_keys();  // failures are reported to whoever needs it, who tries again
+          for (const auto& library : libraries)
+            if (!stop.requested()) load(library);
+        });
   });
 }
 
