@@ -251,4 +251,14 @@ KILN_SCALAR_FN parts<R> complex_pow(parts<R> a, parts<R> b, General general) {
   return n < 0 ? complex_divide(parts<R>{1, 0}, result) : result;
 }
 
+// take's range check (its default mode, NumPy's 'raise'): an index v outside [-n, n) is folded
+// by maximum into one of two words that start at zero, so the device can fold with atomicMax
+// and the host with a loop, and zero means none: below_word keeps the lowest index under the
+// range, above_word the highest over it (src/runtime/run_plan.cpp reads them back after the
+// plan and reports the lowest, else the highest, as a range check of all indices would).
+KILN_SCALAR_FN u64 below_word(i64 v) { return (u64)(-(v + 1)) + 1; }  // v < 0
+KILN_SCALAR_FN u64 above_word(i64 v) { return (u64)v + 1; }           // v >= 0
+KILN_SCALAR_FN i64 below_index(u64 w) { return -(i64)(w - 1) - 1; }
+KILN_SCALAR_FN i64 above_index(u64 w) { return (i64)(w - 1); }
+
 }  // namespace kiln::scalar

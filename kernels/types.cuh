@@ -88,4 +88,13 @@ struct layout {
   i64 strides[A > 0 ? A : 1][R > 0 ? R : 1];
 };
 
+// An index outside [-n, n) that take's range check met, folded into the check's two words
+// (kernels/scalar.cuh: below_word, above_word). Called, not inlined: only a failing take runs it.
+__device__ __noinline__ void record_out_of_range(u64* words, i64 v) {
+  if (v < 0)
+    atomicMax(words, scalar::below_word(v));
+  else
+    atomicMax(words + 1, scalar::above_word(v));
+}
+
 }  // namespace kiln

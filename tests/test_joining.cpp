@@ -424,7 +424,7 @@ TEST_CASE("at(): operations, casting and the boolean-mask idiom") {
   CHECK(kernels_of(y, kiln::asarray(std::vector<int64_t>{0, 1, 20, 3, 40, 5})) == 1);
 }
 
-TEST_CASE("take gathers in the kernel that reads it; Raise checks the indices first") {
+TEST_CASE("take gathers in the kernel that reads it, checking the indices there") {
   Array x = kiln::arange(0.0, 12.0).reshape({3, 4}).eval();
   Array i = kiln::asarray(std::vector<int64_t>{2, 0}).eval();
   // x * 2 taken at columns (i + 1) mod 4 = {3, 1}: the indices' expression fuses too.
@@ -435,8 +435,76 @@ TEST_CASE("take gathers in the kernel that reads it; Raise checks the indices fi
   Array rows = x.index(kiln::asarray(std::vector<int64_t>{-1, 0}));
   CHECK(kiln::array_equal(
       rows, kiln::asarray(std::vector<double>{8, 9, 10, 11, 0, 1, 2, 3}, Shape{2, 4})));
-  CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<int64_t>{3}), 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<int64_t>{3}), 0).eval(),
+                  kiln::ShapeError);
   CHECK_THROWS_AS(kiln::take(x, kiln::asarray(std::vector<double>{1}), 0), kiln::DTypeError);
+}
+
+namespace {
+
+// take in Raise mode on device d: nothing runs when it is called; the evaluation of a result
+// that reads an index outside [-n, n) throws ShapeError naming it and stores none of its
+// results; indices in range, negative ones too, gather what NumPy's take gives.
+void check_take_raise(kiln::Device d) {
+  Array x = kiln::asarray(std::vector<double>{10, 11, 12, 13, 14}, Shape{5}, d).eval();
+  auto ints = [&](std::vector<int64_t> v) { return kiln::asarray(v, Shape{(int64_t)v.size()}, d); };
+  kiln::reset_engine_stats();
+  Array bad = kiln::take(x * 2, ints({1, 9, -7, 5, -6}) + 0, 0);  // a lazy index expression
+  CHECK(kiln::engine_stats().plans == 0);  // nothing evaluated by take itself
+  // The lowest index below the range is named, else the highest above it (as a range check
+  // of every index would): -7 here, 9 once the negative ones are in range.
+  auto message = [](const Array& a) {
+    try {
+      a.eval();
+    } catch (const kiln::ShapeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(bad) ==
+        "take: index -7 is out of bounds for axis 0 with size 5; use kiln::TakeMode::Wrap or "
+        "Clip to map it into range");
+  CHECK(message(kiln::take(x, ints({4, 9, -5, 5}), 0)).find("take: index 9 is out") == 0);
+  // Evaluated beside a good result in one plan: neither is stored, so evaluating the good one
+  // again runs a plan.
+  Array good = x + 1;
+  CHECK_THROWS_AS(kiln::eval({good, bad}), kiln::ShapeError);
+  kiln::reset_engine_stats();
+  CHECK(good.to_vector<double>() == std::vector<double>{11, 12, 13, 14, 15});
+  CHECK(kiln::engine_stats().plans == 1);
+  // The check runs inside the kernel that reads the gather: one kernel for a sum of it, and
+  // it still throws when the gather is folded into a reduction.
+  Array ok = kiln::take(x, ints({-1, 0, 2, -5}), 0);
+  kiln::reset_engine_stats();
+  CHECK(kiln::sum(ok).item<double>() == 14 + 10 + 12 + 10);
+  CHECK(kiln::engine_stats().kernels == 1);
+  CHECK_THROWS_AS(kiln::sum(kiln::take(x, ints({0, 5}), 0)).eval(), kiln::ShapeError);
+  // Along an inner axis, the indices varying along the row (the host tabulates such maps).
+  Array m = kiln::arange(0.0, 400.0, 1.0, DType::Float64, d).reshape({2, 200});
+  std::vector<int64_t> cols(200);
+  for (int64_t k = 0; k < 200; ++k) cols[k] = 199 - k;
+  CHECK(kiln::take(m, ints(cols), 1).to_vector<double>() == kiln::flip(m, 1).to_vector<double>());
+  cols[150] = 200;
+  CHECK(message(kiln::take(m, ints(cols), 1)).find("take: index 200 is out of bounds for axis 1") ==
+        0);
+  // Eager: take itself evaluates, so it throws at the call.
+  {
+    kiln::EagerScope eager;
+    CHECK_THROWS_AS(kiln::take(x, ints({5}), 0), kiln::ShapeError);
+  }
+  // An empty result reads nothing: no error, as NumPy's.
+  CHECK(kiln::take(kiln::zeros({0, 3}, DType::Float64, d), ints({7}), 1).size() == 0);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "take's Raise: checked in the gathering kernel, at evaluation; a failure stores nothing") {
+  check_take_raise(kiln::host());
+}
+
+GPU_TEST_CASE("take's Raise on the GPU: checked in the gathering kernel, as on the host") {
+  check_take_raise(kiln::cuda());
 }
 
 TEST_CASE("integer arrays on several axes gather in one kernel, their indices checked first") {
@@ -703,7 +771,7 @@ void check_advanced_indexing(kiln::Device d) {
     REQUIRE(cases.count(name) == 1);
     ++seen;
     if (first == "error") {  // NumPy's IndexError: out of range, or shapes that do not broadcast
-      CHECK_THROWS_AS(cases[name](), kiln::ShapeError);
+      CHECK_THROWS_AS(cases[name]().eval(), kiln::ShapeError);
       continue;
     }
     Shape shape(std::stoul(first));

@@ -74,7 +74,7 @@ class Array {
   // as 0-d arrays; a bool array as the integer arrays of its nonzero()) broadcast together,
   // and the broadcast shape takes the place of the first array's axis when the arrays are
   // next to each other, else leads the result; the other entries slice as index() does. The
-  // index arrays are evaluated to check their range (ShapeError), as take's Raise.
+  // index arrays are evaluated to check their range (ShapeError at once).
   template <class... I>
   Array operator()(I... i) const {
     if constexpr ((std::is_same_v<std::decay_t<I>, Array> || ...))
@@ -90,7 +90,7 @@ class Array {
   // NumPy's x[i0, i1, ...] with integer arrays on the leading axes: the arrays broadcast
   // together, and the result is their broadcast shape followed by the axes not indexed, element
   // (b..., rest...) being x[i0[b], i1[b], ..., rest...]. Negative indices count from the end; one
-  // out of range throws ShapeError (the indices are evaluated to see it, as take's Raise). One
+  // out of range throws ShapeError (the indices are evaluated to see it, at the call). One
   // gather, fused like take's.
   Array index(const std::vector<Array>& indices) const;
   // x.index({i0, i1}); also keeps x.index({}) (no index: x itself) unambiguous.
@@ -252,9 +252,11 @@ Array conj(Array a);
 using Operand = std::variant<Array, Scalar>;
 
 // What take does with an index outside [-n, n) of an axis of length n: Raise (NumPy's default)
-// throws ShapeError, which it knows only by evaluating the indices when take is called (one
-// small reduction; they are then in memory); Wrap takes it modulo n, Clip clamps it to [0, n),
-// both lazily. Negative indices count from the end in Raise mode, as NumPy's.
+// throws ShapeError when the result is evaluated (the kernel that gathers checks every index it
+// reads, at no extra pass; the evaluation then stores none of its results, and in eager mode
+// take itself throws); Wrap takes it modulo n, Clip clamps it to [0, n). Negative indices
+// count from the end in Raise mode, as NumPy's. An index that no evaluated element reads (a
+// slice of take's result evaluated alone) is not read, so not checked.
 enum class TakeMode { Raise, Wrap, Clip };
 // NumPy's take: the elements of a at `indices` (an integer array of any shape) along axis
 // (none: of the raveled a); the result's shape is a's with that axis replaced by the indices'

@@ -213,14 +213,9 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
   if (n == 0 && count > 0)
     throw ShapeError("take: cannot take " + std::to_string(count) + " elements from axis " +
                      std::to_string(ax) + ", which is empty");
-  // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read);
-  // seeing it needs the values now.
-  if (mode == TakeMode::Raise && count > 0 && a.size() > 0) {
-    if (const auto bad = api::out_of_range(indices, n))
-      throw ShapeError("take: index " + std::to_string(*bad) + " is out of bounds for axis " +
-                       std::to_string(ax) + " with size " + std::to_string(n) +
-                       "; use kiln::TakeMode::Wrap or Clip to map it into range");
-  }
+  // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read).
+  // Here the kernel that gathers checks each index it reads (IndexMode::Raise): the
+  // evaluation throws and stores nothing, and no pass over the indices runs before it.
   Shape mapped = a.shape(), out;
   mapped[ax] = count;
   for (int d = 0; d < a.ndim(); ++d) {
@@ -233,7 +228,7 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
   std::vector<graph::RemapAxis> axes(a.ndim());
   axes[ax] = {mode == TakeMode::Wrap   ? graph::IndexMode::Wrap
               : mode == TakeMode::Clip ? graph::IndexMode::Clamp
-                                       : graph::IndexMode::Offset,
+                                       : graph::IndexMode::Raise,
               0, 1, true};
   const graph::Node* nodes[] = {&api::node_of(a), &api::node_of(indices)};
   Device d = api::common_device(nodes, "take");
@@ -436,13 +431,21 @@ Array Array::At::combined(const Array& value, const char* what) const {
 namespace {
 
 // The flat positions of x that the index arrays select: an iota over x read through the same
-// indexing (index(arrays) checks the indices). The positions of a 1-d x are its one integer
-// index array's values where none is negative (NumPy's wrap then changes nothing): the scatter
-// reads the indices as they are, where the iota's gather would write them out again.
+// indexing. The positions of a 1-d x are its one integer index array's values where none is
+// negative (NumPy's wrap then changes nothing): the scatter reads the indices as they are, where
+// the iota's gather would write them out again. Bad indices are refused here, when the update
+// is made (index() with several arrays checks its own; one array's take would check only when
+// the result is evaluated).
 Array scatter_positions(const Array& x, const std::vector<Array>& arrays) {
-  if (x.ndim() == 1 && arrays.size() == 1 && is_integer(arrays[0].dtype()) &&
-      api::within(arrays[0], x.size()))
-    return arrays[0].astype(DType::Int64);
+  const Array& first = arrays[0];
+  if (x.ndim() > 0 && arrays.size() == 1 && is_integer(first.dtype()) && first.size() > 0 &&
+      x.size() > 0) {
+    const int64_t n = x.shape()[0];
+    if (x.ndim() == 1 && api::within(first, n)) return first.astype(DType::Int64);
+    if (const auto bad = api::out_of_range(first, n))
+      throw ShapeError("at: index " + std::to_string(*bad) +
+                       " is out of bounds for axis 0 with size " + std::to_string(n));
+  }
   return arange(0, x.size(), 1, DType::Int64, x.device()).reshape(x.shape()).index(arrays);
 }
 

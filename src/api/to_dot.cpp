@@ -20,6 +20,8 @@ std::string instr_label(const plan::Instr& ins) {
       return "arange";
     case plan::InstrKind::Gather:
       return "gather";
+    case plan::InstrKind::Check:
+      return "range check";
     case plan::InstrKind::Where:
       return "where";
     case plan::InstrKind::Cast:

@@ -216,6 +216,7 @@ std::string signature(Context& c) {
     add(Arg::ScanTiles, -1, "long long tiles");
     add(Arg::LookBack, -1, "void* scratch");
   }
+  if (!c.g.checks.empty()) add(Arg::CheckWords, -1, "kiln::u64* __restrict__ ck");
   if (c.k.form == Form::RowFused) add(Arg::RowsPerBlock, -1, "I rpb");
   if (c.k.long_rows || c.k.tall_columns) add(Arg::StagedLength, -1, "I sr");
   if (c.k.form == Form::ReduceFull || c.k.form == Form::ReduceColumns ||
@@ -293,6 +294,11 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
          << (c.shared_vectors ? "sv" + a + "[l]" : "sm" + a + "[q * r + j]") << ";\n";
       continue;
     }
+    if (ins.kind == InstrKind::Check) {  // a statement: no value
+      os << "      if (" << t(ins.a) << ") kiln::record_out_of_range(ck + " << 2 * ins.check_index()
+         << ", " << t(ins.b) << ");\n";
+      continue;
+    }
     switch (ins.kind) {
       case InstrKind::Load: {
         const int a = ins.access();
@@ -345,6 +351,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
         break;
       case InstrKind::Gather:  // a 64-bit element index, whatever the iteration's index type
         e = "in" + num(ins.access()) + "[" + t(ins.a) + "]";
+        break;
+      case InstrKind::Check:  // written above
         break;
     }
     os << "      const " << cuda_type(ins.dtype) << " t" << i << " = " << e << ";\n";
@@ -923,8 +931,11 @@ void choose_row_cache(Context& c, plan::RowPasses& passes) {
     for (int q = p + 1; q <= passes.reducing; ++q) {
       std::vector<int> roots;
       for (int f : passes.folds(q)) roots.push_back(g.code[f].a);
-      if (q == passes.reducing)
+      if (q == passes.reducing) {  // the last pass: outputs, and range checks (no value)
         for (const auto& o : g.outputs) roots.push_back(o.instr);
+        for (size_t i = 0; i < g.code.size(); ++i)
+          if (g.code[i].kind == InstrKind::Check) roots.push_back(static_cast<int>(i));
+      }
       for (size_t i = 0; i < g.code.size(); ++i)
         known[i] = known[i] || (g.code[i].kind == InstrKind::Reduce && passes.pass[i] < q);
       later.push_back(closure(g, roots, known));

@@ -59,6 +59,7 @@ struct Arg {
     ScanTiles,     // Scan: Launch::scan_tiles (long long)
     LookBack,      // Scan: the look-back's status over Launch::scan_tiles tiles a row (a null
                    // pointer for a thread per lane)
+    CheckWords,    // u64*: the group's range-check words (FusedGroup::check_buffer)
   } kind;
   int index = -1;
 };

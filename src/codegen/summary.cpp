@@ -34,6 +34,8 @@ std::string describe(const plan::FusedGroup& g, int i, int depth) {
       return "arange";
     case plan::InstrKind::Gather:  // its index arithmetic (a remap, a take) left out
       return "in" + std::to_string(ins.access()) + "[map]";
+    case plan::InstrKind::Check:  // no value: never an operand or an output
+      return "range_check(" + sub(ins.b) + ")";
     case plan::InstrKind::Cast:
       return std::string(dtype_name(ins.dtype)) + "(" + sub(ins.a) + ")";
     case plan::InstrKind::Where:

@@ -320,6 +320,9 @@ void pack(ArgPack& args, std::shared_ptr<graph::Buffer>& scratch, const plan::Fu
       case Arg::Counter:
         args.add(shape.counters ? completion_counters(device, shape.counters) : nullptr);
         break;
+      case Arg::CheckWords:
+        args.add(data(g.check_buffer));
+        break;
     }
   }
 }
@@ -340,8 +343,11 @@ void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, 
   Prepared& p = prepared(step, info.arch, &fresh);
   const OnDevice& on = loaded_on(p, device);
   const codegen::Launch& s = on.launch;
-  if (s.grid_x == 0) return;
   set_device(device);
+  if (step.group.check_buffer >= 0)  // range checks fold into words that start at zero
+    KILN_CUDA_CHECK(cudaMemsetAsync(data(step.group.check_buffer), 0, 16 * step.group.checks.size(),
+                                    current_stream(device)));
+  if (s.grid_x == 0) return;
   ArgPack args;
   std::shared_ptr<graph::Buffer> scratch;
   pack(args, scratch, step.group, params, p, s, device, data);

@@ -77,6 +77,8 @@ const char* mode_name(IndexMode m) {
       return "reflect";
     case IndexMode::Symmetric:
       return "symmetric";
+    case IndexMode::Raise:
+      return "raise";
   }
   return "?";
 }

@@ -95,10 +95,12 @@ struct UserAttrs {
 //   Symmetric  t reflected repeating the end elements, period 2n (pad's 'symmetric')
 // An `indexed` axis (take, fancy indexing; at most one per node) has t = the node's last input
 // (a 1-d integer array as long as the output's axis) at c instead: Wrap and Clamp as above
-// (NumPy take's 'wrap' and 'clip'), Offset a negative t counted from the end (its 'raise',
-// whose bounds the API checked) and clamped, so no read leaves the input either way.
+// (NumPy take's 'wrap' and 'clip'), Offset a negative t counted from the end and clamped (for
+// indices known to be in range), so no read leaves the input either way; Raise as Offset, and
+// the kernel reports any t outside [-n, n) (NumPy take's 'raise'; FusedGroup::checks): the
+// evaluation then throws and stores nothing.
 // origin and step are structure, in the structural hash: they decide which positions read what.
-enum class IndexMode : uint8_t { Offset, Clamp, Wrap, Reflect, Symmetric };
+enum class IndexMode : uint8_t { Offset, Clamp, Wrap, Reflect, Symmetric, Raise };
 struct RemapAxis {
   IndexMode mode = IndexMode::Offset;
   int64_t origin = 0;

@@ -1,6 +1,7 @@
 #include "host/chunk.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -144,6 +145,8 @@ void ChunkEvaluator::classify() {
       default:
         axes[i] = of(ins.a) | of(ins.b) | of(ins.c);
     }
+    // A check has no value for a table to hold: it runs with every chunk (or once, Fixed).
+    if (ins.kind == InstrKind::Check && axes[i] != 0) continue;
     if (axes[i] == 0) {
       reach_[i] = Reach::Fixed;
     } else if (!(axes[i] & ~inner) || !(axes[i] & (inner | data))) {
@@ -353,6 +356,9 @@ const void* ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out
       });
       break;
     }
+    case InstrKind::Check:
+      check(ins, len, cols);
+      return cols[ins.a];  // no value of its own
     case InstrKind::Load:
     case InstrKind::Param:
       throw std::logic_error("host: a load or parameter reached compute (kiln bug)");
@@ -360,6 +366,25 @@ const void* ChunkEvaluator::compute(int i, int64_t start, int64_t len, char* out
       throw std::logic_error("host: a user CUDA expression reached the interpreter (kiln bug)");
   }
   return out;
+}
+
+void ChunkEvaluator::check(const plan::Instr& ins, int64_t len,
+                           const std::vector<const void*>& cols) {
+  const auto* out = static_cast<const bool*>(cols[ins.a]);
+  int64_t count = 0;  // vectorised: no early exit
+  for (int64_t k = 0; k < len; ++k) count += out[k];
+  if (count == 0) return;
+  const auto* index = static_cast<const int64_t*>(cols[ins.b]);
+  auto* words = reinterpret_cast<uint64_t*>(const_cast<char*>(bases_[g_.accesses.size()])) +
+                2 * ins.check_index();
+  for (int64_t k = 0; k < len; ++k) {
+    if (!out[k]) continue;
+    const int64_t v = index[k];
+    std::atomic_ref<uint64_t> w(words[v < 0 ? 0 : 1]);  // parts of a group run concurrently
+    const uint64_t mine = v < 0 ? scalar::below_word(v) : scalar::above_word(v);
+    for (uint64_t seen = w.load(); seen < mine && !w.compare_exchange_weak(seen, mine);) {
+    }
+  }
 }
 
 // How many instructions and outputs read each instruction.
@@ -611,7 +636,7 @@ void ChunkEvaluator::run(int64_t start, int64_t len, const std::vector<char*>& d
   for (int i = 0; i < end; ++i) {
     const plan::Instr& ins = g_.code[i];
     if (reach_[i] == Reach::Inner || reach_[i] == Reach::Outer || reach_[i] == Reach::Folded)
-      continue;  // by_rows did them, or a gather reads without them
+      continue;                                // by_rows did them, or a gather reads without them
     if (short_circuits && skip_[i]) continue;  // only a Where's unselected side reads it
     if (reach_[i] == Reach::Fixed || ins.kind == InstrKind::Load) {
       read(i, ins, start, len);

@@ -20,7 +20,8 @@ void element_offsets(const Shape& shape, const plan::Strides& strides, int64_t o
 
 class ChunkEvaluator {
  public:
-  // `bases[a]`: address of access a's buffer at element 0 (null for Iota).
+  // `bases[a]`: address of access a's buffer at element 0 (null for Iota); one more, after
+  // the accesses', for a group with range checks: its words (FusedGroup::check_buffer).
   ChunkEvaluator(const plan::FusedGroup& g, const plan::IterationSpace& space,
                  const std::vector<const char*>& bases, const std::vector<Scalar>& params);
   // Evaluates every instruction for iteration indices [start, start + len), len <= kChunk
@@ -59,6 +60,9 @@ class ChunkEvaluator {
   };
   void classify();
   void load(int i, const plan::Instr& ins, int64_t start, int64_t len);
+  // Check instruction ins over a column of len: folds the indices it finds out of range into
+  // its words.
+  void check(const plan::Instr& ins, int64_t len, const std::vector<const void*>& cols);
   // A Load's column, or a Fixed instruction's (filled once).
   void read(int i, const plan::Instr& ins, int64_t start, int64_t len);
   // Instruction i (not a Load or Param) at [start, start + len) into `out`, its operands'

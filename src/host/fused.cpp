@@ -37,6 +37,7 @@ std::vector<const char*> access_bases(const plan::FusedGroup& g,
   std::vector<const char*> bases;
   for (const auto& a : g.accesses)
     bases.push_back(a.buffer >= 0 ? static_cast<const char*>(data(a.buffer)) : nullptr);
+  if (g.check_buffer >= 0) bases.push_back(static_cast<const char*>(data(g.check_buffer)));
   return bases;
 }
 
@@ -218,7 +219,8 @@ class TiledColumnSums {
         const std::vector<Stream> streams = streams_of(b, block);
         for (int64_t r = 0; r < rows_; r += step) {
           const int64_t count = std::min(step, rows_ - r);
-          for (const Stream& st : streams)  // rows kAhead on, whose pieces no prefetcher sees coming
+          // Rows kAhead on, whose pieces no prefetcher sees coming.
+          for (const Stream& st : streams)
             for (int64_t q = r + kAhead; q < std::min(rows_, r + kAhead + count); ++q)
               for (int64_t byte = 0; byte < st.bytes; byte += 64)
                 __builtin_prefetch(st.first + q * st.down + byte);
@@ -269,7 +271,11 @@ class TiledColumnSums {
   class Folder {
    public:
     explicit Folder(int64_t rows)
-        : rows_(rows), p_(kLanes * kWidth), t1_(kLanes * kWidth), t2_(kLanes * kWidth), sum_(kWidth) {}
+        : rows_(rows),
+          p_(kLanes * kWidth),
+          t1_(kLanes * kWidth),
+          t2_(kLanes * kWidth),
+          sum_(kWidth) {}
     void row(int64_t r, const T* v, int64_t width) {
       const int64_t r0 = r / kChunk * kChunk, n = std::min(kChunk, rows_ - r0), j = r - r0;
       const int64_t m = n / kLanes, size4 = m ? (m - 1) & ~int64_t{3} : 0;
@@ -501,6 +507,8 @@ void run_group(const plan::FusedGroup& g, const std::vector<Scalar>& params,
   check_runs_on_host(g);
   plan::IterationSpace space = plan::iteration_space(g);
   auto bases = access_bases(g, data);
+  if (g.check_buffer >= 0)  // range checks fold into words that start at zero
+    std::memset(data(g.check_buffer), 0, 16 * g.checks.size());
   if (g.reduction)
     run_reduction(g, params, space, bases, data);
   else if (!g.row_axes.empty())

@@ -306,7 +306,8 @@ class Lowering {
 
   int arith(graph::BinaryOp op, int x, int y) {
     DType t =
-        graph::is_comparison(op) || (op == graph::BinaryOp::And && g_.code[x].dtype == DType::Bool)
+        graph::is_comparison(op) || ((op == graph::BinaryOp::And || op == graph::BinaryOp::Or) &&
+                                     g_.code[x].dtype == DType::Bool)
             ? DType::Bool
             : DType::Int64;
     return address(Instr::binary(op, t, x, y));
@@ -350,7 +351,8 @@ class Lowering {
         const Node& idx = *n.inputs.back();
         t = lower_at(idx, {at[d]}, chain_id({}));
         if (idx.dtype != DType::Int64) t = address(Instr::cast(DType::Int64, t));
-        if (ax.mode == IndexMode::Offset) {
+        if (ax.mode == IndexMode::Raise) check_range(t, len, static_cast<int>(d));
+        if (ax.mode == IndexMode::Offset || ax.mode == IndexMode::Raise) {
           int negative = arith(BinaryOp::Lt, t, constant(0));
           t = address(
               Instr::where(DType::Int64, negative, arith(BinaryOp::Add, t, constant(len)), t));
@@ -359,6 +361,7 @@ class Lowering {
         }
       }
       switch (ax.mode) {
+        case IndexMode::Raise:  // (an indexed axis only: above)
         case IndexMode::Offset: {
           if (ax.origin == 0 && ax.step == 1 && n.shape[d] == len) {
             s[d] = t;  // the identity: never out of range
@@ -402,6 +405,15 @@ class Lowering {
     int v = lower_at(src, s, chain_id({}));
     if (valid < 0) return v;
     return emit(Instr::where(reg(n.dtype), valid, v, lower_fill(*n.inputs[1])));
+  }
+
+  // take's range check of index t along an axis of length len (FusedGroup::checks).
+  void check_range(int t, int64_t len, int axis) {
+    using graph::BinaryOp;
+    int out = arith(BinaryOp::Or, arith(BinaryOp::Lt, t, constant(-len)),
+                    arith(BinaryOp::Ge, t, constant(len)));
+    address(Instr::check(out, t, static_cast<int>(g_.checks.size())));
+    g_.checks.push_back({len, axis});
   }
 
   // n evaluated at coordinates `at` of the views `chain` (outermost first) above it.

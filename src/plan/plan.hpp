@@ -36,7 +36,8 @@ enum class InstrKind : uint8_t {
   Cast,
   User,
   Reduce,
-  Gather
+  Gather,
+  Check
 };
 // Made by the named constructors and read through the named accessors, which say what the
 // shared fields mean for each kind (the accessors assert the kind):
@@ -49,6 +50,8 @@ enum class InstrKind : uint8_t {
 //   Reduce reduce_op() of a, along the row
 //   Gather access()'s buffer at element offset + a (a, an int64 instruction, is in range:
 //          lowering clamps it, so no read leaves the buffer)
+//   Check  check_index(): where a (bool) holds, the int64 index b is out of range: recorded
+//          in FusedGroup::checks[check_index()]'s words; no value (a statement)
 struct Instr {
   InstrKind kind;
   uint8_t op = 0;              // UnaryOp / BinaryOp / ReduceOp
@@ -84,6 +87,9 @@ struct Instr {
   static Instr gather(DType t, int access, int index) {
     return {InstrKind::Gather, 0, t, index, -1, -1, access};
   }
+  static Instr check(int out_of_range, int index, int check) {
+    return {InstrKind::Check, 0, DType::Bool, out_of_range, index, -1, check};
+  }
 
   UnaryOp unary_op() const {
     assert(kind == InstrKind::Unary);
@@ -107,6 +113,10 @@ struct Instr {
   }
   int user_call() const {
     assert(kind == InstrKind::User);
+    return arg;
+  }
+  int check_index() const {
+    assert(kind == InstrKind::Check);
     return arg;
   }
   int start() const {
@@ -172,6 +182,17 @@ struct FusedGroup {
   // elementwise producer computed as the scan loads it (planner.cpp: fold_scan_producers), so
   // the value never goes to memory. An elementwise group otherwise (no reduction, no row axes).
   std::optional<ScanFold> scan;
+  // Range checks of take's indices (graph::IndexMode::Raise), one per Check instruction: the
+  // kernel folds the indices it meets outside [-length, length) into two words of plan buffer
+  // check_buffer (int64, 2 per check; kernels/scalar.cuh: below_word, above_word), which the
+  // executor zeroes before the run; the plan runner reads them after the plan and throws before
+  // any result is stored. The axis is the take's, for the message.
+  struct IndexCheck {
+    int64_t length;
+    int axis;
+  };
+  std::vector<IndexCheck> checks;
+  int check_buffer = -1;
   // Whether row_axes fold columns: the last axis kept, so neighbouring threads take
   // neighbouring columns (codegen's ColumnFused) and the outputs lie in another order than the
   // iteration (IterationSpace::out_strides).

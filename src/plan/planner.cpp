@@ -614,6 +614,11 @@ class Planner {
       param_nodes_.push_back(
           {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
     g.name = kernel_name(g);
+    if (!g.checks.empty()) {  // the words its range checks fold into, on its device
+      const Device& d = plan_.buffers[g.outputs[0].buffer].device;
+      plan_.buffers.push_back({DType::Int64, {2 * static_cast<int64_t>(g.checks.size())}, d, {}});
+      g.check_buffer = static_cast<int>(plan_.buffers.size()) - 1;
+    }
     return KernelStep{std::move(g)};
   }
 

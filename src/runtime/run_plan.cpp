@@ -10,6 +10,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "../../kernels/scalar.cuh"
+
 #include "kiln/errors.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/debug.hpp"
@@ -205,9 +207,30 @@ void PlanRun::run() {
   Ordering ordering(*this);  // before any step: bufs_ holds exactly what the plan did not write
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
+  for (const auto& step : p_.steps)
+    if (const auto* k = std::get_if<plan::KernelStep>(&step); k && k->group.check_buffer >= 0)
+      check_ranges(k->group);
   // No wait for copies still reading pinned host buffers: kiln's pinned allocator reuses a
   // freed block only after the streams current when it was freed (which the copies' streams
   // join, cuda/streams.hpp) have passed that point. So eval() returns with the GPU still busy.
+}
+
+// The words group g's range checks folded the indices they found out of range into (one
+// copy, which waits for the group's kernel); the lowest index below the range is reported, else
+// the highest above it, as NumPy reports a bad index.
+void PlanRun::check_ranges(const plan::FusedGroup& g) {
+  std::vector<uint64_t> words(2 * g.checks.size());
+  backend_of(g.check_buffer)
+      .copy_to_host(words.data(), data(g.check_buffer), words.size() * sizeof(uint64_t), false);
+  for (size_t c = 0; c < g.checks.size(); ++c) {
+    const uint64_t below = words[2 * c], above = words[2 * c + 1];
+    if (!below && !above) continue;
+    const int64_t bad = below ? scalar::below_index(below) : scalar::above_index(above);
+    throw ShapeError("take: index " + std::to_string(bad) + " is out of bounds for axis " +
+                     std::to_string(g.checks[c].axis) + " with size " +
+                     std::to_string(g.checks[c].length) +
+                     "; use kiln::TakeMode::Wrap or Clip to map it into range");
+  }
 }
 
 graph::BufferRef PlanRun::output(size_t i) {
@@ -225,6 +248,7 @@ void PlanRun::run_step(const plan::KernelStep& s) {
   for (const auto& o : s.group.outputs) get(o.buffer);
   for (const auto& a : s.group.accesses)
     if (a.buffer >= 0) get(a.buffer);
+  if (s.group.check_buffer >= 0) get(s.group.check_buffer);
   auto lookup = [this](int id) { return bufs_[id]->data(); };
   const auto& bound = params_[current_];
   int out = s.group.outputs[0].buffer;

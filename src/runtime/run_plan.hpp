@@ -21,7 +21,8 @@ class PlanRun {
   // Generates and compiles (or finds in the kernel cache) every group's kernel for its device,
   // and refuses user code that cannot run there: all before any step runs.
   void compile();
-  // Runs every step.
+  // Runs every step; then throws ShapeError if a range check of take's indices failed
+  // (plan::FusedGroup::checks), before any result is stored.
   void run();
   // After run(): the buffer of plan.outputs[i] (null: a held value the plan does not write).
   graph::BufferRef output(size_t i);
@@ -34,6 +35,7 @@ class PlanRun {
   plan::Backend& backend_of(int id) const;
   void check_user_code(const plan::KernelStep& k, plan::Backend& b) const;
   std::vector<plan::PreparedGroup> compile_new_kernels();
+  void check_ranges(const plan::FusedGroup& g);
 
   void run_step(const plan::KernelStep& s);
   void run_step(const plan::CopyStep& s);
@@ -54,10 +56,10 @@ class PlanRun {
 
   const plan::Plan& p_;
   const graph::Signature& sig_;
-  std::vector<graph::BufferRef>& bufs_;         // per plan buffer (tables().bufs)
-  std::vector<std::vector<Scalar>>& params_;    // per step: the bound scalar parameters
-  std::vector<plan::PreparedGroup> kernels_;    // per step, with KILN_DEBUG: what compile() found
-  size_t current_ = 0;                          // the step being run
+  std::vector<graph::BufferRef>& bufs_;       // per plan buffer (tables().bufs)
+  std::vector<std::vector<Scalar>>& params_;  // per step: the bound scalar parameters
+  std::vector<plan::PreparedGroup> kernels_;  // per step, with KILN_DEBUG: what compile() found
+  size_t current_ = 0;                        // the step being run
 };
 
 }  // namespace kiln::runtime
