@@ -1,6 +1,5 @@
 #include "common/background.hpp"
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -11,22 +10,21 @@ namespace {
 
 struct Task final : BackgroundStop {
   mutable std::mutex mu;
-  std::condition_variable idle;
-  bool stop = false, done = false;
+  bool stop = false;
+  std::thread thread;
 
   bool requested() const override {
     std::lock_guard lock(mu);
     return stop;
   }
-  void finish() {
-    std::lock_guard lock(mu);
-    done = true;
-    idle.notify_all();
-  }
-  void stop_and_wait() {
-    std::unique_lock lock(mu);
-    stop = true;
-    idle.wait(lock, [this] { return done; });
+  // Joined, not waited for by a flag: the thread's own end (its thread-local clean-up, such as
+  // OpenSSL's per-thread state) must also be over before exit() runs the atexit handlers.
+  void stop_and_join() {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    if (thread.joinable()) thread.join();
   }
 };
 
@@ -34,7 +32,7 @@ struct Task final : BackgroundStop {
 struct Started {
   std::vector<std::shared_ptr<Task>> tasks;
   ~Started() {
-    for (const auto& t : tasks) t->stop_and_wait();
+    for (const auto& t : tasks) t->stop_and_join();
   }
 };
 thread_local Started t_started;
@@ -44,13 +42,13 @@ thread_local Started t_started;
 bool start_background(std::function<void(const BackgroundStop&)> work) {
   auto task = std::make_shared<Task>();
   try {
-    std::thread([task, work = std::move(work)] {
+    // The thread sees the task only through requested(), never its own std::thread.
+    task->thread = std::thread([stop = task.get(), work = std::move(work)] {
       try {
-        work(*task);
+        work(*stop);
       } catch (...) {  // the work reports its own failures where they matter
       }
-      task->finish();
-    }).detach();
+    });
   } catch (...) {
     return false;
   }
