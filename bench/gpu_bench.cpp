@@ -416,8 +416,10 @@ void bench_sorting() {
 
 // Matrix products (issue 13), operands in memory, each evaluation writing a new product:
 // float32 4096^3 in exact FP32 (kiln's default) and, for reference, TF32; a dense layer
-// relu(a @ b + bias) at float32 4096^3 (the bias and relu in cuBLASLt's epilogue); float16
-// 8192^3 (float32 accumulation); 64 batched float32 512^3 products.
+// relu(a @ b + bias) at float32 4096^3 (the bias and relu in cuBLASLt's epilogue), and the
+// same with gelu's tanh form (the bias in the epilogue, the gelu a kernel reading the step's
+// result: plan::Epilogue has no gelu yet); float16 8192^3 (float32 accumulation); 64 batched
+// float32 512^3 products.
 void bench_matmul() {
   using kiln::DType;
   kiln::random::Generator g(5, kiln::cuda());
@@ -429,6 +431,8 @@ void bench_matmul() {
   kiln::set_matmul_precision(kiln::MatmulPrecision::Float32);
   auto bias = g.uniform(-1, 1, {4096}, DType::Float32).eval();
   double dense = time_ms([&] { kiln::maximum(kiln::matmul(a, b) + bias, 0.0f).eval(); });
+  double dense_gelu =
+      time_ms([&] { kiln::gelu(kiln::matmul(a, b) + bias, kiln::GeluApproximate::Tanh).eval(); });
   a = b = bias = kiln::Array();
   auto h = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
   auto h2 = g.uniform(-1, 1, {8192, 8192}, DType::Float16).eval();
@@ -440,6 +444,7 @@ void bench_matmul() {
   print("matmul", {{"matmul_f32_4096_ms", f32},
                    {"matmul_tf32_4096_ms", tf32},
                    {"matmul_bias_relu_f32_4096_ms", dense},
+                   {"matmul_bias_gelu_tanh_f32_4096_ms", dense_gelu},
                    {"matmul_f16_8192_ms", f16},
                    {"bmm_64x512x512_f32_ms", bmm}});
 }

@@ -268,6 +268,15 @@ def matmul_peers(res, cp, torch, sync, tsync):
         res["matmul_bias_relu_f32_4096_torch_compile_error"] = str(e)[:200]
     a, b, cb = cp.asarray(ta), cp.asarray(tb), cp.asarray(bias)
     res["matmul_bias_relu_f32_4096_cupy_ms"] = cuda_ms(lambda: cp.maximum(a @ b + cb, 0), sync)
+    # The same layer with gelu's tanh form (CuPy has no gelu).
+    gelu = lambda x, w, b: torch.nn.functional.gelu(x @ w + b, approximate="tanh")
+    res["matmul_bias_gelu_tanh_f32_4096_torch_ms"] = cuda_ms(lambda: gelu(ta, tb, bias), tsync)
+    try:
+        comp = torch.compile(gelu, dynamic=False)
+        res["matmul_bias_gelu_tanh_f32_4096_torch_compile_ms"] = cuda_ms(
+            lambda: comp(ta, tb, bias), tsync)
+    except Exception as e:  # torch.compile needs a working Triton
+        res["matmul_bias_gelu_tanh_f32_4096_torch_compile_error"] = str(e)[:200]
     del ta, tb, bias, a, b, cb
 
 
@@ -497,6 +506,13 @@ def rows(r):
         out.append(("matmul + bias + relu float32 4096^3 (exact FP32)", f"{ms:.3f} ms",
                     f"torch.compile {comp_ms:.3f} ms; torch {p['matmul_bias_relu_f32_4096_torch_ms']:.3f} ms; "
                     f"CuPy {p['matmul_bias_relu_f32_4096_cupy_ms']:.3f} ms",
+                    f"{ratio(ms, comp_ms):.2f}x torch.compile", "<= 1.0x torch.compile (issue 13)"))
+    ms = c.get("matmul_bias_gelu_tanh_f32_4096_ms")
+    comp_ms = p.get("matmul_bias_gelu_tanh_f32_4096_torch_compile_ms")
+    if ms and comp_ms:
+        out.append(("matmul + bias + gelu(tanh) float32 4096^3 (exact FP32)", f"{ms:.3f} ms",
+                    f"torch.compile {comp_ms:.3f} ms; "
+                    f"torch {p['matmul_bias_gelu_tanh_f32_4096_torch_ms']:.3f} ms",
                     f"{ratio(ms, comp_ms):.2f}x torch.compile", "<= 1.0x torch.compile (issue 13)"))
     c = r.get("warm_disk", {})
     if "kiln_ms" in c:

@@ -3,8 +3,9 @@
 // compiler into the host executor (src/host/column_ops.cpp, src/host/convert.hpp). Integer
 // arithmetic that wraps, integer powers, floor division, remainders and shifts, float to
 // integer conversion, NumPy's floor division and remainder of floats, NaN-propagating
-// minimum and maximum of real values, complex division and power. Plain C++ that needs only
-// the C math functions NVRTC has built in, so both sides can take it.
+// minimum and maximum of real values, complex division and power; and gelu's formulas (whose
+// erfc and exp are each side's own). Plain C++ that needs only the C math functions NVRTC has
+// built in, so both sides can take it.
 #pragma once
 
 #ifdef __CUDACC__
@@ -260,5 +261,37 @@ KILN_SCALAR_FN u64 below_word(i64 v) { return (u64)(-(v + 1)) + 1; }  // v < 0
 KILN_SCALAR_FN u64 above_word(i64 v) { return (u64)v + 1; }           // v >= 0
 KILN_SCALAR_FN i64 below_index(u64 w) { return -(i64)(w - 1) - 1; }
 KILN_SCALAR_FN i64 above_index(u64 w) { return (i64)(w - 1); }
+
+// ---- GELU ----------------------------------------------------------------------------------
+// kiln::gelu: x Phi(x), Phi the standard normal distribution function (0.5 (1 + erf(x/sqrt 2))),
+// and PyTorch's tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3).
+// Written as the same functions without the cancellation of 1 + erf and 1 + tanh, which lose
+// every digit as the result nears 0 (x well below 0: PyTorch's float32 gelu(-6) is -0, not
+// -5.9e-9): Phi(x) is erfc(-x/sqrt 2) / 2, and 0.5 (1 + tanh z) is 1 / (1 + exp(-2z)). What is
+// left is the rounding of the argument, which erfc and exp magnify by its size (erfc's relative
+// error is 2u^2 times u's, exp's |w| times w's). float64 affords it (3e-13 relative at most
+// against a long double reference); float32 does not (3e-6 at x = -7), so it forms the
+// argument in double and corrects for its rounding to first order (hi + lo, lo under half an
+// ulp of hi): 4 ulps at most down to results of 1e-36 (below, Phi itself is subnormal). The
+// argument is clamped where the function is flat (erfc(+-42) and exp(-200) are 2 or 0 in
+// float32), so no infinity reaches the correction; -inf gives NaN, as x * 0 in PyTorch's
+// formula.
+KILN_SCALAR_FN double gelu(double x) { return x * (0.5 * ::erfc(x * -0.70710678118654752440)); }
+KILN_SCALAR_FN float gelu(float x) {
+  const double u = ::fmin(::fmax((double)x, -60.0), 60.0) * -0.70710678118654752440;
+  const float hi = (float)u, lo = (float)(u - (double)hi);
+  // erfc(hi + lo) = erfc(hi) - lo 2/sqrt(pi) exp(-hi^2), halved: 1/sqrt(pi) = 0.5641895835...
+  return x * (0.5f * ::erfcf(hi) - lo * 0.56418958354775628695f * ::expf(-hi * hi));
+}
+KILN_SCALAR_FN double gelu_tanh(double x) {
+  return x / (1.0 + ::exp(-1.5957691216057307117 * (x + 0.044715 * x * x * x)));
+}
+KILN_SCALAR_FN float gelu_tanh(float x) {
+  const double v = x;  // -2z: -2 sqrt(2/pi) = -1.5957691216...
+  const double w =
+      ::fmin(::fmax(-1.5957691216057307117 * (v + 0.044715 * v * v * v), -200.0), 200.0);
+  const float hi = (float)w, lo = (float)(w - (double)hi);
+  return x / (1.0f + ::expf(hi) * (1.0f + lo));  // exp(hi + lo) = exp(hi) (1 + lo)
+}
 
 }  // namespace kiln::scalar

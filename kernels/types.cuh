@@ -11,6 +11,8 @@ namespace kiln {
 using scalar::float_floor_divide;
 using scalar::float_remainder;
 using scalar::float_to_int;
+using scalar::gelu;
+using scalar::gelu_tanh;
 using scalar::i64;
 using scalar::int_abs;
 using scalar::int_floor_divide;

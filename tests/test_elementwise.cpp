@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -287,6 +288,8 @@ Array build_op(const std::string& op, const std::vector<Operand>& x) {
       {"angle", [](const Array& a) { return kiln::angle(a); }},
       {"angle_deg", [](const Array& a) { return kiln::angle(a, true); }},
       {"nan_to_num", [](const Array& a) { return kiln::nan_to_num(a); }},
+      {"gelu", [](const Array& a) { return kiln::gelu(a); }},
+      {"gelu_tanh", [](const Array& a) { return kiln::gelu(a, kiln::GeluApproximate::Tanh); }},
 #define KILN_TEST_Math(name) {#name, kiln::name},
 #define KILN_TEST_Custom(name)
       KILN_UNARY_OPS(KILN_TEST_ROW)
@@ -407,7 +410,14 @@ bool close_real(R got, R want, double tol, double scale, bool signed_zero) {
 template <class T>
 bool close(T got, T want, double tol, double floor, bool signed_zero) {
   if constexpr (is_half_v<T>) {
-    return close(static_cast<float>(got), static_cast<float>(want), tol, floor, signed_zero);
+    // rtol's one ulp of the half (see rtol), also where the result is subnormal: its ulp is
+    // then the smallest subnormal, which no relative tolerance reaches (gelu of float16's
+    // 2^-24 is just above the tie between 0 and 2^-24, where a float32 result rounds either
+    // way with its last bit).
+    const float g = static_cast<float>(got), w = static_cast<float>(want);
+    const float subnormal = std::is_same_v<T, kiln::float16> ? 0x1p-24f : 0x1p-133f;
+    return close(g, w, tol, floor, signed_zero) ||
+           (!(g == 0 && w == 0) && std::abs(g - w) <= subnormal);
   } else if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
     return got == want;
   } else if constexpr (std::is_floating_point_v<T>) {
@@ -593,6 +603,8 @@ const std::vector<std::string> kPrefixes = {
     "angle/",
     "angle_deg/",
     "nan_to_num/",
+    "gelu/",
+    "gelu_tanh/",
 #define KILN_TEST_Math(name) #name "/",
     KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
 #undef KILN_TEST_Math
@@ -683,6 +695,8 @@ TEST_CASE("fixtures are complete") {
                          "angle",
                          "angle_deg",
                          "nan_to_num",
+                         "gelu",
+                         "gelu_tanh",
 #define KILN_TEST_Math(name) #name,
                          KILN_UNARY_OPS(KILN_TEST_ROW) KILN_BINARY_OPS(KILN_TEST_ROW)
 #undef KILN_TEST_Math
@@ -762,6 +776,10 @@ TEST_CASE("square, reciprocal, sign, angle, degrees, radians, nan_to_num against
                    "radians/", "nan_to_num/"}) > 0);
 }
 
+TEST_CASE("gelu and gelu(tanh) against the float64 formulas of the fixtures") {
+  CHECK(run_cases({"gelu/", "gelu_tanh/"}) > 0);
+}
+
 TEST_CASE("broadcasting compound expressions against NumPy, lazy (fused) and eager") {
   CHECK(run_cases({"expr/"}) > 0);
 }
@@ -809,6 +827,106 @@ TEST_CASE("integer to a negative scalar power throws DTypeError") {
   Array r = kiln::pow(a, -1.0);
   CHECK(r.dtype() == DType::Float64);
   CHECK(r.to_vector<double>() == std::vector<double>{1.0, 0.5, 1.0 / 3.0});
+}
+
+namespace {
+
+// gelu's two formulas in long double: x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, and the
+// tanh form 0.5 x (1 + tanh z) as x / (1 + exp(-2z)) (no cancellation where it is tiny).
+long double gelu_formula(long double x, bool tanh_form) {
+  if (!tanh_form) return x * erfcl(-x / sqrtl(2.0L)) / 2;
+  const long double pi = 3.141592653589793238462643383279502884L;
+  return x / (1 + expl(-2 * sqrtl(2 / pi) * (x + 0.044715L * x * x * x)));
+}
+
+}  // namespace
+
+// Densely, down to results of 1e-36 (float32) and 1e-300 (float64), the farther tail included:
+// the float32 forms correct the rounding of their argument, which erfc and exp magnify by 2u^2
+// and |w| (uncorrected: 195 ulps at x = -13), and as PyTorch writes them (1 + erf, 1 + tanh)
+// they cancel to -0 from x = -6 on. float64's argument rounds, magnified the same way: 2.3e-13
+// relative at most with glibc.
+TEST_CASE("gelu: within a few ulps of its formulas in long double, float32 and float64") {
+  for (DType t : {DType::Float32, DType::Float64})
+    for (bool tanh_form : {false, true}) {
+      const bool single = t == DType::Float32;
+      INFO((std::string(kiln::dtype_name(t)) + (tanh_form ? " tanh" : " erf")));
+      // Past these the results are below the cut-off, or exactly x.
+      Array x = kiln::linspace(single ? -14.0 : -40.0, single ? 12.0 : 40.0, 400001, true, t);
+      Array y =
+          kiln::gelu(x, tanh_form ? kiln::GeluApproximate::Tanh : kiln::GeluApproximate::None);
+      auto xs = x.astype(DType::Float64).to_vector<double>();
+      auto ys = y.astype(DType::Float64).to_vector<double>();
+      double worst_ulps = 0, worst_rel = 0, at = 0;
+      int counted = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const long double want = gelu_formula(xs[i], tanh_form);
+        if (fabsl(want) < (single ? 1e-36L : 1e-300L)) continue;
+        ++counted;
+        const double err = static_cast<double>(fabsl(ys[i] - want));
+        const double ulps =
+            err / std::ldexp(1.0, std::ilogb(static_cast<double>(want)) - (single ? 23 : 52));
+        if (ulps > worst_ulps) worst_ulps = ulps, at = xs[i];
+        worst_rel = std::max(worst_rel, err / static_cast<double>(fabsl(want)));
+      }
+      INFO("worst " << worst_ulps << " ulps (relative " << worst_rel << ") at x = " << at);
+      CHECK(counted > 200000);
+      if (single) CHECK(worst_ulps <= 8);
+      CHECK(worst_rel <= (single ? 1e-6 : 1e-12));
+    }
+}
+
+TEST_CASE("gelu: special values, halves through float32, and dtypes it refuses") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (auto mode : {kiln::GeluApproximate::None, kiln::GeluApproximate::Tanh})
+    for (DType t : {DType::Float32, DType::Float64}) {
+      INFO(std::string(kiln::dtype_name(t)));
+      auto v =
+          kiln::gelu(kiln::asarray(std::vector<double>{inf, -inf, NAN, 0.0, -0.0, -1e30}).astype(t),
+                     mode)
+              .astype(DType::Float64)
+              .to_vector<double>();
+      CHECK(v[0] == inf);
+      CHECK(std::isnan(v[1]));  // -inf times a Phi of 0, as PyTorch's formula gives
+      CHECK(std::isnan(v[2]));
+      CHECK((v[3] == 0 && !std::signbit(v[3])));
+      CHECK((v[4] == 0 && std::signbit(v[4])));
+      CHECK((v[5] == 0 && std::signbit(v[5])));
+    }
+  // float16 and bfloat16 compute in float32 and round once, whether the kernel is fused or not.
+  for (DType t : {DType::Float16, DType::BFloat16})
+    for (auto mode : {kiln::GeluApproximate::None, kiln::GeluApproximate::Tanh}) {
+      INFO(std::string(kiln::dtype_name(t)));
+      Array x = kiln::linspace(-9.0, 9.0, 1001, true, DType::Float32).astype(t).eval();
+      auto as_floats = [](const Array& a) { return a.astype(DType::Float32).to_vector<float>(); };
+      Array y = kiln::gelu(x, mode);
+      CHECK(y.dtype() == t);
+      auto want = as_floats(kiln::gelu(x.astype(DType::Float32), mode).eval().astype(t));
+      std::vector<float> eager;
+      {
+        kiln::EagerScope scope;
+        eager = as_floats(kiln::gelu(x, mode));
+      }
+      auto got = as_floats(y), xs = as_floats(x);
+      for (size_t i = 0, bad = 0; i < xs.size(); ++i)
+        if ((got[i] != want[i] || eager[i] != want[i]) && bad++ < 3)
+          FAIL_CHECK("gelu(" << xs[i] << ") = " << got[i] << " (eager " << eager[i]
+                             << "), float32's rounded " << want[i]);
+    }
+  for (DType t : kiln::kAllDTypes) {
+    if (kiln::is_floating(t)) continue;
+    INFO(std::string(kiln::dtype_name(t)));
+    Array x = kiln::zeros({3}, t);
+    try {
+      kiln::gelu(x);
+      FAIL("no DTypeError");
+    } catch (const kiln::DTypeError& e) {
+      CHECK(std::string(e.what()).find(std::string("got ") + kiln::dtype_name(t)) !=
+            std::string::npos);
+      CHECK(std::string(e.what()).find("astype") != std::string::npos);
+    }
+    CHECK_THROWS_AS(kiln::gelu(x, kiln::GeluApproximate::Tanh), kiln::DTypeError);
+  }
 }
 
 // NumPy's complex division (Smith's, multiplying by 1 / d), power (repeated multiplication

@@ -146,6 +146,8 @@ UnaryList unary_ops() {
       {"angle", [](const Array& a) { return kiln::angle(a, true); }},
       {"degrees", [](const Array& a) { return kiln::degrees(a); }},
       {"radians", [](const Array& a) { return kiln::radians(a); }},
+      {"gelu", [](const Array& a) { return kiln::gelu(a); }},
+      {"gelu(tanh)", [](const Array& a) { return kiln::gelu(a, kiln::GeluApproximate::Tanh); }},
   };
 #define KILN_TEST_Math(name) ops.push_back({#name, [](const Array& a) { return kiln::name(a); }});
   KILN_UNARY_OPS(KILN_TEST_ROW)
@@ -270,6 +272,26 @@ GPU_TEST_CASE("gpu: every unary op and dtype matches the host") {
     for (const auto& [name, f] : kUnary)
       same_on_gpu(name + std::string(" ") + kiln::dtype_name(t),
                   [&](const std::vector<Array>& in) { return f(in[0]); }, {sample({3, 4, 5}, t)});
+}
+
+// Where gelu's result is tiny (x far below 0) both sides correct the rounding of the argument
+// of erfc and exp (kernels/scalar.cuh), which would otherwise cost up to 195 ulps at x = -13:
+// the device's erfcf and expf (4 and 2 ulps, CUDA's bounds) against glibc's leave a few ulps.
+GPU_TEST_CASE("gpu: gelu's far tail within a few float32 ulps of the host's") {
+  for (auto mode : {kiln::GeluApproximate::None, kiln::GeluApproximate::Tanh}) {
+    INFO(std::string(mode == kiln::GeluApproximate::Tanh ? "tanh" : "erf"));
+    Array x = kiln::linspace(-14.0, 12.0, 100001, true, DType::Float32).eval();
+    auto host = kiln::gelu(x, mode).to_vector<float>();
+    auto dev = kiln::gelu(x.to(kiln::cuda()), mode).get().to_vector<float>();
+    REQUIRE(dev.size() == host.size());
+    double worst = 0;
+    for (size_t i = 0; i < host.size(); ++i)
+      if (std::abs(host[i]) >= 1e-36f)
+        worst = std::max(worst, std::abs(static_cast<double>(dev[i]) - host[i]) /
+                                    std::ldexp(1.0, std::ilogb(host[i]) - 23));
+    INFO("worst " << worst << " ulps");
+    CHECK(worst <= 12);
+  }
 }
 
 GPU_TEST_CASE("gpu: every binary op and dtype matches the host, arrays and scalars") {

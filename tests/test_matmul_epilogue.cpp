@@ -1,6 +1,7 @@
 // A bias add and a relu after a matmul run inside its step (plan::Epilogue): the plans (one
 // step, no elementwise kernel; the cases that must keep their kernel), the values against a
-// direct float64 formula and against the unfused program, and on a GPU against the host.
+// direct float64 formula and against the unfused program, and on a GPU against the host. A
+// gelu after it is the kernel reading the step's result.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -290,6 +291,53 @@ TEST_CASE("matmul epilogue: what must not fold keeps its elementwise kernel") {
   }
 }
 
+// gelu(x) in long double, the tanh form as x / (1 + exp(-2z)) (0.5 x (1 + tanh z) without the
+// cancellation where it is tiny).
+double gelu_of(double x, bool tanh_form) {
+  const long double v = x;
+  if (!tanh_form) return static_cast<double>(v * erfcl(-v / sqrtl(2.0L)) / 2);
+  const long double k = sqrtl(2 / 3.141592653589793238462643383279502884L);
+  return static_cast<double>(v / (1 + expl(-2 * k * (v + 0.044715L * v * v * v))));
+}
+
+// gelu(a @ w + bias): the sum's formula through gelu, whose slope is at most 1.13, plus gelu's
+// own rounding (a few ulps: 8 eps of room).
+Reference gelu_reference(Reference sum, bool tanh_form, double eps) {
+  for (size_t i = 0; i < sum.value.size(); ++i) {
+    sum.value[i] = gelu_of(sum.value[i], tanh_form);
+    sum.bound[i] = 1.13 * sum.bound[i] + 8 * eps * std::abs(sum.value[i]) + 1e-300;
+  }
+  return sum;
+}
+
+// Neither form of gelu is a plan::Epilogue (cuBLASLt's GELU epilogue computes the tanh form
+// alone, and kiln's Epilogue has no gelu yet): the bias folds into the step, and gelu is the
+// elementwise kernel that reads the step's result, as any other consumer.
+TEST_CASE("matmul epilogue: gelu after the product is one kernel reading the step (bias folded)") {
+  for (DType t : {DType::Float32, DType::Float64})
+    for (bool tanh_form : {false, true}) {
+      INFO((std::string(kiln::dtype_name(t)) + (tanh_form ? " tanh" : " erf")));
+      const auto mode = tanh_form ? kiln::GeluApproximate::Tanh : kiln::GeluApproximate::None;
+      // Values of both signs and up to 20 in magnitude: gelu's tail (x < -5) is taken too.
+      Array a = (values({9, 7}, t, 0.1) * 6).eval(), w = values({7, 5}, t, 0.2);
+      Array b = (values({5}, t, 0.3) * 4).eval();
+      Array y = kiln::gelu(kiln::matmul(a, w) + b, mode);
+      std::string plan = kiln::explain({y});
+      INFO(plan);
+      CHECK(count(plan, "step ") == 2);  // the matmul, then the kernel
+      CHECK(count(plan, "kernel ") == 1);
+      CHECK(has(plan, "-> (9, 5) + bias, reads"));
+      CHECK(step_of(y).epilogue == Epilogue::Bias);
+      const double eps = eps_of(t);
+      check_against(y, gelu_reference(reference(a, w, &b, false, {9, 5}, eps), tanh_form, eps));
+      // Without a bias: a plain product, then the kernel.
+      Array z = kiln::gelu(kiln::matmul(a, w), mode);
+      CHECK(step_of(z).epilogue == Epilogue::None);
+      check_against(z,
+                    gelu_reference(reference(a, w, nullptr, false, {9, 5}, eps), tanh_form, eps));
+    }
+}
+
 TEST_CASE("matmul epilogue: a cached plan for relu is not reused for maximum(x, 0.5)") {
   Array a = values({6, 5}, DType::Float64, 0.1), w = values({5, 4}, DType::Float64, 0.2);
   Array b = values({4}, DType::Float64, 0.3);
@@ -402,6 +450,24 @@ GPU_TEST_CASE("gpu matmul epilogue: odd shapes and views against the formula; pl
   kiln::matmul(a, w).eval();
   kiln::maximum(kiln::matmul(a, w) + b, 0).eval();
   CHECK(kiln::matmul_plan_cache().plans == 2);  // the epilogue is part of the key
+}
+
+GPU_TEST_CASE("gpu matmul epilogue: gelu after the product, both forms, the host's values") {
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+    for (auto mode : {kiln::GeluApproximate::None, kiln::GeluApproximate::Tanh}) {
+      INFO((std::string(kiln::dtype_name(t)) +
+            (mode == kiln::GeluApproximate::Tanh ? " tanh" : " erf")));
+      Array a = values({3, 33, 7}, t, 0.1), w = values({7, 33}, t, 0.2), b = values({33}, t, 0.3);
+      Array host = kiln::gelu(kiln::matmul(a, w) * 3 + b, mode);
+      Array dev = kiln::gelu(
+          kiln::matmul(a.to(kiln::cuda()), w.to(kiln::cuda())) * 3 + b.to(kiln::cuda()), mode);
+      double tol = t == DType::Float64 ? 1e-12 : kiln::is_half(t) ? 3e-2 : 1e-4;
+      CHECK(kiln::allclose(dev.get(), host, tol, tol * 10));
+      Array fused = kiln::gelu(
+          kiln::matmul(a.to(kiln::cuda()).eval(), w.to(kiln::cuda()).eval()) + b.to(kiln::cuda()),
+          mode);
+      CHECK(kiln::allclose(fused.get(), kiln::gelu(kiln::matmul(a, w) + b, mode), tol, tol * 10));
+    }
 }
 
 GPU_TEST_CASE("gpu matmul epilogue: NaN and infinite biases through the relu, as on the host") {

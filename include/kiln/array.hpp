@@ -243,6 +243,15 @@ Array arcsinh(Array a);
 Array arccosh(Array a);
 Array arctanh(Array a);
 Array rint(Array a);  // the nearest integer, ties to even; a float result, as NumPy
+// How gelu computes the normal distribution function Phi: exactly, or by the tanh
+// approximation (torch.nn.functional.gelu's approximate='none' and 'tanh').
+enum class GeluApproximate { None, Tanh };
+// x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), or with Tanh 0.5 x (1 + tanh(sqrt(2 / pi) (x +
+// 0.044715 x^3))), as torch.nn.functional.gelu. Real float dtypes only (float16 and bfloat16
+// compute in float32): any other raises DTypeError, as PyTorch does. Accurate to a few ulps
+// also where the result is tiny (x well below 0), where the formulas as written cancel to 0
+// (kernels/scalar.cuh says how).
+Array gelu(Array x, GeluApproximate approximate = GeluApproximate::None);
 Array floor(Array a);
 Array ceil(Array a);
 Array real(Array a);

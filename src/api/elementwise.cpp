@@ -278,6 +278,17 @@ Array rounding(UnaryOp op, Array a) {
 }
 }  // namespace
 
+Array gelu(Array x, GeluApproximate approximate) {
+  const DType t = api::node_of(x).dtype;
+  if (!is_floating(t))
+    throw DTypeError(std::string("gelu needs a float array (float16, bfloat16, float32 or "
+                                 "float64), got ") +
+                     dtype_name(t) + ", as torch.nn.functional.gelu; cast it first: " +
+                     "x.astype(kiln::DType::Float32)");
+  const UnaryOp op = approximate == GeluApproximate::Tanh ? UnaryOp::GeluTanh : UnaryOp::Gelu;
+  return unary_op(op, std::move(x), t, t);
+}
+
 Array floor(Array a) { return rounding(UnaryOp::Floor, std::move(a)); }
 Array ceil(Array a) { return rounding(UnaryOp::Ceil, std::move(a)); }
 // Towards zero: ceil below zero, floor elsewhere (-0.0 and NaN stay as they are), in the one

@@ -76,6 +76,10 @@ std::string unary_expr(UnaryOp op, DType t, const std::string& x) {
       return call("kiln::imag", x);
     case UnaryOp::Conj:
       return call("kiln::conj", x);
+    case UnaryOp::Gelu:  // kernels/scalar.cuh's, as the host's (real floats)
+      return call("kiln::gelu", x);
+    case UnaryOp::GeluTanh:
+      return call("kiln::gelu_tanh", x);
     default:
       throw std::logic_error(std::string("codegen: no spelling for unary op ") +
                              graph::op_name(op));

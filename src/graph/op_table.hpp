@@ -45,7 +45,9 @@
   X(Arcsinh, arcsinh, asinh, Math, 0, 1) \
   X(Arccosh, arccosh, acosh, Math, 0, 1) \
   X(Arctanh, arctanh, atanh, Math, 0, 1) \
-  X(Rint, rint, rint, Math, 0, 0)
+  X(Rint, rint, rint, Math, 0, 0)        \
+  X(Gelu, gelu, _, Custom, 0, 1)         \
+  X(GeluTanh, gelu_tanh, _, Custom, 0, 1)
 
 // KILN_BINARY_OPS(X): X(Enum, name, cfn, form, complex, heavy)
 //   form     Arith: the arithmetic of the dtype (wrapping for integers, bool as logic).

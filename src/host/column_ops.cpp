@@ -228,6 +228,10 @@ void typed_unary(UnaryOp op, const void* a, void* out, int64_t n) {
   } else {
     if (op == UnaryOp::Neg) return map1<T>(a, out, n, [](T v) { return -v; });
     if (op == UnaryOp::Abs) return map1<T>(a, out, n, [](T v) { return std::abs(v); });
+    // kernels/scalar.cuh's, as the kernels' (the builder gives them real floats only)
+    if (op == UnaryOp::Gelu) return map1<T>(a, out, n, [](T v) { return scalar::gelu(v); });
+    if (op == UnaryOp::GeluTanh)
+      return map1<T>(a, out, n, [](T v) { return scalar::gelu_tanh(v); });
     return float_unary<T>(op, a, out, n);
   }
   throw std::logic_error("host: unary op not defined for this dtype");

@@ -47,6 +47,9 @@ the values NumPy computes in it (each such place is marked KILN below):
   * reciprocal of bool raises (NumPy: int8, whose 1 // 0 is a conversion artefact).
   * round of complex arrays raises (NumPy rounds each part).
   * arcsin ... arctanh, log2, log10, exp2, sinh, cosh, rint of complex raise, as log1p.
+  * gelu and gelu_tanh (kiln::gelu, torch.nn.functional.gelu's approximate='none' and 'tanh'),
+    which NumPy lacks: see GELU below for the reference; any dtype but a float raises, as in
+    PyTorch (an "error" case).
 Three NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
   * sign of complex numbers: NumPy 2's z / |z| (1.24: the sign of the first nonzero part).
   * where() with Python scalars: NumPy 2 promotes them as weak scalars (1.24 ignores that).
@@ -59,6 +62,7 @@ NumPy depending on the element's position (vectorised loop or not); such values 
 NumPy rejects negative integer powers of integer arrays (ValueError), by value; those cases
 are left out (kiln checks a negative scalar exponent; tests/test_elementwise.cpp tests it).
 """
+import math
 import os
 import re
 
@@ -321,7 +325,36 @@ UNARY = {
 WITH_SCALARS = {"round": np.round,
                 "nan_to_num": lambda a, n, p, m: np.nan_to_num(a, nan=n, posinf=p, neginf=m)}
 UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH})
-TRANSCENDENTAL = {name for name, _ in UNARY_MATH}
+
+
+# GELU, x Phi(x) and its tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715
+# x^3), computed in float64 from math's erfc and exp: Phi(x) = erfc(-x / sqrt 2) / 2 and
+# 0.5 (1 + tanh z) = 1 / (1 + exp(-2z)), the same functions without the cancellation of 1 + erf
+# and 1 + tanh, which lose every digit of a float64 result below x = -8.5 (erf's: 2e-6 of it
+# at x = -7, more than float32's rounding). Then rounded to the dtype, float16 through
+# float32, as kiln (and NumPy's float16 loops) compute a half in float32 and round it.
+def _gelu_erf(x):
+    return x * (0.5 * math.erfc(-x / math.sqrt(2.0)))
+
+
+def _gelu_tanh(x):
+    w = -2.0 * math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+    return x / (1.0 + math.exp(w)) if w < 709.0 else x * 0.0  # past exp's range: +-0 (NaN)
+
+
+def _gelu(f):
+    def call(a):
+        a = np.asarray(a)
+        if a.dtype.kind != "f":
+            raise TypeError("gelu of %s (PyTorch's takes floats only)" % a.dtype)
+        r = np.array([f(float(v)) for v in a.reshape(-1)]).reshape(a.shape)
+        return r.astype(np.float32).astype(a.dtype) if a.dtype == np.float16 else r.astype(a.dtype)
+    return call
+
+
+GELU = {"gelu": _gelu(_gelu_erf), "gelu_tanh": _gelu(_gelu_tanh)}
+UNARY.update(GELU)
+TRANSCENDENTAL = {name for name, _ in UNARY_MATH} | set(GELU)
 # Functions kiln defines for real numbers only (the complex column of their row is 0): a
 # complex input raises DTypeError, whether or not NumPy takes it (NumPy's log1p does).
 REAL_ONLY = {name for name, cx in UNARY_MATH + BINARY_MATH if not cx}

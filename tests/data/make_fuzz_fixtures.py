@@ -13,7 +13,8 @@ names ("error" where NumPy raises TypeError):
     binop OP A B R        dtype of OP(A array, B array), OP in ** minimum maximum and the
                           binary Math rows of src/graph/op_table.hpp (arctan2, hypot, ...)
     weak OP A KIND R      dtype of OP(A array, Python scalar of KIND) (and of OP(scalar, array))
-    unary OP A R          OP in floor ceil and the unary Math rows of op_table.hpp that
+    unary OP A R          OP in floor ceil, gelu gelu_tanh (make_elementwise_fixtures.py's
+                          GELU: floats only) and the unary Math rows of op_table.hpp that
                           promotion.txt lacks (log1p, expm1, ...)
     reduce OP A R         OP in argmax argmin any all, every dtype (complex64 included)
     fft FN A R            FN one of numpy.fft's ten functions
@@ -40,7 +41,7 @@ import os
 import numpy as np
 
 from make_elementwise_fixtures import (  # one rule for "error" and dtype names; the table
-    BINARY_MATH, PROMO_UNARY, UNARY_MATH, typed_dtype)
+    BINARY_MATH, GELU, PROMO_UNARY, UNARY_MATH, typed_dtype)
 
 np._set_promotion_state("weak")
 
@@ -52,6 +53,7 @@ BINOPS = {"**": np.power, "minimum": np.minimum, "maximum": np.maximum}
 BINOPS.update({name: getattr(np, name) for name, _ in BINARY_MATH})
 UNARY = {"floor": np.floor, "ceil": np.ceil}
 UNARY.update({name: getattr(np, name) for name, _ in UNARY_MATH if name not in PROMO_UNARY})
+UNARY.update(GELU)
 REAL_ONLY = {name for name, cx in UNARY_MATH + BINARY_MATH if not cx}
 REDUCE = {"argmax": np.argmax, "argmin": np.argmin, "any": np.any, "all": np.all}
 FFTS = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn"]

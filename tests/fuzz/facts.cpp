@@ -407,6 +407,16 @@ std::optional<Facts> real_bounded(UnaryFn fn, const Facts& x, DType t) {
 
 std::optional<Facts> real_transcendental(UnaryFn fn, const Facts& x, DType t) {
   if (fn == UnaryFn::Exp) return real_exp(x, t);
+  if (fn == UnaryFn::Gelu || fn == UnaryFn::GeluTanh) {
+    // |gelu(x)| <= |x|, its slope at most 1.13 (1.129 near x = 1.42, both forms); it
+    // dips to -0.17 near x = -0.75, so x's least bound does not carry over.
+    Facts r = lipschitz(x, x.bound, 1.13, t);
+    r.least = -0.2;
+    // float64 rounds the argument of erfc or exp, whose error they magnify by up to about x^2
+    // (1500 where the result underflows; kernels/scalar.cuh); float32 corrects for it.
+    if (t == DType::Float64) r.rel_err *= 1 + std::min(x.bound * x.bound, 1500.0);
+    return r;
+  }
   if (fn == UnaryFn::Sin || fn == UnaryFn::Cos || fn == UnaryFn::Tanh)
     return real_bounded(fn, x, t);
   if (fn == UnaryFn::Sqrt && x.noisy && x.least > 0 && !x.special) {

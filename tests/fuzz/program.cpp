@@ -229,6 +229,10 @@ Array unary(UnaryFn fn, const Array& a) {
       return imag(a);
     case UnaryFn::Conj:
       return conj(a);
+    case UnaryFn::Gelu:
+      return gelu(a);
+    case UnaryFn::GeluTanh:
+      return gelu(a, GeluApproximate::Tanh);
 #define KILN_FUZZ_Math(Enum, name) \
   case UnaryFn::Enum:              \
     return name(a);

@@ -284,6 +284,15 @@ C transcendental(UnaryFn fn, const C& x, DType t) {
 #undef KILN_REF_Math
   }
   LD v = x.real();
+  // gelu's formulas (kiln::gelu), in the forms that do not cancel where the result is tiny:
+  // x Phi(x) = x erfc(-x / sqrt 2) / 2, and 0.5 x (1 + tanh z) = x / (1 + exp(-2z)).
+  if (fn == UnaryFn::Gelu)
+    return convert(LD{v * std::erfc(-v / std::sqrt(LD{2})) / 2}, DType::Float64, t);
+  if (fn == UnaryFn::GeluTanh) {
+    const LD w = -2 * std::sqrt(2 / LD{3.141592653589793238462643383279502884L}) *
+                 (v + LD{0.044715L} * v * v * v);
+    return convert(LD{v / (1 + std::exp(w))}, DType::Float64, t);
+  }
   if (fn ==
       UnaryFn::Sqrt) {  // correctly rounded in t itself (via long double it would round twice)
     if (t == DType::Float32) return LD{std::sqrt(static_cast<float>(v))};

@@ -244,6 +244,8 @@ std::string op_to_cpp(const Op& op) {
   std::string a = op.args.empty() ? "" : operand(op.args[0]);
   switch (op.kind) {
     case OpKind::Unary: {
+      if (static_cast<UnaryFn>(op.fn) == UnaryFn::GeluTanh)
+        return "kiln::gelu(" + a + ", kiln::GeluApproximate::Tanh)";
       std::string call = unary_call(static_cast<UnaryFn>(op.fn));
       return call.size() == 1 ? call + a : call + "(" + a + ")";  // an operator, or a function
     }

@@ -459,6 +459,10 @@ void elementwise(std::vector<Program>& ps) {
       {"floor", kiln::floor}, {"ceil", kiln::ceil}, {"real", kiln::real}, {"imag", kiln::imag},
       {"conj", kiln::conj},
   };
+  // Custom rows with an argument of their own (the loop below adds Math rows only).
+  unary.push_back({"gelu", [](const Array& a) { return kiln::gelu(a); }});
+  unary.push_back(
+      {"gelu_tanh", [](const Array& a) { return kiln::gelu(a, kiln::GeluApproximate::Tanh); }});
   using B = std::function<Array(const Array&, const Array&)>;
   std::vector<std::pair<std::string, B>> binary = {
       {"add", [](const Array& a, const Array& b) { return a + b; }},
