@@ -234,6 +234,17 @@ std::string signature(Context& c) {
   return out;
 }
 
+// The kernel's first line, then one kiln::RangeCheck per range check of the group
+// (kernels/types.cuh) at the kernel's scope: each thread keeps the indices it met out of range
+// in registers and folds them into the check's words when it ends.
+std::string kernel_head(Context& c, int block) {
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + num(block) +
+                  ") KILN_KERNEL(" + signature(c) + ") {\n";
+  for (size_t k = 0; k < c.g.checks.size(); ++k)
+    s += "  kiln::RangeCheck rc" + num(k) + "(ck + " + num(2 * k) + ");\n";
+  return s;
+}
+
 // ---- the body: one lane of the SSA program at iteration index `idx` -----------------------
 
 // The element index of access a at iteration index `idx` (dense: idx itself).
@@ -294,9 +305,8 @@ std::string lane_program(const Context& c, const std::string& idx, bool vectoris
          << (c.shared_vectors ? "sv" + a + "[l]" : "sm" + a + "[q * r + j]") << ";\n";
       continue;
     }
-    if (ins.kind == InstrKind::Check) {  // a statement: no value
-      os << "      if (" << t(ins.a) << ") kiln::record_out_of_range(ck + " << 2 * ins.check_index()
-         << ", " << t(ins.b) << ");\n";
+    if (ins.kind == InstrKind::Check) {  // a statement: no value (kernel_head declares rc<k>)
+      os << "      rc" << ins.check_index() << ".note(" << t(ins.a) << ", " << t(ins.b) << ");\n";
       continue;
     }
     switch (ins.kind) {
@@ -410,8 +420,7 @@ std::string tiled_kernel(Context& c) {
     c.staged[a] = tiled_input(c, static_cast<int>(a)) && tile_bytes + bytes <= kTileBudget;
     if (c.staged[a]) tile_bytes += bytes;
   }
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n";
+  os << kernel_head(c, kBlock);
   for (size_t a = 0; a < c.staged.size(); ++a)
     if (c.staged[a])
       os << "  __shared__ " << cuda_type(c.g.load_dtype(static_cast<int>(a))) << " tile" << a << "["
@@ -502,9 +511,7 @@ std::string narrow_rows_kernel(Context& c) {
     singles += "          out" + num(o) + "[i] = " + v + ";\n";
   }
   std::ostringstream os;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  constexpr int V = " << c.k.vec << ";\n"
+  os << kernel_head(c, kBlock) << "  constexpr int V = " << c.k.vec << ";\n"
      << "  const I cols = (I)L.shape[1], stride = (I)gridDim.x * blockDim.x * V;\n"
      << "  const I rows = stride / cols;\n"
      << "  I p = ((I)blockIdx.x * blockDim.x + threadIdx.x) * V;\n"
@@ -531,9 +538,7 @@ std::string elementwise_kernel(Context& c) {
   std::ostringstream os;
   c.incremental = true;
   c.pos = "l";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  auto step = [&](auto lanes, I i) {\n"
+  os << kernel_head(c, kBlock) << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
      << vector_loads(c) << strided_bases(c, "i", "    ");
   for (size_t o = 0; o < c.g.outputs.size(); ++o)
@@ -566,9 +571,7 @@ std::string scan_kernel(Context& c) {
   os << "static_assert(kiln::scan::kThreads == " << kScanBlock
      << " && kiln::scan::kTileBytes == " << kScanTileBytes
      << ", \"codegen's scan constants (kernel_source.hpp)\");\n"
-     << "extern \"C\" __global__ void __launch_bounds__(" << kScanBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  auto one = [&](long long at) {\n"
+     << kernel_head(c, kScanBlock) << "  auto one = [&](long long at) {\n"
      << "    const I i = (I)at;\n"
      << lane_program(c, "i", false) << "    return " << value << ";\n  };\n"
      << "  auto many = [&](long long at, " << T << "* x) {\n"
@@ -623,9 +626,7 @@ std::string reduce_full_kernel(Context& c) {
   int value = c.g.outputs[0].instr;
   c.incremental = true;
   c.pos = "l";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  Op::acc acc = Op::init();\n"
+  os << kernel_head(c, kBlock) << "  Op::acc acc = Op::init();\n"
      << "  auto step = [&](auto lanes, I i) {\n"
      << "    constexpr int V = decltype(lanes)::value;\n"
      << vector_loads(c, "load_streaming") << strided_bases(c, "i", "    ")
@@ -650,9 +651,7 @@ std::string reduce_narrow_columns_kernel(Context& c) {
   const int value = c.g.outputs[0].instr;
   const std::string fold =
       "        Op::fold(acc[l], t" + num(value) + ", (kiln::i64)(row + lr[l]));\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  constexpr int V = " << c.k.vec << ";\n"
+  os << kernel_head(c, kBlock) << "  constexpr int V = " << c.k.vec << ";\n"
      << "  Op::acc acc[V];\n  I lr[V];  // lane l's row, less the step's first row\n"
      << "  const I total = n * r, stride = (I)gridDim.y * blockDim.x * V, rows = stride / n;\n"
      << "  I p = ((I)blockIdx.y * blockDim.x + threadIdx.x) * V, row = p / n;\n"
@@ -684,9 +683,8 @@ std::string reduce_rows_kernel(Context& c) {
   const std::string lanes = tpr == 32 ? "" : ", " + num(tpr);  // the templates' default: 32
   c.incremental = c.k.space.reduced == 1;
   c.pos = "(j + l)";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  const I o = (I)blockIdx.x * " << kBlock / tpr << " + threadIdx.x / " << tpr << ";\n"
+  os << kernel_head(c, kBlock) << "  const I o = (I)blockIdx.x * " << kBlock / tpr
+     << " + threadIdx.x / " << tpr << ";\n"
      << "  Op::acc acc = Op::init();\n"
      << "  if (o < n) {\n"
      << (c.incremental ? strided_bases(c, "o * r", "    ") : "")
@@ -709,8 +707,7 @@ std::string reduce_rows_kernel(Context& c) {
 std::string reduce_per_thread_kernel(Context& c) {
   std::ostringstream os;
   int value = c.g.outputs[0].instr;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
+  os << kernel_head(c, kBlock)
      << "  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (I)gridDim.x * "
         "blockDim.x) {\n"
      << "    Op::acc acc = Op::init();\n"
@@ -735,9 +732,8 @@ std::string reduce_columns_kernel(Context& c) {
   const int value = c.g.outputs[0].instr, V = c.k.vec;
   const std::string last = num(c.k.space.shape.size() - 1);
   c.incremental = c.k.space.reduced == 1;
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  const I o = ((I)blockIdx.x * blockDim.x + threadIdx.x) * " << V << ";\n"
+  os << kernel_head(c, kBlock) << "  const I o = ((I)blockIdx.x * blockDim.x + threadIdx.x) * " << V
+     << ";\n"
      << "  Op::acc acc[" << V << "];\n"
      << "#pragma unroll\n  for (int l = 0; l < " << V << "; ++l) acc[l] = Op::init();\n"
      << "  if (o < n) {\n";
@@ -1083,8 +1079,7 @@ std::string row_fused_kernel(Context& c) {
   const std::string span = c.k.long_rows ? "(sr + 16)" : "rpb * r";
   c.incremental = c.k.space.reduced == 1;
   c.pos = "j";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << block << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
+  os << kernel_head(c, block)
      << (c.k.row_registers ? ""
                            : "  extern __shared__ __align__(16) unsigned char smem[];\n"
                              "  unsigned char* at = smem;\n");
@@ -1175,9 +1170,7 @@ std::string column_fused_kernel(Context& c) {
   const std::string outs = num(c.k.space.strides.size() - 1);
   c.incremental = c.k.space.reduced == 1;
   c.pos = "j";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << kBlock << ") KILN_KERNEL("
-     << signature(c) << ") {\n"
-     << "  extern __shared__ __align__(16) unsigned char smem[];\n"
+  os << kernel_head(c, kBlock) << "  extern __shared__ __align__(16) unsigned char smem[];\n"
      << "  unsigned char* at = smem;\n";
   const bool tall = c.k.tall_columns;
   for (size_t a = 0; a < c.row_staged.size(); ++a) {

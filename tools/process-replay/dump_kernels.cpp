@@ -431,6 +431,17 @@ void views(std::vector<Program>& ps) {
                   auto i = kiln::asarray(std::vector<int64_t>{5, -1, 4096, 0, 77, 5, 3000});
                   return std::vector<Array>{kiln::take(x, i), kiln::take(x * 2, i) + 1};
                 }});
+  // The modes' index maps: Clip clamps, Wrap takes a remainder (Raise above: a range check).
+  ps.push_back({"take.clip_f32", [] {
+                  auto x = data({4097}, DType::Float32);
+                  auto i = kiln::asarray(std::vector<int64_t>{5, -1, 4096, 0, 77, 5, 3000});
+                  return std::vector<Array>{kiln::take(x, i, 0, kiln::TakeMode::Clip)};
+                }});
+  ps.push_back({"take.wrap_f32", [] {
+                  auto x = data({4097}, DType::Float32);
+                  auto i = kiln::asarray(std::vector<int64_t>{5, -1, 4096, 0, 77, 5, 3000});
+                  return std::vector<Array>{kiln::take(x, i, 0, kiln::TakeMode::Wrap)};
+                }});
   ps.push_back({"take.axis1_f64", [] {
                   auto x = data({33, 65}, DType::Float64);
                   auto i = kiln::asarray(std::vector<int32_t>{64, 0, -3, 7});
