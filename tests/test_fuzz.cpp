@@ -183,6 +183,25 @@ TEST_CASE("fuzz findings: a complex matmul's tolerance is absolute where its par
   CHECK(r->abs_err >= 4 * unit_roundoff(DType::Complex128) * in.bound * in.bound);
 }
 
+// Seed 88741: a complex product's parts are bounded by the product of its factors' moduli (a
+// factor's modulus may be sqrt(2) times the bound of its parts), not by the product of those
+// bounds: prod of 231 factors 4 - 7.25i has parts near 1e212 where 8^231 is 4e208, and a
+// scatter-add after it was held to a tolerance 100x below its rounding.
+TEST_CASE("fuzz findings: a complex product's bound is the product of its factors' moduli") {
+  InputSpec spec;
+  spec.dtype = DType::Complex128;
+  spec.shape = {20};
+  spec.kind = DataKind::General;
+  const Facts in = input_facts(spec);
+  Op op;
+  op.kind = OpKind::Reduce;
+  op.fn = static_cast<uint8_t>(ReduceFn::Prod);
+  op.args = {{0, {}}};
+  std::optional<Facts> r = infer(op, {in});
+  REQUIRE(r.has_value());
+  CHECK(r->bound >= std::pow(in.bound * std::sqrt(2.0), 20) * (1 - 1e-12));
+}
+
 // The parts of every element.
 std::vector<double> parts(const Array& a) {
   std::vector<double> out;

@@ -66,6 +66,7 @@ class Generator {
   Op matmul_op();
   Op scatter_op();
   Op mask_op();
+  Op take_op();
   std::vector<int> random_axes(int ndim, int min_count, int max_count);
   Shape random_shape_of_size(int64_t n);
 
@@ -504,6 +505,31 @@ Op Generator::scatter_op() {
   return op;
 }
 
+// take(x, indices, axis, mode): up to 6 indices, repeated and negative ones too, along one axis
+// or of the raveled x; in range for Raise (kiln's error at evaluation otherwise), up to three
+// lengths out for Wrap and Clip.
+Op Generator::take_op() {
+  Op op;
+  op.kind = OpKind::Take;
+  op.fn = static_cast<uint8_t>(uniform(0, 2));  // kiln::TakeMode: Raise, Wrap, Clip
+  const int x = pick_value();
+  op.args = {{x, {}}};
+  const Shape& s = shape_of(x);
+  const int nd = static_cast<int>(s.size());
+  int64_t len = shape_size(s), rest = 1;
+  if (nd > 0 && chance(0.7)) {
+    const int axis = static_cast<int>(uniform(0, nd - 1));
+    len = s[static_cast<size_t>(axis)];
+    rest = len ? shape_size(s) / len : 0;
+    op.axes = {chance(0.3) ? axis - nd : axis};
+  }
+  const int64_t k = len ? uniform(0, 6) : 0;
+  if (rest * k > budget_) return unary_op();
+  for (int64_t i = 0; i < k; ++i)
+    op.positions.push_back(op.fn == 0 ? uniform(-len, len - 1) : uniform(-3 * len, 3 * len));
+  return op;
+}
+
 // x[mask] with a mask over x's first 1..ndim axes selecting every period-th flat position
 // from phase on (period 1: all of them; a phase past the end: none). phase < period.
 Op Generator::mask_op() {
@@ -520,7 +546,7 @@ Op Generator::mask_op() {
 
 Op Generator::propose() {
   std::vector<int> weights = {18, 24, 5, 3, 7, 5, 7, 6, 3, 13, limits_.fft ? 5 : 0,
-                              3,  3,  3, 3, 3, 2};
+                              3,  3,  3, 3, 3, 3, 2};
   switch (weighted(weights)) {
     case 0:
       return unary_op();
@@ -554,6 +580,8 @@ Op Generator::propose() {
       return sort_op();
     case 15:
       return matmul_op();
+    case 16:
+      return take_op();
     default: {
       Op op;
       op.kind = OpKind::Eval;

@@ -383,6 +383,26 @@ DType scatter_dtype(const Op& op, const std::vector<Typed>& v) {
   return x.dtype;
 }
 
+// take(x, indices, axis): x's shape with that axis replaced by the indices' (1-d), or the
+// indices' shape for the raveled x; Refused as NumPy refuses a bad axis or a non-empty take
+// from an empty axis. (Raise mode's out-of-range indices are kiln's error at evaluation: the
+// generator draws indices in range for it.)
+Shape take_shape(const Op& op, const Shape& x) {
+  const auto k = static_cast<int64_t>(op.positions.size());
+  if (op.axes.empty()) {
+    if (shape_size(x) == 0 && k > 0) throw Refused{"a non-empty take from an empty axis"};
+    return {k};
+  }
+  const int nd = static_cast<int>(x.size());
+  const int axis = op.axes[0] < 0 ? op.axes[0] + nd : op.axes[0];
+  if (axis < 0 || axis >= nd) throw Refused{"axis out of bounds (AxisError)"};
+  if (x[static_cast<size_t>(axis)] == 0 && k > 0)
+    throw Refused{"a non-empty take from an empty axis"};
+  Shape s = x;
+  s[static_cast<size_t>(axis)] = k;
+  return s;
+}
+
 // The shape of a @ swapaxes(b, -1, -2) for operands of 2 axes or more, or Refused.
 Shape matmul_matrices(const Shape& a, const Shape& b) {
   if (a.back() != b.back()) throw Refused{"matmul: contracted axes differ (ValueError)"};
@@ -483,6 +503,9 @@ Typed typed(const Op& op, const std::vector<Typed>& v) {
       break;
     case OpKind::Scatter:
       t = scatter_dtype(op, v), s = first(op, v).shape;
+      break;
+    case OpKind::Take:
+      t = first(op, v).dtype, s = take_shape(op, first(op, v).shape);
       break;
     case OpKind::Mask: {
       const Shape& x = first(op, v).shape;

@@ -22,7 +22,7 @@ const char* kind_name(OpKind k) {
   static constexpr const char* names[] = {
       "unary",   "binary",  "where",        "clip",   "astype", "transpose",
       "index",   "reshape", "broadcast_to", "reduce", "fft",    "scan",
-      "scatter", "mask",    "sort",         "matmul", "eval"};
+      "scatter", "mask",    "sort",         "matmul", "take",   "eval"};
   static_assert(std::size(names) == static_cast<size_t>(OpKind::Eval) + 1);
   return names[static_cast<int>(k)];
 }
@@ -356,6 +356,15 @@ Array apply_op(const Op& op, const std::vector<Array>& v) {
       std::optional<int> axis;
       if (!op.axes.empty()) axis = op.axes[0];
       return op.fn == 0 ? sort(first_array(op, v), axis) : argsort(first_array(op, v), axis);
+    }
+    case OpKind::Take: {
+      const Array& x = first_array(op, v);
+      std::optional<int> axis;
+      if (!op.axes.empty()) axis = op.axes[0];
+      return take(x,
+                  asarray(op.positions.data(), DType::Int64,
+                          {static_cast<int64_t>(op.positions.size())}, x.device()),
+                  axis, static_cast<kiln::TakeMode>(op.fn));
     }
     case OpKind::Scatter: {
       const Array& x = first_array(op, v);

@@ -59,6 +59,10 @@ enum class OpKind : uint8_t {
   // kiln::matmul(a, swapaxes(b, -1, -2)) (a @ b.T of matrices, batch-broadcast; for 1-d a and
   // b, the inner product matmul(a, b)): the transposed operand a view the BLAS reads in place.
   Matmul,
+  // kiln::take(x, indices, axis, mode) (NumPy's take): the 1-d `positions` along axes[0], or of
+  // the raveled x (no axes); fn is the kiln::TakeMode (Raise: indices in range, negatives too;
+  // Wrap and Clip: any). A gather the consumer's kernel computes, with Raise's range check.
+  Take,
   Eval,  // evaluates an intermediate value in the middle of the program
 };
 // "unary", "scatter", ...: the word explanations and coverage counts use for a kind.
@@ -116,7 +120,8 @@ struct Op {
   bool keepdims = false;
   std::vector<Index> index;        // Index
   uint8_t norm = 0;                // Fft: backward, ortho, forward
-  std::vector<int64_t> positions;  // Scatter: along the first axis, repeats and negatives too
+  std::vector<int64_t> positions;  // Scatter: along the first axis, repeats and negatives too;
+                                   // Take: the indices
   int mask_rank = 1;               // Mask: the axes of x the mask covers
   int64_t period = 1, phase = 0;   // Mask: which of their flat positions it selects
 };

@@ -475,6 +475,29 @@ void mask(const Op& op, const RefValue& x, RefValue& r) {
 }
 
 // The input position of each output element of a view.
+// take's element at output position idx: NumPy's modes (raise: a negative index counts from the
+// end; wrap: modulo the length; clip: clamped to [0, length - 1], negatives to 0).
+int64_t take_source(const Op& op, const Shape& a, const std::vector<int64_t>& idx) {
+  const int nd = static_cast<int>(a.size());
+  const int axis = op.axes.empty() ? -1 : op.axes[0] < 0 ? op.axes[0] + nd : op.axes[0];
+  const int64_t len = axis < 0 ? shape_size(a) : a[static_cast<size_t>(axis)];
+  const int64_t j = idx.at(axis < 0 ? 0 : static_cast<size_t>(axis));
+  int64_t p = op.positions.at(static_cast<size_t>(j));
+  if (op.fn == 1)
+    p = ((p % len) + len) % len;
+  else if (op.fn == 2)
+    p = std::clamp<int64_t>(p, 0, len - 1);
+  else if (p < 0)
+    p += len;
+  if (axis < 0) return p;
+  std::vector<int64_t> at = idx;
+  at[static_cast<size_t>(axis)] = p;
+  const auto st = strides_of(a);
+  int64_t src = 0;
+  for (int k = 0; k < nd; ++k) src += at[static_cast<size_t>(k)] * st[static_cast<size_t>(k)];
+  return src;
+}
+
 void view(const Op& op, const RefValue& a, RefValue& r) {
   const int64_t n = shape_size(r.shape);
   const int nd = static_cast<int>(a.shape.size());
@@ -513,6 +536,8 @@ void view(const Op& op, const RefValue& a, RefValue& r) {
       }
     } else if (op.kind == OpKind::BroadcastTo) {
       src = broadcast_source(i, r.shape, a.shape);
+    } else if (op.kind == OpKind::Take) {
+      src = take_source(op, a.shape, idx);
     }  // Reshape, Eval: the same order
     r.v[static_cast<size_t>(i)] = a.v.at(static_cast<size_t>(src));
   }

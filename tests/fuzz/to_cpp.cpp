@@ -280,6 +280,12 @@ std::string op_to_cpp(const Op& op) {
     case OpKind::Sort:
       return std::string(op.fn == 0 ? "kiln::sort(" : "kiln::argsort(") + a + ", " +
              (op.axes.empty() ? std::string("std::nullopt") : std::to_string(op.axes[0])) + ")";
+    case OpKind::Take: {
+      static constexpr const char* modes[] = {"Raise", "Wrap", "Clip"};
+      return "kiln::take(" + a + ", kiln::asarray(std::vector<int64_t>" + list(op.positions) +
+             "), " + (op.axes.empty() ? std::string("std::nullopt") : std::to_string(op.axes[0])) +
+             ", kiln::TakeMode::" + modes[op.fn] + ")";
+    }
     case OpKind::Scatter: {
       static constexpr const char* calls[] = {".set(", ".add(", ".min(", ".max("};
       return a + ".at(kiln::asarray(std::vector<int64_t>" + list(op.positions) + "))" +
