@@ -63,6 +63,7 @@ bool nccl_loadable() {
 // The programs of the differential cases, on a sharded x and on the whole array.
 void check_programs(const Array& x, const Mesh& mesh, int axis) {
   const ShardedArray s = kiln::shard(x, mesh, axis);
+  const ShardedArray nonzero = s.astype(DType::Bool), large = kiln::shard(x > 2.0, mesh, axis);
   check_same(chain(s), chain(x));
   check_same(s * 3 - s / 2, x * 3 - x / 2);
   check_same(-kiln::abs(s), -kiln::abs(x));
@@ -74,6 +75,9 @@ void check_programs(const Array& x, const Mesh& mesh, int axis) {
       check_same(kiln::mean(s, axes, keep), kiln::mean(x, axes, keep));
       check_same(kiln::max(s, axes, keep), kiln::max(x, axes, keep));
       check_same(kiln::min(s, axes, keep), kiln::min(x, axes, keep));
+      check_same(kiln::prod(s, axes, keep), kiln::prod(x, axes, keep));
+      check_same(kiln::all(nonzero, axes, keep), kiln::all(x.astype(DType::Bool), axes, keep));
+      check_same(kiln::any(large, axes, keep), kiln::any(x > 2.0, axes, keep));
     }
   }
 }
@@ -185,6 +189,9 @@ TEST_CASE("reductions over the split axis keep kiln::sum's dtype rules") {
     check_same(kiln::mean(s, 0), kiln::mean(x, 0));
     check_same(kiln::max(s, 0), kiln::max(x, 0));
     check_same(kiln::min(s), kiln::min(x));
+    check_same(kiln::prod(s, 0), kiln::prod(x, 0));
+    check_same(kiln::any(s, 0), kiln::any(x, 0));
+    check_same(kiln::all(s), kiln::all(x));
   };
   const Array ints = kiln::arange(-20, 15).reshape({7, 5});
   for (DType t : {DType::Int32, DType::Int64, DType::Int8, DType::Int16, DType::UInt8,
@@ -201,6 +208,12 @@ TEST_CASE("reductions over the split axis keep kiln::sum's dtype rules") {
   both(ints.astype(DType::Complex64) * std::complex<float>(0.5f, 1));
   CHECK(kiln::sum(kiln::shard(ints.astype(DType::Int32), mesh, 0)).dtype() == DType::Int64);
   CHECK(kiln::mean(kiln::shard(ints, mesh, 0)).dtype() == DType::Float64);
+  CHECK(kiln::prod(kiln::shard(ints.astype(DType::UInt8), mesh, 0)).dtype() == DType::UInt64);
+  CHECK(kiln::all(kiln::shard(ints, mesh, 0), 0).dtype() == DType::Bool);
+  // Products that wrap: 3^41 does not fit in int64, and its wrapped value is the same whichever
+  // way the partial products group (multiplication modulo 2^64).
+  const Array threes = kiln::full({41}, int64_t{3});
+  check_same(kiln::prod(kiln::shard(threes, mesh, 0)), kiln::prod(threes));
 }
 
 TEST_CASE("max and min over the split axis propagate NaN, which NCCL's fmax would drop") {
@@ -209,6 +222,7 @@ TEST_CASE("max and min over the split axis propagate NaN, which NCCL's fmax woul
   const ShardedArray s = kiln::shard(v, mesh, 0);
   CHECK(std::isnan(kiln::max(s).get().item<double>()));
   CHECK(std::isnan(kiln::min(s).get().item<double>()));
+  CHECK(std::isnan(kiln::prod(s).get().item<double>()));
   const Array m = matrix().at(4, 2).set(kNaN);  // row 4: rank 1's piece of 7 rows
   check_same(kiln::max(kiln::shard(m, mesh, 0), 0), kiln::max(m, 0));
   check_same(kiln::min(kiln::shard(m.astype(DType::Float32), mesh, 0), 0),
@@ -233,6 +247,10 @@ TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in ran
       kiln::mesh::Reduction::Sum);
   CHECK(sums[1].to_vector<int32_t>() ==
         std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2});
+  auto products = comm.all_reduce(
+      {kiln::asarray(std::vector<int32_t>{big, -3}), kiln::asarray(std::vector<int32_t>{2, 5})},
+      kiln::mesh::Reduction::Prod);
+  CHECK(products[0].to_vector<int32_t>() == std::vector<int32_t>{-2, -15});  // 2^32 - 2 wraps
   auto stacked = comm.all_gather(
       {kiln::asarray(std::vector<int64_t>{1, 2}), kiln::asarray(std::vector<int64_t>{3, 4})});
   CHECK(stacked[0].shape() == kiln::Shape{2, 2});
@@ -253,6 +271,9 @@ TEST_CASE("empty pieces: fewer elements than ranks, and an empty split axis") {
     check_same(kiln::max(s), kiln::max(x));
     check_same(kiln::min(s), kiln::min(x));
     check_same(kiln::sum(s), kiln::sum(x));
+    check_same(kiln::prod(s), kiln::prod(x));  // the empty piece's partial: 1
+    check_same(kiln::any(s), kiln::any(x));    // false
+    check_same(kiln::all(s), kiln::all(x));    // true
   }
   const Array largest = kiln::full({2}, int64_t{-1}).astype(DType::UInt64);  // 2^64 - 1
   CHECK(kiln::min(kiln::shard(largest, mesh, 0)).get().item<uint64_t>() ==
@@ -261,6 +282,9 @@ TEST_CASE("empty pieces: fewer elements than ranks, and an empty split axis") {
   const ShardedArray none = kiln::shard(kiln::zeros({0, 3}), mesh, 0);
   CHECK_THROWS_AS(kiln::max(none, 0), kiln::ShapeError);  // as kiln::max: no identity
   check_same(kiln::sum(none, 0), kiln::sum(kiln::zeros({0, 3}), 0));
+  check_same(kiln::prod(none, 0), kiln::prod(kiln::zeros({0, 3}), 0));
+  check_same(kiln::any(none, 0), kiln::any(kiln::zeros({0, 3}), 0));
+  check_same(kiln::all(none, 0), kiln::all(kiln::zeros({0, 3}), 0));
   CHECK(std::isnan(kiln::mean(none).get().item<double>()));
 }
 

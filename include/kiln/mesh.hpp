@@ -142,14 +142,18 @@ ShardedArray tanh(const ShardedArray& a);
 // ---- reductions, with kiln::sum's axes, keepdims and dtype rules ------------------------------
 // Over axes that leave the split axis alone: each rank reduces its piece, and the result stays
 // split (along the same axis, renumbered). Over the split axis: each rank reduces its piece,
-// then a collective combines the partial results (an all-reduce; max and min of complex values,
-// which NCCL cannot compare, an all-gather and a local reduction), and every rank holds the
-// result (replicated). Float sums may round differently from one device's (other partial sums,
-// and NCCL's order of adding them); max and min propagate NaN as NumPy does.
+// then a collective combines the partial results (an all-reduce: any as a max of bools, all as a
+// min; for complex values, whose max, min and product NCCL cannot form, an all-gather and a local
+// reduction), and every rank holds the result (replicated). Float sums and products may round
+// differently from one device's (other partial results, and NCCL's order of combining them);
+// max and min propagate NaN as NumPy does.
 ShardedArray sum(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 ShardedArray mean(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray prod(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 ShardedArray max(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 ShardedArray min(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray any(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+ShardedArray all(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 
 // The whole array's repr, as NumPy prints it (gathered to the host first).
 std::ostream& operator<<(std::ostream& os, const ShardedArray& a);

@@ -62,7 +62,7 @@ std::vector<Array> Communicator::all_reduce(const std::vector<Array>& parts, Red
   const WireType wire = wire_type(t);
   if (wire.per_element > 1 && op != Reduction::Sum)
     throw DTypeError(std::string("an all-reduce can only sum ") + dtype_name(t) +
-                     " values (NCCL compares their parts, not the numbers)");
+                     " values (NCCL combines their parts, not the numbers)");
   const size_t nbytes = static_cast<size_t>(parts[0].nbytes());
   std::vector<const void*> send = evaluated(parts);
   std::lock_guard lock(mu_);

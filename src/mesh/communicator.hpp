@@ -13,7 +13,7 @@
 
 namespace kiln::mesh {
 
-enum class Reduction { Sum, Max, Min };
+enum class Reduction { Sum, Prod, Max, Min };
 
 class Communicator {
  public:
@@ -25,7 +25,8 @@ class Communicator {
 
   // The parts (one per rank, on device(rank), of one shape and dtype) combined elementwise, as
   // ncclAllReduce does: rank r's result on device(r). Float max and min follow NCCL, whose
-  // fmax lets a number win over NaN; complex values only sum (DTypeError for max and min);
+  // fmax lets a number win over NaN; complex values only sum (DTypeError for the others:
+  // NCCL combines their parts, not the numbers);
   // int16, uint16 and 16-bit floats are not carried (mesh/wire_type.hpp).
   std::vector<Array> all_reduce(const std::vector<Array>& parts, Reduction op);
   // Rank r's result: the parts stacked along a new leading axis in rank order (ncclAllGather).

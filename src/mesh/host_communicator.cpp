@@ -12,9 +12,9 @@
 namespace kiln::mesh {
 namespace {
 
-// One step of an NCCL reduction on the host. Integer sums wrap, as on the GPU (computed
-// unsigned, where wrapping is defined); float max and min are fmax and fmin, as NCCL's
-// (a NaN loses to a number).
+// One step of an NCCL reduction on the host. Integer sums and products wrap, as on the GPU
+// (computed unsigned, where wrapping is defined; a narrow product is promoted to int first, which
+// could overflow); float max and min are fmax and fmin, as NCCL's (a NaN loses to a number).
 template <class T>
 T combine(T a, T b, Reduction op) {
   switch (op) {
@@ -24,6 +24,13 @@ T combine(T a, T b, Reduction op) {
                               static_cast<std::make_unsigned_t<T>>(b));
       else
         return a + b;
+    case Reduction::Prod:
+      if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<decltype(a * b)>;
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      } else {
+        return a * b;
+      }
     case Reduction::Max:
       if constexpr (std::is_floating_point_v<T>)
         return std::fmax(a, b);

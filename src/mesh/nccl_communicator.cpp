@@ -24,6 +24,8 @@ nccl::ncclRedOp_t nccl_op(Reduction op) {
   switch (op) {
     case Reduction::Sum:
       return nccl::ncclSum;
+    case Reduction::Prod:
+      return nccl::ncclProd;
     case Reduction::Max:
       return nccl::ncclMax;
     case Reduction::Min:

@@ -2,7 +2,9 @@
 // own piece. Over the split axis each rank reduces its piece to a partial result in a dtype
 // collectives carry, a collective combines the partials, and each rank finishes its copy (the
 // mean's division, the result dtype), so the result is replicated. The dtype rules are
-// kiln::sum's own (graph::accumulation_dtype), so a sharded sum has one device's dtype.
+// kiln::sum's own (graph::accumulation_dtype), so a sharded sum has one device's dtype. An empty
+// piece's partial is the reduction's identity: a sum's 0, a product's 1, any's false, all's
+// true come from kiln's own reductions; max and min have none, so one is written (identity()).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -19,7 +21,7 @@
 namespace kiln {
 namespace {
 
-enum class Kind { Sum, Mean, Max, Min };
+enum class Kind { Sum, Mean, Prod, Max, Min, Any, All };
 
 graph::ReduceOp graph_op(Kind k) {
   switch (k) {
@@ -27,6 +29,12 @@ graph::ReduceOp graph_op(Kind k) {
       return graph::ReduceOp::Sum;
     case Kind::Mean:
       return graph::ReduceOp::Mean;
+    case Kind::Prod:
+      return graph::ReduceOp::Prod;
+    case Kind::Any:
+      return graph::ReduceOp::Any;
+    case Kind::All:
+      return graph::ReduceOp::All;
     case Kind::Max:
       return graph::ReduceOp::Max;
     case Kind::Min:
@@ -43,6 +51,12 @@ Array reduce_local(Kind k, const Array& x, const AxesArg& axes, bool keepdims) {
       return kiln::sum(x, axes, keepdims);
     case Kind::Mean:
       return kiln::mean(x, axes, keepdims);
+    case Kind::Prod:
+      return kiln::prod(x, axes, keepdims);
+    case Kind::Any:
+      return kiln::any(x, axes, keepdims);
+    case Kind::All:
+      return kiln::all(x, axes, keepdims);
     case Kind::Max:
       return kiln::max(x, axes, keepdims);
     case Kind::Min:
@@ -97,20 +111,35 @@ Array partial(Kind k, const ShardedArray& a, int rank, const std::vector<int>& a
   return reduce_local(local, piece.astype(carried), Axes(axes), keepdims);
 }
 
+// The collective that combines partials of k: any is a max of bools (NCCL carries them as
+// bytes), all a min.
+mesh::Reduction collective(Kind k) {
+  switch (k) {
+    case Kind::Prod:
+      return mesh::Reduction::Prod;
+    case Kind::Max:
+    case Kind::Any:
+      return mesh::Reduction::Max;
+    case Kind::Min:
+    case Kind::All:
+      return mesh::Reduction::Min;
+    default:
+      return mesh::Reduction::Sum;
+  }
+}
+
 // The partials combined on every rank. NCCL's max and min of floats let a number win over NaN
 // (fmax), where NumPy's propagate it: a second all-reduce says which elements saw a NaN.
-// Complex values have no elementwise max in NCCL: their partials are gathered and reduced
-// locally, by kiln's own comparison.
+// Complex values have no elementwise max, min or product in NCCL (it combines their parts):
+// their partials are gathered and reduced locally, by kiln's own arithmetic.
 std::vector<Array> combine(Kind k, mesh::Communicator& comm, const std::vector<Array>& partials) {
   const DType t = partials.front().dtype();
-  if (is_extremum(k) && is_complex(t)) {
+  const mesh::Reduction op = collective(k);
+  if (is_complex(t) && op != mesh::Reduction::Sum) {
     std::vector<Array> stacked = comm.all_gather(partials);
     for (Array& s : stacked) s = reduce_local(k, s, Axes{0}, false);
     return stacked;
   }
-  const auto op = k == Kind::Max   ? mesh::Reduction::Max
-                  : k == Kind::Min ? mesh::Reduction::Min
-                                   : mesh::Reduction::Sum;
   std::vector<Array> combined = comm.all_reduce(partials, op);
   if (is_extremum(k) && is_floating(t)) {
     std::vector<Array> nan_seen;
@@ -175,6 +204,15 @@ ShardedArray max(const ShardedArray& a, AxesArg axes, bool keepdims) {
 }
 ShardedArray min(const ShardedArray& a, AxesArg axes, bool keepdims) {
   return reduce(Kind::Min, a, axes, keepdims);
+}
+ShardedArray prod(const ShardedArray& a, AxesArg axes, bool keepdims) {
+  return reduce(Kind::Prod, a, axes, keepdims);
+}
+ShardedArray any(const ShardedArray& a, AxesArg axes, bool keepdims) {
+  return reduce(Kind::Any, a, axes, keepdims);
+}
+ShardedArray all(const ShardedArray& a, AxesArg axes, bool keepdims) {
+  return reduce(Kind::All, a, axes, keepdims);
 }
 
 }  // namespace kiln
