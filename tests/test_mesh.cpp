@@ -80,6 +80,14 @@ void check_programs(const Array& x, const Mesh& mesh, int axis) {
       check_same(kiln::any(large, axes, keep), kiln::any(x > 2.0, axes, keep));
     }
   }
+  for (std::optional<int> a : {std::optional<int>(), std::optional<int>(0), std::optional<int>(1),
+                               std::optional<int>(-1)}) {
+    for (bool keep : {false, true}) {
+      CAPTURE(keep);
+      check_same(kiln::argmax(s, a, keep), kiln::argmax(x, a, keep));
+      check_same(kiln::argmin(chain(s), a, keep), kiln::argmin(chain(x), a, keep));
+    }
+  }
 }
 
 }  // namespace
@@ -236,6 +244,42 @@ TEST_CASE("max and min over the split axis propagate NaN, which NCCL's fmax woul
   auto out = mesh.communicator().all_reduce(parts, kiln::mesh::Reduction::Max);
   REQUIRE(out.size() == 3);
   for (const Array& o : out) CHECK(o.to_vector<double>() == std::vector<double>{2, 1});
+}
+
+TEST_CASE("argmax and argmin across ranks: the first of equal values, NaN first, empty pieces") {
+  for (int ranks : {2, 3, 5}) {
+    CAPTURE(ranks);
+    const Mesh mesh = Mesh::host(ranks);
+    // Ties across ranks: the lowest index wins, whichever rank holds it.
+    const Array ties = kiln::asarray(std::vector<int64_t>{1, 9, 3, 9, 9, 0, 9});
+    const ShardedArray t = kiln::shard(ties, mesh, 0);
+    CHECK(kiln::argmax(t).get().item<int64_t>() == 1);
+    CHECK(kiln::argmin(t).get().item<int64_t>() == 5);
+    // NaN wins over every number, and the first NaN over a later one.
+    const Array nan = kiln::asarray(std::vector<double>{1, 2, 7, 3, kNaN, 4, kNaN});
+    CHECK(kiln::argmax(kiln::shard(nan, mesh, 0)).get().item<int64_t>() == 4);
+    CHECK(kiln::argmin(kiln::shard(nan, mesh, 0)).get().item<int64_t>() == 4);
+    // Split along axis 1: the raveled index interleaves the ranks' pieces.
+    const Array m = matrix().at(3, 4).set(10.0).at(6, 0).set(10.0);
+    check_same(kiln::argmax(kiln::shard(m, mesh, 1)), kiln::argmax(m));
+    check_same(kiln::argmax(kiln::shard(m, mesh, 1), 1), kiln::argmax(m, 1));
+    check_same(kiln::argmin(kiln::shard(m.astype(DType::Float32), mesh, 1), 0, true),
+               kiln::argmin(m.astype(DType::Float32), 0, true));
+    // More ranks than rows: the last ranks' pieces are empty and offer no candidate.
+    const Array two = kiln::asarray(std::vector<double>{-1, -1});
+    CHECK(kiln::argmax(kiln::shard(two, mesh, 0)).get().item<int64_t>() == 0);
+    check_same(kiln::argmin(kiln::shard(kiln::asarray({int64_t{5}, int64_t{-3}}), mesh, 0)),
+               kiln::argmin(kiln::asarray({int64_t{5}, int64_t{-3}})));
+  }
+  // Complex numbers in NumPy's order (real part, then imaginary), and bools.
+  const Mesh mesh = Mesh::host(3);
+  const Array z =
+      kiln::arange(-20, 15).reshape({7, 5}).astype(DType::Complex128) * std::complex<double>(1, -2);
+  check_same(kiln::argmax(kiln::shard(z, mesh, 0), 0), kiln::argmax(z, 0));
+  const Array b = matrix() > 1.0;
+  check_same(kiln::argmax(kiln::shard(b, mesh, 0)), kiln::argmax(b));
+  CHECK_THROWS_AS(kiln::argmax(kiln::shard(kiln::zeros({0, 3}), mesh, 0), 0), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::argmax(kiln::shard(matrix(), mesh, 0), 2), kiln::ShapeError);
 }
 
 TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in rank order") {

@@ -154,6 +154,15 @@ ShardedArray max(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false
 ShardedArray min(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 ShardedArray any(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
 ShardedArray all(const ShardedArray& a, AxesArg axes = {}, bool keepdims = false);
+// NumPy's argmax and argmin (none: of the raveled array), indices into the whole array. Along
+// the split axis (or of a raveled split array) each rank finds its piece's best value and its
+// index, an all-gather brings the pairs to every rank, and each keeps the best value's lowest
+// index (a NaN is best, as in NumPy): the result is replicated. Along another axis the result
+// stays split.
+ShardedArray argmax(const ShardedArray& a, std::optional<int> axis = std::nullopt,
+                    bool keepdims = false);
+ShardedArray argmin(const ShardedArray& a, std::optional<int> axis = std::nullopt,
+                    bool keepdims = false);
 
 // The whole array's repr, as NumPy prints it (gathered to the host first).
 std::ostream& operator<<(std::ostream& os, const ShardedArray& a);

@@ -1,0 +1,129 @@
+// argmax and argmin of sharded arrays. Along an axis other than the split one (or of a
+// replicated array) each rank answers for its own piece. Along the split axis, or of the
+// raveled array when it is split, each rank finds its piece's best value and that value's index
+// in the whole array; an all-gather brings every rank's pair to every rank, which then keeps, per
+// element, the best value and among equal ones (or NaNs, which win as in NumPy) the lowest
+// index: NumPy's first occurrence. A rank whose piece is empty offers no candidate.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/shape.hpp"
+#include "kiln/mesh.hpp"
+#include "mesh/communicator.hpp"
+
+namespace kiln {
+namespace {
+
+constexpr int64_t kNoCandidate = std::numeric_limits<int64_t>::max();
+
+// Where rank r's piece starts along the split axis.
+int64_t piece_offset(const ShardedArray& a, int rank) {
+  int64_t offset = 0;
+  for (int r = 0; r < rank; ++r) offset += a.shard(r).shape()[static_cast<size_t>(*a.axis())];
+  return offset;
+}
+
+// The index in the whole raveled array of flat index p (int64) of rank r's piece.
+Array global_flat_index(const ShardedArray& a, int rank, const Array& p) {
+  const Shape& piece = a.shard(rank).shape();
+  const Shape& whole = a.shape();
+  const auto split = static_cast<size_t>(*a.axis());
+  Array global = zeros({}, DType::Int64, p.device());
+  int64_t piece_stride = 1, whole_stride = 1;
+  for (size_t k = piece.size(); k-- > 0;) {
+    Array coord = floor_divide(p, piece_stride) % piece[k];
+    if (k == split) coord = coord + piece_offset(a, rank);
+    global = global + coord * whole_stride;
+    piece_stride *= piece[k];
+    whole_stride *= whole[k];
+  }
+  return global;
+}
+
+// Per element of the gathered pairs (ranks stacked on axis 0), the lowest index among the best
+// values: a NaN is best (NumPy's argmax and argmin stop at the first NaN).
+Array pick(bool largest, const Array& values, const Array& indices) {
+  Array best = largest ? max(values, 0, true) : min(values, 0, true);
+  Array is_best = values == best;
+  if (is_floating(values.dtype()) || is_complex(values.dtype()))
+    is_best = is_best | (isnan(values) & isnan(best));
+  return min(where(is_best, indices, kNoCandidate), 0);
+}
+
+// Rank r's candidate along the split axis (axis given) or of the raveled array (none): the
+// piece's best values and their indices in the whole array, of the result's shape without
+// keepdims. An empty piece offers rank 0's values (any will do) with no index.
+std::pair<Array, Array> candidate(bool largest, const ShardedArray& a, int rank,
+                                  std::optional<int> axis) {
+  const Array& piece = a.shard(rank);
+  if (piece.size() == 0) {  // rank 0's piece is not (array_split gives the first ranks more)
+    const Array& other = a.shard(0);
+    Array values = axis ? (largest ? max(other, *axis) : min(other, *axis))
+                        : (largest ? max(other) : min(other));
+    return {values.to(piece.device()),
+            full(values.shape(), kNoCandidate, DType::Int64, piece.device())};
+  }
+  Array values = axis ? (largest ? max(piece, *axis) : min(piece, *axis))
+                      : (largest ? max(piece) : min(piece));
+  Array index = largest ? argmax(piece, axis) : argmin(piece, axis);
+  index = axis ? index + piece_offset(a, rank) : global_flat_index(a, rank, index);
+  return {values, index};
+}
+
+ShardedArray arg_reduce(bool largest, const ShardedArray& a, std::optional<int> axis_in,
+                        bool keepdims) {
+  const char* name = largest ? "argmax" : "argmin";
+  std::optional<int> axis;
+  if (axis_in) axis = graph::normalize_axes({*axis_in}, a.ndim(), name).front();
+  auto local = [&](const Array& piece) {
+    return largest ? argmax(piece, axis, keepdims) : argmin(piece, axis, keepdims);
+  };
+  const bool across = a.axis() && (!axis || *axis == *a.axis());
+  if (!across) {
+    std::vector<Array> pieces;
+    for (const Array& s : a.shards()) pieces.push_back(local(s));
+    std::optional<int> split = a.axis();
+    if (split && axis && !keepdims && *axis < *split) --*split;
+    Shape out = pieces.front().shape();
+    if (split) out[static_cast<size_t>(*split)] = a.shape()[static_cast<size_t>(*a.axis())];
+    return ShardedArray(a.mesh(), split, out, std::move(pieces));
+  }
+  if (a.size() == 0) local(a.shard(0));  // raises as kiln::argmax does: an empty sequence
+  std::vector<Array> values, indices;
+  for (int r = 0; r < a.mesh().size(); ++r) {
+    auto [v, i] = candidate(largest, a, r, axis);
+    values.push_back(v);
+    indices.push_back(i);
+  }
+  auto& comm = a.mesh().communicator();
+  std::vector<Array> all_values = comm.all_gather(values), all_indices = comm.all_gather(indices);
+  std::vector<Array> results;
+  for (size_t r = 0; r < all_values.size(); ++r) {
+    Array chosen = pick(largest, all_values[r], all_indices[r]);
+    if (keepdims) {
+      Shape kept = a.shape();
+      if (axis)
+        kept[static_cast<size_t>(*axis)] = 1;
+      else
+        std::fill(kept.begin(), kept.end(), 1);
+      chosen = chosen.reshape(kept);
+    }
+    results.push_back(chosen);
+  }
+  const Shape out = results.front().shape();
+  return ShardedArray(a.mesh(), std::nullopt, out, std::move(results));
+}
+
+}  // namespace
+
+ShardedArray argmax(const ShardedArray& a, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(true, a, axis, keepdims);
+}
+ShardedArray argmin(const ShardedArray& a, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(false, a, axis, keepdims);
+}
+
+}  // namespace kiln
