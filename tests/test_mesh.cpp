@@ -282,6 +282,41 @@ TEST_CASE("argmax and argmin across ranks: the first of equal values, NaN first,
   CHECK_THROWS_AS(kiln::argmax(kiln::shard(matrix(), mesh, 0), 2), kiln::ShapeError);
 }
 
+TEST_CASE("reshard: replicated to split, split to replicated, one split axis to another") {
+  for (int ranks : {1, 2, 3, 4, 5}) {
+    CAPTURE(ranks);
+    const Mesh mesh = Mesh::host(ranks);
+    const Array x = matrix();  // (7, 5): pieces of unequal length along both axes
+    const ShardedArray rows = kiln::shard(x, mesh, 0);
+    for (std::optional<int> to : {std::optional<int>(), std::optional<int>(0),
+                                  std::optional<int>(1), std::optional<int>(-2)}) {
+      const ShardedArray moved = kiln::reshard(rows, to);
+      const std::optional<int> want = to && *to < 0 ? *to + 2 : to;
+      CHECK(moved.axis() == want);
+      check_same(moved, x);
+      // Each rank holds exactly its part: array_split's piece of the new axis, or all of x.
+      for (int r = 0; r < ranks; ++r) {
+        const Array expected = want
+                                   ? kiln::mesh::slice_along(
+                                         x, *want, kiln::mesh::piece_of(x.shape()[*want], ranks, r))
+                                   : x;
+        CHECK(kiln::array_equal(moved.shard(r).get(), expected));
+      }
+      check_same(kiln::reshard(kiln::replicate(x, mesh), to), x);
+    }
+    // Elementwise work after a reshard combines the pieces as any split operands.
+    check_same(kiln::reshard(rows, 1) * 2 + kiln::shard(x, mesh, 1), x * 3);
+  }
+  const Mesh mesh = Mesh::host(3);
+  for (DType t : {DType::Int8, DType::UInt16, DType::Float16, DType::Complex128, DType::Bool}) {
+    CAPTURE(kiln::dtype_name(t));
+    const Array x = (kiln::arange(-10, 25).reshape({5, 7}) / 3).astype(t);
+    check_same(kiln::reshard(kiln::shard(x, mesh, 1), 0), x);
+  }
+  check_same(kiln::reshard(kiln::shard(kiln::zeros({2, 0}), mesh, 0), 1), kiln::zeros({2, 0}));
+  CHECK_THROWS_AS(kiln::reshard(kiln::shard(matrix(), mesh, 0), 2), kiln::ShapeError);
+}
+
 TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in rank order") {
   const Mesh mesh = Mesh::host(2);
   auto& comm = mesh.communicator();
