@@ -317,6 +317,43 @@ TEST_CASE("reshard: replicated to split, split to replicated, one split axis to 
   CHECK_THROWS_AS(kiln::reshard(kiln::shard(matrix(), mesh, 0), 2), kiln::ShapeError);
 }
 
+TEST_CASE(
+    "FFTs of sharded arrays: local along other axes, the slab decomposition along the split one") {
+  const Array x = matrix() * std::complex<double>(1, 0.5);  // (7, 5) complex128
+  const Array cube = kiln::arange(60).reshape({3, 4, 5}).astype(DType::Float32) / 9;
+  for (int ranks : {1, 2, 3, 4}) {
+    CAPTURE(ranks);
+    const Mesh mesh = Mesh::host(ranks);
+    for (int split : {0, 1}) {
+      CAPTURE(split);
+      const ShardedArray s = kiln::shard(x, mesh, split);
+      check_same(kiln::fft::fftn(s), kiln::fft::fftn(x));
+      check_same(kiln::fft::ifftn(s, std::nullopt, "ortho"),
+                 kiln::fft::ifftn(x, std::nullopt, std::nullopt, "ortho"));
+      for (int axis : {0, 1, -1}) {
+        CAPTURE(axis);
+        const ShardedArray f = kiln::fft::fft(s, axis);
+        CHECK(f.axis() == std::optional<int>(split));  // the result keeps x's layout
+        check_same(f, kiln::fft::fft(x, std::nullopt, axis));
+        check_same(kiln::fft::ifft(s, axis, "forward"),
+                   kiln::fft::ifft(x, std::nullopt, axis, "forward"));
+      }
+      // A round trip gives x back.
+      check_same(kiln::fft::ifftn(kiln::fft::fftn(s)), x);
+    }
+    // Three axes, float32 in (complex64 out), split along the middle one, two of them transformed.
+    const ShardedArray c = kiln::shard(cube, mesh, 1);
+    const ShardedArray fc = kiln::fft::fftn(c, std::vector<int>{1, 2});
+    CHECK(fc.dtype() == DType::Complex64);
+    CHECK(kiln::allclose(fc.get(), kiln::fft::fftn(cube, std::nullopt, std::vector<int>{1, 2}),
+                         1e-5, 1e-5));
+    // 1-d: through replicated.
+    const Array v = kiln::arange(11).astype(DType::Float64);
+    check_same(kiln::fft::fft(kiln::shard(v, mesh, 0)), kiln::fft::fft(v));
+  }
+  CHECK_THROWS_AS(kiln::fft::fft(kiln::shard(x, Mesh::host(2), 0), 2), kiln::ShapeError);
+}
+
 TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in rank order") {
   const Mesh mesh = Mesh::host(2);
   auto& comm = mesh.communicator();

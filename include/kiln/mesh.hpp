@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kiln/array.hpp"
+#include "kiln/fft.hpp"
 
 namespace kiln {
 
@@ -172,5 +173,20 @@ ShardedArray argmin(const ShardedArray& a, std::optional<int> axis = std::nullop
 
 // The whole array's repr, as NumPy prints it (gathered to the host first).
 std::ostream& operator<<(std::ostream& os, const ShardedArray& a);
+
+// ---- FFTs (complex to complex, numpy.fft's axes and norm; no lengths) --------------------------
+// Axes that are not split transform on each rank. The split axis transforms by the slab
+// decomposition: the other axes first, then the array resharded along the longest other axis
+// (reshard, above: an all-gather today), the old split axis transformed on each rank, and the
+// result resharded back; a 1-d array goes through replicated. Results may round differently
+// from one device's (the axes transform in another order).
+namespace fft {
+ShardedArray fft(const ShardedArray& x, int axis = -1, std::string_view norm = "backward");
+ShardedArray ifft(const ShardedArray& x, int axis = -1, std::string_view norm = "backward");
+ShardedArray fftn(const ShardedArray& x, FftAxes axes = std::nullopt,
+                  std::string_view norm = "backward");
+ShardedArray ifftn(const ShardedArray& x, FftAxes axes = std::nullopt,
+                   std::string_view norm = "backward");
+}  // namespace fft
 
 }  // namespace kiln
