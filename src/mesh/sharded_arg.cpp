@@ -13,6 +13,7 @@
 #include "graph/shape.hpp"
 #include "kiln/mesh.hpp"
 #include "mesh/communicator.hpp"
+#include "mesh/split.hpp"
 
 namespace kiln {
 namespace {
@@ -21,9 +22,7 @@ constexpr int64_t kNoCandidate = std::numeric_limits<int64_t>::max();
 
 // Where rank r's piece starts along the split axis.
 int64_t piece_offset(const ShardedArray& a, int rank) {
-  int64_t offset = 0;
-  for (int r = 0; r < rank; ++r) offset += a.shard(r).shape()[static_cast<size_t>(*a.axis())];
-  return offset;
+  return mesh::piece_of(a.shape()[static_cast<size_t>(*a.axis())], a.mesh().size(), rank).start;
 }
 
 // The index in the whole raveled array of flat index p (int64) of rank r's piece.
