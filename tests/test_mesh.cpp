@@ -279,6 +279,9 @@ TEST_CASE("argmax and argmin across ranks: the first of equal values, NaN first,
   const Array b = matrix() > 1.0;
   check_same(kiln::argmax(kiln::shard(b, mesh, 0)), kiln::argmax(b));
   CHECK_THROWS_AS(kiln::argmax(kiln::shard(kiln::zeros({0, 3}), mesh, 0), 0), kiln::ShapeError);
+  // Nothing to compare along the other axis, but the split one has length: an empty result.
+  check_same(kiln::argmax(kiln::shard(kiln::zeros({3, 0}), mesh, 0), 0),
+             kiln::argmax(kiln::zeros({3, 0}), 0));
   CHECK_THROWS_AS(kiln::argmax(kiln::shard(matrix(), mesh, 0), 2), kiln::ShapeError);
 }
 
