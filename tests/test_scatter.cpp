@@ -261,6 +261,22 @@ TEST_CASE("scatter: bad indices are refused when the update is made, as before")
   } catch (const kiln::Error& e) {
     CHECK(std::string(e.what()).find("negative value (-2)") != std::string::npos);
   }
+  // The same of a narrow signed dtype (its values read as uint64 in bincount's one pass), and an
+  // unsigned value past any count of bins.
+  try {
+    kiln::bincount(kiln::asarray(std::vector<int8_t>{4, 1, -5, -1}));
+    FAIL("bincount took a negative int8 value");
+  } catch (const kiln::Error& e) {
+    CHECK(std::string(e.what()).find("negative value (-5)") != std::string::npos);
+  }
+  CHECK_THROWS_AS(kiln::bincount(kiln::asarray(std::vector<uint64_t>{1, (uint64_t{1} << 63) + 1})),
+                  kiln::ShapeError);
+  CHECK(kiln::bincount(kiln::asarray(std::vector<uint8_t>{3, 0, 3, 255})).to_vector<int64_t>() ==
+        [] {
+          std::vector<int64_t> counts(256, 0);
+          counts[0] = 1, counts[3] = 2, counts[255] = 1;
+          return counts;
+        }());
 }
 
 GPU_TEST_CASE("scatter on the GPU gives the host's bits") {

@@ -337,11 +337,20 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
                      "imag(w) as two bincounts");
   int64_t length = minlength;
   if (x.size() > 0) {
-    const auto [lo, hi] = api::value_range(x);
-    if (lo < 0)
-      throw Error("bincount: x holds a negative value (" + std::to_string(lo) +
+    // One pass over x: read as uint64 (signed values wrapped, as astype does), its largest
+    // value is past int64's range exactly when a signed x holds a negative one (which the
+    // message then names, at the cost of a second pass) or an unsigned x a value no count of
+    // bins could reach.
+    const auto largest = max(x.astype(DType::UInt64)).item<uint64_t>();
+    if (largest > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      if (is_unsigned(x.dtype()))
+        throw ShapeError("bincount: x holds " + std::to_string(largest) +
+                         ", more bins than an array can have");
+      throw Error("bincount: x holds a negative value (" +
+                  std::to_string(api::value_range(x).first) +
                   "); bins count the values 0, 1, .., max(x)");
-    length = std::max(length, hi + 1);
+    }
+    length = std::max(length, static_cast<int64_t>(largest) + 1);
   }
   return count_bins(x.astype(DType::Int64), length, weights, x.device());
 }
