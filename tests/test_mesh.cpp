@@ -78,6 +78,8 @@ void check_programs(const Array& x, const Mesh& mesh, int axis) {
       check_same(kiln::prod(s, axes, keep), kiln::prod(x, axes, keep));
       check_same(kiln::all(nonzero, axes, keep), kiln::all(x.astype(DType::Bool), axes, keep));
       check_same(kiln::any(large, axes, keep), kiln::any(x > 2.0, axes, keep));
+      check_same(kiln::var(s, axes, 0, keep), kiln::var(x, axes, 0, keep));
+      check_same(kiln::std(chain(s), axes, 1, keep), kiln::std(chain(x), axes, 1, keep));
     }
   }
   for (std::optional<int> a : {std::optional<int>(), std::optional<int>(0), std::optional<int>(1),
@@ -200,6 +202,8 @@ TEST_CASE("reductions over the split axis keep kiln::sum's dtype rules") {
     check_same(kiln::prod(s, 0), kiln::prod(x, 0));
     check_same(kiln::any(s, 0), kiln::any(x, 0));
     check_same(kiln::all(s), kiln::all(x));
+    check_same(kiln::var(s, 0), kiln::var(x, 0));
+    check_same(kiln::std(s, {}, 1), kiln::std(x, {}, 1));
   };
   const Array ints = kiln::arange(-20, 15).reshape({7, 5});
   for (DType t : {DType::Int32, DType::Int64, DType::Int8, DType::Int16, DType::UInt8,

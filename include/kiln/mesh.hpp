@@ -170,6 +170,11 @@ ShardedArray argmax(const ShardedArray& a, std::optional<int> axis = std::nullop
                     bool keepdims = false);
 ShardedArray argmin(const ShardedArray& a, std::optional<int> axis = std::nullopt,
                     bool keepdims = false);
+// kiln::var and kiln::std (ddof: NumPy's delta degrees of freedom): over the split axis the
+// mean and the sum of squared deviations are two all-reduces of the reduced shape; the data
+// stays where it is. Complex values give their real variance (|x - mean|^2).
+ShardedArray var(const ShardedArray& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
+ShardedArray std(const ShardedArray& a, AxesArg axes = {}, double ddof = 0, bool keepdims = false);
 
 // The whole array's repr, as NumPy prints it (gathered to the host first).
 std::ostream& operator<<(std::ostream& os, const ShardedArray& a);
