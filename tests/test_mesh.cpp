@@ -374,6 +374,14 @@ TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in ran
       {kiln::asarray(std::vector<int32_t>{big, -3}), kiln::asarray(std::vector<int32_t>{2, 5})},
       kiln::mesh::Reduction::Prod);
   CHECK(products[0].to_vector<int32_t>() == std::vector<int32_t>{-2, -15});  // 2^32 - 2 wraps
+  // All-to-all: rank r receives block r of every rank's part, in rank order.
+  auto exchanged = comm.all_to_all(
+      {kiln::asarray(std::vector<int64_t>{10, 11}), kiln::asarray(std::vector<int64_t>{20, 21})});
+  CHECK(exchanged[0].to_vector<int64_t>() == std::vector<int64_t>{10, 20});
+  CHECK(exchanged[1].to_vector<int64_t>() == std::vector<int64_t>{11, 21});
+  CHECK_THROWS_AS(comm.all_to_all({kiln::asarray(std::vector<int64_t>{1, 2, 3}),
+                                   kiln::asarray(std::vector<int64_t>{4, 5, 6})}),
+                  kiln::Error);
   auto stacked = comm.all_gather(
       {kiln::asarray(std::vector<int64_t>{1, 2}), kiln::asarray(std::vector<int64_t>{3, 4})});
   CHECK(stacked[0].shape() == kiln::Shape{2, 2});

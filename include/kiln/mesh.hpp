@@ -119,8 +119,8 @@ ShardedArray replicate(const Array& x, const Mesh& mesh);
 // x on the same mesh, split along `axis` (negative counts from the end), or replicated (none).
 // Replicated to split moves nothing (each rank keeps its part); split to replicated is an
 // all-gather of the pieces (padded to the longest, as a collective moves equal blocks); split to
-// another axis goes through replicated, so every rank receives the whole array (an all-to-all
-// would move 1/N of that: not built). ShapeError for an axis out of range.
+// another axis an all-to-all (each rank sends its piece once, cut into the parts the new pieces
+// cover). ShapeError for an axis out of range.
 ShardedArray reshard(const ShardedArray& x, std::optional<int> axis);
 
 // ---- elementwise: each rank computes its own piece (lazy, fused like any expression) -------

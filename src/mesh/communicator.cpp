@@ -84,4 +84,18 @@ std::vector<Array> Communicator::all_gather(const std::vector<Array>& parts) {
   return wrap(std::move(results), parts[0].dtype(), stacked);
 }
 
+std::vector<Array> Communicator::all_to_all(const std::vector<Array>& parts) {
+  check_parts(parts, "all-to-all");
+  if (parts[0].ndim() == 0 || parts[0].shape()[0] != size())
+    throw Error("mesh all-to-all on " + describe() + ": parts of shape " +
+                shape_str(parts[0].shape()) + " do not hold one block per rank (a bug in kiln's " +
+                "mesh code)");
+  const size_t nbytes = static_cast<size_t>(parts[0].nbytes());
+  std::vector<const void*> send = evaluated(parts);
+  std::lock_guard lock(mu_);
+  Results results = allocate(*this, nbytes);
+  if (nbytes > 0) exchange_buffers(send, results.data, nbytes / static_cast<size_t>(size()));
+  return wrap(std::move(results), parts[0].dtype(), parts[0].shape());
+}
+
 }  // namespace kiln::mesh

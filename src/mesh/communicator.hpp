@@ -31,6 +31,10 @@ class Communicator {
   std::vector<Array> all_reduce(const std::vector<Array>& parts, Reduction op);
   // Rank r's result: the parts stacked along a new leading axis in rank order (ncclAllGather).
   std::vector<Array> all_gather(const std::vector<Array>& parts);
+  // Each part holds one block per rank along its leading axis (size() of them); rank r's
+  // result holds, at block s, block r of rank s's part (an all-to-all: grouped ncclSend and
+  // ncclRecv).
+  std::vector<Array> all_to_all(const std::vector<Array>& parts);
 
  protected:
   // recv[r] = op over ranks of send[r], `count` values of `type` each; all on device(r).
@@ -39,6 +43,9 @@ class Communicator {
   // recv[r] = the ranks' send buffers, `bytes` each, one after another in rank order.
   virtual void gather_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
                               size_t bytes) = 0;
+  // Block s (`bytes` at s * bytes) of recv[r] = block r of send[s].
+  virtual void exchange_buffers(const std::vector<const void*>& send,
+                                const std::vector<void*>& recv, size_t bytes) = 0;
 
  private:
   void check_parts(const std::vector<Array>& parts, const char* what) const;

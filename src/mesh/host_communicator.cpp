@@ -102,4 +102,12 @@ void HostCommunicator::gather_buffers(const std::vector<const void*>& send,
       std::memcpy(static_cast<char*>(out) + r * bytes, send[r], bytes);
 }
 
+void HostCommunicator::exchange_buffers(const std::vector<const void*>& send,
+                                        const std::vector<void*>& recv, size_t bytes) {
+  for (size_t r = 0; r < recv.size(); ++r)
+    for (size_t s = 0; s < send.size(); ++s)
+      std::memcpy(static_cast<char*>(recv[r]) + s * bytes,
+                  static_cast<const char*>(send[s]) + r * bytes, bytes);
+}
+
 }  // namespace kiln::mesh

@@ -75,6 +75,12 @@ enum ncclRedOp_t : int {
   X(ncclBroadcast, ncclResult_t,                                                                  \
     (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,       \
      ncclComm_t comm, cudaStream_t stream))                                                       \
+  X(ncclSend, ncclResult_t,                                                                       \
+    (const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,      \
+     cudaStream_t stream))                                                                        \
+  X(ncclRecv, ncclResult_t,                                                                       \
+    (void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,            \
+     cudaStream_t stream))                                                                        \
   X(ncclGroupStart, ncclResult_t, ())                                                             \
   X(ncclGroupEnd, ncclResult_t, ())
 

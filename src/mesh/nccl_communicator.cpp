@@ -136,4 +136,23 @@ void NcclCommunicator::gather_buffers(const std::vector<const void*>& send,
   });
 }
 
+// One send and one receive per pair of ranks, all in run()'s group: NCCL matches rank r's
+// send to peer p with p's receive from r.
+void NcclCommunicator::exchange_buffers(const std::vector<const void*>& send,
+                                        const std::vector<void*>& recv, size_t bytes) {
+  run("ncclSend/ncclRecv",
+      [&](const nccl::NcclApi& api, int r, nccl::ncclComm_t c, cudaStream_t s) {
+        for (int p = 0; p < size(); ++p) {
+          const auto at = static_cast<size_t>(p) * bytes;
+          nccl::ncclResult_t sent =
+              api.ncclSend(static_cast<const char*>(send[r]) + at, bytes, nccl::ncclUint8, p, c, s);
+          if (sent != nccl::ncclSuccess) return sent;
+          nccl::ncclResult_t received =
+              api.ncclRecv(static_cast<char*>(recv[r]) + at, bytes, nccl::ncclUint8, p, c, s);
+          if (received != nccl::ncclSuccess) return received;
+        }
+        return nccl::ncclSuccess;
+      });
+}
+
 }  // namespace kiln::mesh

@@ -28,6 +28,8 @@ class NcclCommunicator final : public Communicator {
                       size_t count, nccl::ncclDataType_t type, Reduction op) override;
   void gather_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
                       size_t bytes) override;
+  void exchange_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
+                        size_t bytes) override;
 
  private:
   class Collective;

@@ -1,9 +1,9 @@
 // Moving a sharded array to another layout. From replicated to split, each rank keeps its part
-// of what it holds: nothing moves. From split to replicated, an all-gather: pieces differ in
-// length by one at most (array_split), and a collective moves equal blocks, so each piece is
-// padded to the longest first and every rank trims the blocks it receives. From one split
-// axis to another, through replicated: every rank receives the whole array, N times what an
-// all-to-all would move (not built: NCCL's grouped send/receive).
+// of what it holds: nothing moves. From split to replicated, an all-gather; from one split axis
+// to another, an all-to-all: rank r cuts its piece along the new axis into the parts each rank's
+// new piece covers, and each rank joins what it receives along the old axis, so every rank sends
+// its piece once. Collectives move equal blocks and array_split's pieces differ in length by one
+// at most, so each block is padded to the longest first and the receivers trim it.
 #include <string>
 #include <vector>
 
@@ -42,6 +42,37 @@ ShardedArray gathered(const ShardedArray& x) {
   return ShardedArray(x.mesh(), std::nullopt, x.shape(), std::move(whole));
 }
 
+// Split along x's axis a to split along b: block s of rank r's part is the piece of r along a
+// and of s along b, each padded to the longest of its kind.
+ShardedArray exchanged(const ShardedArray& x, int b) {
+  const int a = *x.axis(), ranks = x.mesh().size();
+  const int64_t length_a = x.shape()[static_cast<size_t>(a)];
+  const int64_t length_b = x.shape()[static_cast<size_t>(b)];
+  const int64_t longest_a = mesh::piece_of(length_a, ranks, 0).length();
+  const int64_t longest_b = mesh::piece_of(length_b, ranks, 0).length();
+  std::vector<Array> sent;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<Array> blocks;
+    for (int s = 0; s < ranks; ++s) {
+      Array block = mesh::slice_along(x.shard(r), b, mesh::piece_of(length_b, ranks, s));
+      blocks.push_back(padded(padded(block, a, longest_a), b, longest_b));
+    }
+    sent.push_back(stack(blocks));
+  }
+  std::vector<Array> received = x.mesh().communicator().all_to_all(sent), pieces;
+  for (int s = 0; s < ranks; ++s) {
+    const int64_t own_b = mesh::piece_of(length_b, ranks, s).length();
+    std::vector<Array> parts;
+    for (int r = 0; r < ranks; ++r) {
+      const int64_t own_a = mesh::piece_of(length_a, ranks, r).length();
+      parts.push_back(
+          mesh::slice_along(mesh::slice_along(received[s](r), a, {0, own_a}), b, {0, own_b}));
+    }
+    pieces.push_back(concatenate(parts, a));
+  }
+  return ShardedArray(x.mesh(), b, x.shape(), std::move(pieces));
+}
+
 ShardedArray split(const ShardedArray& x, int axis) {
   const int ranks = x.mesh().size();
   const int64_t length = x.shape()[static_cast<size_t>(axis)];
@@ -62,6 +93,7 @@ ShardedArray reshard(const ShardedArray& x, std::optional<int> axis) {
     if (*axis < 0) *axis += nd;
   }
   if (axis == x.axis()) return x;
+  if (x.axis() && axis) return exchanged(x, *axis);
   const ShardedArray whole = x.axis() ? gathered(x) : x;
   return axis ? split(whole, *axis) : whole;
 }
