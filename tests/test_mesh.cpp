@@ -581,6 +581,26 @@ void check_gpu_mesh(const Mesh& gpus) {
       kiln::allclose(kiln::max(kiln::shard(nan, gpus, 0), 0).get(), kiln::max(nan, 0), 0, 0, true));
   const Array z = matrix().astype(DType::Complex64) * std::complex<float>(1, -1);
   CHECK(kiln::array_equal(kiln::max(kiln::shard(z, gpus, 0), 0).get(), kiln::max(z, 0)));
+  // ncclProd, any and all as a max and a min of bools, argmax's all-gather, var's two
+  // all-reduces, a reshard's all-to-all (grouped ncclSend/ncclRecv) and all-gather, the slab FFT.
+  const Array m = matrix();
+  const ShardedArray gm = kiln::shard(m, gpus, 0), hm = kiln::shard(m, hosts, 0);
+  auto same = [](const ShardedArray& got, const ShardedArray& want) {
+    CHECK(got.dtype() == want.dtype());
+    if (kiln::is_floating(want.dtype()) || kiln::is_complex(want.dtype()))
+      CHECK(kiln::allclose(got.get(), want.get(), 1e-12, 1e-12, true));
+    else
+      CHECK(kiln::array_equal(got.get(), want.get()));
+  };
+  same(kiln::prod(gm, 0), kiln::prod(hm, 0));
+  same(kiln::any(kiln::shard(m > 1.0, gpus, 0), 0), kiln::any(kiln::shard(m > 1.0, hosts, 0), 0));
+  same(kiln::all(gm.astype(DType::Bool)), kiln::all(hm.astype(DType::Bool)));
+  same(kiln::argmax(gm), kiln::argmax(hm));
+  same(kiln::argmin(gm, 0), kiln::argmin(hm, 0));
+  same(kiln::var(gm, 0, 1), kiln::var(hm, 0, 1));
+  same(kiln::reshard(gm, 1), kiln::reshard(hm, 1));
+  same(kiln::reshard(gm, std::nullopt), kiln::reshard(hm, std::nullopt));
+  same(kiln::fft::fftn(gm), kiln::fft::fftn(hm));
 }
 
 }  // namespace
