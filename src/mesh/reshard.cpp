@@ -4,9 +4,9 @@
 // new piece covers, and each rank joins what it receives along the old axis, so every rank sends
 // its piece once. Collectives move equal blocks and array_split's pieces differ in length by one
 // at most, so each block is padded to the longest first and the receivers trim it.
-#include <string>
 #include <vector>
 
+#include "graph/shape.hpp"
 #include "kiln/joining.hpp"
 #include "kiln/mesh.hpp"
 #include "mesh/communicator.hpp"
@@ -24,21 +24,25 @@ Array padded(const Array& piece, int axis, int64_t length) {
   return pad(piece, width);
 }
 
+// What a rank received, one padded block per sending rank along the leading axis: block r
+// trimmed to rank r's piece of `length` along `axis` (of the blocks), the blocks joined there.
+Array joined(const Array& blocks, int axis, int64_t length, int ranks) {
+  std::vector<Array> pieces;
+  for (int r = 0; r < ranks; ++r)
+    pieces.push_back(
+        mesh::slice_along(blocks(r), axis, {0, mesh::piece_of(length, ranks, r).length()}));
+  return concatenate(pieces, axis);
+}
+
 ShardedArray gathered(const ShardedArray& x) {
   const int axis = *x.axis(), ranks = x.mesh().size();
   const int64_t length = x.shape()[static_cast<size_t>(axis)];
   const int64_t longest = mesh::piece_of(length, ranks, 0).length();
   std::vector<Array> sent;
   for (const Array& piece : x.shards()) sent.push_back(padded(piece, axis, longest));
-  std::vector<Array> received = x.mesh().communicator().all_gather(sent), whole;
-  for (const Array& blocks : received) {
-    std::vector<Array> pieces;
-    for (int r = 0; r < ranks; ++r) {
-      const int64_t own = mesh::piece_of(length, ranks, r).length();
-      pieces.push_back(mesh::slice_along(blocks(r), axis, {0, own}));
-    }
-    whole.push_back(concatenate(pieces, axis));
-  }
+  std::vector<Array> whole;
+  for (const Array& blocks : x.mesh().communicator().all_gather(sent))
+    whole.push_back(joined(blocks, axis, length, ranks));
   return ShardedArray(x.mesh(), std::nullopt, x.shape(), std::move(whole));
 }
 
@@ -61,14 +65,9 @@ ShardedArray exchanged(const ShardedArray& x, int b) {
   }
   std::vector<Array> received = x.mesh().communicator().all_to_all(sent), pieces;
   for (int s = 0; s < ranks; ++s) {
-    const int64_t own_b = mesh::piece_of(length_b, ranks, s).length();
-    std::vector<Array> parts;
-    for (int r = 0; r < ranks; ++r) {
-      const int64_t own_a = mesh::piece_of(length_a, ranks, r).length();
-      parts.push_back(
-          mesh::slice_along(mesh::slice_along(received[s](r), a, {0, own_a}), b, {0, own_b}));
-    }
-    pieces.push_back(concatenate(parts, a));
+    // Every block holds rank s's part along b (+1: the blocks' leading axis).
+    const mesh::Piece own_b{0, mesh::piece_of(length_b, ranks, s).length()};
+    pieces.push_back(joined(mesh::slice_along(received[s], b + 1, own_b), a, length_a, ranks));
   }
   return ShardedArray(x.mesh(), b, x.shape(), std::move(pieces));
 }
@@ -85,13 +84,7 @@ ShardedArray split(const ShardedArray& x, int axis) {
 }  // namespace
 
 ShardedArray reshard(const ShardedArray& x, std::optional<int> axis) {
-  if (axis) {
-    const int nd = x.ndim();
-    if (*axis < -nd || *axis >= nd)
-      throw ShapeError("kiln::reshard: axis " + std::to_string(*axis) +
-                       " is out of bounds for an array of dimension " + std::to_string(nd));
-    if (*axis < 0) *axis += nd;
-  }
+  if (axis) axis = graph::normalize_axis(*axis, x.ndim(), "kiln::reshard");
   if (axis == x.axis()) return x;
   if (x.axis() && axis) return exchanged(x, *axis);
   const ShardedArray whole = x.axis() ? gathered(x) : x;
