@@ -369,19 +369,26 @@ void bench_compile4() {
 }
 
 // Issue 13's scans and selections on 2^27 float32: cumsum, take of 2^26 random indices, and
-// x[x > 0.5] (its count evaluated first, as kiln::masked does).
+// x[x > 0.5] (its count evaluated first, as kiln::masked does); issue 14's scatter: 2^26 random
+// updates into 2^24 float32, set (NumPy's last update wins) and add (add.at).
 void bench_selection() {
   const int64_t n = int64_t{1} << 27;
   kiln::random::Generator g(7, kiln::cuda());
   auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
   auto idx = g.randint(0, n, {n / 2}, kiln::DType::Int64).eval();
-  print("selection", {{"cumsum_ms", time_ms([&] { kiln::cumsum(x).eval(); }, 10, 5)},
-                      {"take_ms", time_ms([&] { kiln::take(x, idx).eval(); }, 10, 5)},
-                      // Clip mode: the same gather with no range check, so no read of the
-                      // check's words (a wait for the GPU) at the end of each evaluation.
-                      {"take_clip_ms",
-                       time_ms([&] { kiln::take(x, idx, 0, kiln::TakeMode::Clip).eval(); }, 10, 5)},
-                      {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)}});
+  auto small = g.uniform(0, 1, {n / 8}, kiln::DType::Float32).eval();
+  auto at = g.randint(0, n / 8, {n / 2}, kiln::DType::Int64).eval();
+  auto updates = g.uniform(0, 1, {n / 2}, kiln::DType::Float32).eval();
+  print("selection",
+        {{"cumsum_ms", time_ms([&] { kiln::cumsum(x).eval(); }, 10, 5)},
+         {"take_ms", time_ms([&] { kiln::take(x, idx).eval(); }, 10, 5)},
+         // Clip mode: the same gather with no range check, so no read of the
+         // check's words (a wait for the GPU) at the end of each evaluation.
+         {"take_clip_ms",
+          time_ms([&] { kiln::take(x, idx, 0, kiln::TakeMode::Clip).eval(); }, 10, 5)},
+         {"mask_ms", time_ms([&] { kiln::masked(x, x > 0.5f).eval(); }, 10, 5)},
+         {"scatter_set_ms", time_ms([&] { small.at(at).set(updates).eval(); }, 10, 5)},
+         {"scatter_add_ms", time_ms([&] { small.at(at).add(updates).eval(); }, 10, 5)}});
 }
 
 // cumsum(x * 2 + 1) on 2^27 float32: the producer computed in the scan's loads (one kernel,

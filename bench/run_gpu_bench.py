@@ -206,7 +206,23 @@ def peers():
     res["cumsum_cupy_ms"] = cuda_ms(lambda: cp.cumsum(xc), sync, 10, 5)
     res["take_cupy_ms"] = cuda_ms(lambda: cp.take(xc, ic), sync, 10, 5)
     res["mask_cupy_ms"] = cuda_ms(lambda: xc[xc > 0.5], sync, 10, 5)
-    del xs, ids, xc, ic
+    # Issue 14's scatter: 2^26 random updates into 2^24 float32 (gpu_bench selection). torch's
+    # index_put does not promise which of repeated positions' updates wins; kiln keeps NumPy's last.
+    small, at, upd = torch.rand(N // 8, device="cuda"), torch.randint(0, N // 8, (N // 2,), device="cuda"), torch.rand(N // 2, device="cuda")
+    res["scatter_set_torch_ms"] = cuda_ms(lambda: small.index_put((at,), upd), tsync, 10, 5)
+    res["scatter_add_torch_ms"] = cuda_ms(lambda: small.index_put((at,), upd, accumulate=True), tsync, 10, 5)
+    sc, ac, uc = cp.asarray(small), cp.asarray(at), cp.asarray(upd)
+
+    def cupy_set():
+        out = sc.copy()
+        out[ac] = uc
+
+    def cupy_add():
+        out = sc.copy()
+        cp.add.at(out, ac, uc)
+    res["scatter_set_cupy_ms"] = cuda_ms(cupy_set, sync, 10, 5)
+    res["scatter_add_cupy_ms"] = cuda_ms(cupy_add, sync, 10, 5)
+    del xs, ids, xc, ic, small, at, upd, sc, ac, uc
     # cumsum of an elementwise producer on 2^27 float32 (gpu_bench cumsum_fused).
     xs = torch.rand(N, device="cuda")
     res["cumsum_fused_torch_ms"] = cuda_ms(lambda: torch.cumsum(xs * 2 + 1, 0), tsync, 10, 5)
@@ -472,6 +488,12 @@ def rows(r):
             out.append((label, f"{c[what + '_ms']:.3f} ms{extra}",
                         f"torch {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
                         f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", f"<= {target}x torch (issue 13)"))
+    for what, label in (("scatter_set", "scatter set 2^26 into 2^24 float32 (last update wins)"),
+                        ("scatter_add", "scatter add 2^26 into 2^24 float32 (add.at)")):
+        if f"{what}_ms" in c and f"{what}_torch_ms" in p:
+            out.append((label, f"{c[what + '_ms']:.3f} ms",
+                        f"torch index_put {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
+                        f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", "none set (issue 14: measured)"))
     c = r.get("cumsum_fused", {})
     if "kiln_ms" in c and "cumsum_fused_torch_ms" in p:
         tc = p.get("cumsum_fused_torch_compile_ms", float("nan"))

@@ -157,27 +157,46 @@ __device__ __forceinline__ void atomic_add(T* p, T v) {
   atomic_apply<Add>(p, v);
 }
 
+// Where update k lands: positions[k] as it is, a negative one an update left out (compress: a
+// value the mask drops); or, with a length (plan::ScatterStep::index_length), positions[k] is an
+// index into a 1-d output of that many elements, a negative one counted from the end, and one
+// still outside [0, length) is left out (scatter() reports it).
+__device__ __forceinline__ long long landing(const long long* positions, long long k,
+                                             long long length) {
+  const long long p = positions[k];
+  if (length == 0) return p;
+  const long long i = p < 0 ? p + length : p;
+  return i < length ? i : -1;
+}
+
 // Set: the last update of each position (largest k) claims it, so the result is the one NumPy
 // gives whatever order the threads run in. claims[] starts at -1 for every position.
 __device__ __forceinline__ void claim_last(long long* claims, const long long* positions,
-                                           long long count) {
-  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x)
-    if (positions[k] >= 0) atomicMax(&claims[positions[k]], k);
-}
-
-// out[positions[k]] = op(out[positions[k]], values[k * stride]) for every k < count whose
-// position is not negative (stride 0: one value for every update). out already holds x.
-// For Set, `claims` is claim_last's table, or null where every update stores the same value
-// (then whichever stores last leaves what the last update would).
-template <int OP, class T>
-__device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
-                                        long long stride, long long count,
-                                        const long long* claims) {
+                                           long long count, long long length) {
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x) {
-    const long long p = positions[k];
-    if (p < 0) continue;  // an update left out (compress: a value the mask drops)
+    const long long p = landing(positions, k, length);
+    if (p >= 0) atomicMax(&claims[p], k);
+  }
+}
+
+// out[p] = op(out[p], values[k * stride]) for every k < count, p where update k lands (above;
+// stride 0: one value for every update). out already holds x. For Set, `claims` is claim_last's
+// table, or null where every update stores the same value (then whichever stores last leaves
+// what the last update would). With a length, the indices out of range are folded into the two
+// words at `check` (kiln::RangeCheck, zeroed before the launch).
+template <int OP, class T>
+__device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
+                                        long long stride, long long count, const long long* claims,
+                                        long long length, unsigned long long* check) {
+  RangeCheck range(check);
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long p = landing(positions, k, length);
+    if (p < 0) {
+      range.note(length != 0, positions[k]);
+      continue;
+    }
     const T v = values[k * stride];
     if constexpr (OP == Set) {
       if (!claims || claims[p] == k) out[p] = v;

@@ -3,8 +3,9 @@
 // (add.at) or keeps its last value (x[i] = v), a negative index counts from the end. Every
 // dtype that scatters, with the value given as a scalar, a 0-d array, one element of an array
 // broadcast, or one value per update; the index as int64, int32 or uint8. Also what the plan
-// reads: one value for every update is read once, and a 1-d array's indices in place. The GPU
-// case runs the same updates on a GPU and wants the host's bits.
+// reads: one value for every update is read once, and a 1-d array's indices in place, their
+// range checked by the scatter step. The GPU case runs the same updates on a GPU and wants the
+// host's bits and errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -227,26 +228,86 @@ TEST_CASE("scatter: one value for every update is read once; a 1-d array's indic
   std::string counting = kiln::explain({kiln::bincount(idx)});
   INFO(counting);
   CHECK(count(counting, "over (1000,)") == 0);
-  // Indices that wrap (a negative one) are gathered into positions first, as before; the
-  // values of one per update are read as they are.
-  std::string wrapped = kiln::explain({x.at(idx - 100).set(idx.astype(DType::Float64))});
+  // Indices that wrap (negative ones) are read in place too, the scatter step counting them
+  // from the end and checking their range; the values of one per update are read as they are.
+  Array negative = (idx - 100).eval(), values = idx.astype(DType::Float64).eval();
+  std::string wrapped = kiln::explain({x.at(negative).set(values)});
   INFO(wrapped);
-  CHECK(count(wrapped, "over (1000,)") >= 1);
-  CHECK(kiln::array_equal(x.at(idx - 100).add(1.0), kiln::full({100}, 10.0)));
+  CHECK(count(wrapped, "over (1000,)") == 0);
+  CHECK(count(wrapped, "indices (range checked as it runs)") == 1);
+  CHECK(kiln::array_equal(x.at(negative).add(1.0), kiln::full({100}, 10.0)));
+  CHECK(kiln::array_equal(x.at(negative).set(values), kiln::arange(0.0, 100.0)));
 }
 
-TEST_CASE("scatter: bad indices are refused when the update is made, as before") {
-  Array x = kiln::zeros({6}, DType::Float64);
-  for (std::vector<int64_t> bad : {std::vector<int64_t>{1, 6}, std::vector<int64_t>{-7, 0}}) {
-    Array i = kiln::asarray(bad);
-    CHECK_THROWS_AS(x.at(i).set(1.0), kiln::ShapeError);
-    CHECK_THROWS_AS(x.at(i.astype(DType::Int32)).add(1.0), kiln::ShapeError);
-  }
+namespace {
+
+// The message of the ShapeError that evaluating y throws ("" when it throws none).
+std::string evaluation_error(const Array& y) {
   try {
-    x.at(kiln::asarray(std::vector<int64_t>{2, 9, 1})).add(1.0);
+    y.eval();
+  } catch (const kiln::ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A 1-d x's bad indices are found by the scatter step as it runs (no pass before it): the
+// update is made lazily, its evaluation throws NumPy's IndexError message (the lowest index
+// below the range, else the highest above, as take reports), stores nothing and leaves x as it
+// was; indices at the ends of the range are taken. On device d.
+void check_bad_indices(Device d) {
+  const Array x = kiln::zeros({6}, DType::Float64, d).eval();
+  const std::vector<std::pair<std::vector<int64_t>, std::string>> cases = {
+      {{1, 6}, "at: index 6 is out of bounds for axis 0 with size 6"},
+      {{-7, 0}, "at: index -7 is out of bounds for axis 0 with size 6"},
+      {{2, 9, -8, 1, 7, -9}, "at: index -9 is out of bounds"},
+      {{2, 9, 1, 7}, "at: index 9 is out of bounds"}};
+  for (const auto& [bad, message] : cases)
+    for (DType t : {DType::Int64, DType::Int32}) {
+      const Array i = kiln::asarray(bad).astype(t).to(d);
+      for (const Array& y :
+           {x.at(i).set(1.0), x.at(i).add(2.0), x.at(i).max(3.0),
+            x.at(i).set(kiln::full({static_cast<int64_t>(bad.size())}, 4.0, DType::Float64, d))}) {
+        INFO(message, " ", kiln::dtype_name(t));
+        CHECK(evaluation_error(y).find(message) == 0);
+        CHECK(evaluation_error(y).find(message) == 0);  // nothing stored: it throws again
+      }
+    }
+  CHECK(kiln::array_equal(x.get(), kiln::zeros({6})));
+  // With another result in the same evaluation: neither is stored, and the good one alone runs.
+  const Array good = x.at(kiln::asarray(std::vector<int64_t>{-6, 5}).to(d)).set(1.0);
+  const Array bad = x.at(kiln::asarray(std::vector<int64_t>{0, 6}).to(d)).set(1.0);
+  CHECK_THROWS_AS(kiln::eval({good, bad}), kiln::ShapeError);
+  CHECK(kiln::array_equal(good.get(), kiln::asarray(std::vector<double>{1, 0, 0, 0, 0, 1})));
+  // Many updates (many threads on a GPU, the prefetching loop on the host), two bad ones.
+  const int64_t count = int64_t{1} << 20;
+  const Array many = kiln::arange(int64_t{0}, count, int64_t{1}, DType::Int64, d) % 1000 - 500;
+  const Array wide = kiln::zeros({1000}, DType::Float32, d);
+  // Position p takes residue (p + 500) % 1000 of k, which 1048 or 1049 of the k < 2^20 have.
+  const Array residue = (kiln::arange(int64_t{0}, int64_t{1000}) + 500) % 1000;
+  CHECK(kiln::array_equal(wide.at(many).add(1.0f).get(),
+                          kiln::full({1000}, 1048.0f) + (residue < count % 1000)));
+  const Array two_bad = many.at(kiln::asarray(std::vector<int64_t>{7, 1000}).to(d))
+                            .set(kiln::asarray(std::vector<int64_t>{1001, -1002}).to(d));
+  CHECK(evaluation_error(wide.at(two_bad).add(1.0f)) ==
+        "at: index -1002 is out of bounds for axis 0 with size 1000");
+}
+
+}  // namespace
+
+TEST_CASE("scatter: a 1-d array's bad indices are refused when the update is evaluated") {
+  check_bad_indices(kiln::host());
+}
+
+TEST_CASE("scatter: other bad indices are refused when the update is made") {
+  Array x = kiln::zeros({6}, DType::Float64);
+  // Several index arrays, or one along the first axis of a 2-d x, are checked at once.
+  Array m = kiln::zeros({3, 2});
+  try {
+    m.at(kiln::asarray(std::vector<int64_t>{2, 3, 1})).add(1.0);
     FAIL("an index past the end was taken");
   } catch (const kiln::ShapeError& e) {
-    CHECK(std::string(e.what()).find("index 9 is out of bounds") != std::string::npos);
+    CHECK(std::string(e.what()).find("at: index 3 is out of bounds for axis 0 with size 3") == 0);
   }
   // No index: x itself. An empty x takes no index at all.
   CHECK(kiln::array_equal(x.at(kiln::asarray(std::vector<int64_t>{})).set(1.0), x));
@@ -297,4 +358,5 @@ GPU_TEST_CASE("scatter on the GPU gives the host's bits") {
     Array got = x.at(idx).set(kiln::full({}, 1, t, kiln::cuda())).get();
     CHECK(kiln::array_equal(got, kiln::asarray(std::vector<double>{1, 0, 0, 1, 0}).astype(t)));
   }
+  check_bad_indices(kiln::cuda());
 }

@@ -109,7 +109,9 @@ class Array {
   // compare in the promoted dtype, as NumPy's minimum.at; add and multiply cast the value to
   // x's dtype first, where NumPy computes in the promoted dtype, so a float value x's dtype
   // cannot hold exactly may round twice (float64 2^-11 + 2^-30 added to a float16 1 gives 1,
-  // NumPy 1.0009765625).
+  // NumPy 1.0009765625). A 1-d x's one index array is checked as the scatter runs: an index
+  // outside [-n, n) throws ShapeError when the result is evaluated (nothing is stored); other
+  // index arrays are checked here.
   At at(const Array& indices) const;
   At at(const std::vector<Array>& indices) const;
   At at(std::initializer_list<Array> indices) const;

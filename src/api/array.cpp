@@ -431,22 +431,26 @@ Array Array::At::combined(const Array& value, const char* what) const {
 namespace {
 
 // The flat positions of x that the index arrays select: an iota over x read through the same
-// indexing. The positions of a 1-d x are its one integer index array's values where none is
-// negative (NumPy's wrap then changes nothing): the scatter reads the indices as they are, where
-// the iota's gather would write them out again. Bad indices are refused here, when the update
-// is made (index() with several arrays checks its own; one array's take would check only when
-// the result is evaluated).
+// indexing. A bad index of one array along the first axis is refused here, when the update is
+// made (index() with several arrays checks its own; one array's take would check only when the
+// result is evaluated, naming take).
 Array scatter_positions(const Array& x, const std::vector<Array>& arrays) {
   const Array& first = arrays[0];
   if (x.ndim() > 0 && arrays.size() == 1 && is_integer(first.dtype()) && first.size() > 0 &&
       x.size() > 0) {
     const int64_t n = x.shape()[0];
-    if (x.ndim() == 1 && api::within(first, n)) return first.astype(DType::Int64);
     if (const auto bad = api::out_of_range(first, n))
       throw ShapeError("at: index " + std::to_string(*bad) +
                        " is out of bounds for axis 0 with size " + std::to_string(n));
   }
   return arange(0, x.size(), 1, DType::Int64, x.device()).reshape(x.shape()).index(arrays);
+}
+
+// Whether the scatter reads the one index array of a 1-d x as it is: its indices are then the
+// positions, negatives counted from the end and the range checked by the scatter step itself,
+// so no pass over the indices comes before it and nothing waits for the device.
+bool indices_in_place(const Array& x, const std::vector<Array>& arrays) {
+  return x.ndim() == 1 && arrays.size() == 1 && is_integer(arrays[0].dtype());
 }
 
 }  // namespace
@@ -470,13 +474,18 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
     At wide(x_.astype(result), arrays_);
     return (sop == graph::ScatterOp::Min ? wide.min(v) : wide.max(v)).astype(n.dtype);
   }
-  Array positions = scatter_positions(x_, arrays_);
+  const bool in_place = indices_in_place(x_, arrays_);
+  Array positions = in_place ? arrays_[0].astype(DType::Int64) : scatter_positions(x_, arrays_);
   Array values = std::holds_alternative<Array>(v)
                      ? std::get<Array>(v).astype(n.dtype)
                      : full({}, std::get<Scalar>(v), n.dtype, n.device);
   values = values.broadcast_to(positions.shape());
   if (positions.size() == 0) return x_;
-  return api::finish(api::scatter(x_, positions.reshape({-1}), values.reshape({-1}), sop));
+  if (in_place && n.shape[0] == 0)  // every index is out of range: NumPy's IndexError, now
+    throw ShapeError("at: index " + std::to_string(arrays_[0].reshape({-1})(0).item<int64_t>()) +
+                     " is out of bounds for axis 0 with size 0");
+  return api::finish(api::scatter(x_, positions.reshape({-1}), values.reshape({-1}), sop,
+                                  in_place ? n.shape[0] : 0));
 }
 
 Array Array::At::set(const Operand& v) const {

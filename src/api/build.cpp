@@ -168,7 +168,8 @@ TransferPolicy get_transfer_policy() { return api::g_transfer_policy; }
 
 namespace kiln::api {
 
-NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op) {
+NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op,
+                int64_t index_length) {
   const auto& n = node_of(x);
   const graph::Node* nodes[] = {&n, &node_of(positions), &node_of(values)};
   Device d = common_device(nodes, "scatter");
@@ -178,7 +179,8 @@ NodeRef scatter(const Array& x, const Array& positions, const Array& values, gra
                n.dtype,
                n.shape,
                d,
-               {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)}});
+               {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)},
+               graph::ScatterAttrs{index_length}});
 }
 
 NodeRef compress(const Array& mask, const Array* rows, const Shape& shape) {
@@ -230,17 +232,6 @@ std::optional<int64_t> out_of_range(const Array& indices, int64_t n) {
   if (!any((i < -n) | (i >= n)).item<bool>()) return std::nullopt;
   const auto [lo, hi] = value_range(indices);
   return lo < -n ? lo : hi;
-}
-
-bool within(const Array& indices, int64_t n) {
-  if (indices.size() == 0) return true;
-  // One plain reduction: read as unsigned 64-bit numbers (the int64 values wrapped, as
-  // astype does), an index is in [0, n) exactly when it is below n, negatives being 2^63 and
-  // up. On the host a plain max folds at memory speed, where any() of two comparisons runs
-  // through the interpreter at less than half of it, and value_range's min and max read the
-  // indices twice.
-  const Array largest = max(indices.astype(DType::Int64).astype(DType::UInt64));
-  return largest.item<uint64_t>() < static_cast<uint64_t>(n);
 }
 
 Array finish(NodeRef n) {

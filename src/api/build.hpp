@@ -45,7 +45,10 @@ NodeRef copy_to(const NodeRef& n, Device d);
 
 // x with `values` placed at flat `positions` (int64, in range or negative to skip; both 1-d of
 // one length, values of x's dtype) by `op`: one Scatter node, its operands on a common device.
-NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op);
+// With an index_length, the positions are indices along a 1-d x of that length instead, checked
+// when the scatter runs (graph::ScatterAttrs).
+NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op,
+                int64_t index_length = 0);
 // The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
 NodeRef scan(const Array& in, int axis, graph::ScanOp op);
 // The rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, in order, as an array of
@@ -67,8 +70,6 @@ std::pair<int64_t, int64_t> value_range(const Array& a);
 // An index of `indices` outside [-n, n) (the smallest below, else the largest above), or none:
 // one pass over the indices (is any out of range?) and, only when one is, value_range.
 std::optional<int64_t> out_of_range(const Array& indices, int64_t n);
-// Whether every index lies in [0, n), so none needs NumPy's wrap of negatives.
-bool within(const Array& indices, int64_t n);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
 // chaining operations never builds an unbounded graph.

@@ -74,7 +74,9 @@ struct Describe {
   void operator()(const plan::ScatterStep& s) const {
     const int64_t bytes = plan::moved_bytes(s, p);
     os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
-       << shape_size(p.buffers[s.positions].shape) << " positions, moves " << mb(bytes) << "\n";
+       << shape_size(p.buffers[s.positions].shape)
+       << (s.index_length > 0 ? " indices (range checked as it runs)" : " positions") << ", moves "
+       << mb(bytes) << "\n";
   }
   void operator()(const plan::ScanStep& s) const {
     os << "scan (" << graph::op_name(s.op) << ") of " << buffer(p, s.in) << " along " << s.n

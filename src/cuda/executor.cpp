@@ -45,8 +45,8 @@ void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& 
 
 void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc,
                            const void* x, const int64_t* positions, const void* values,
-                           int64_t count, void* out) {
-  gpu::run_scatter(step, out_desc, x, positions, values, count, out, device_);
+                           int64_t count, void* out, uint64_t* check) {
+  gpu::run_scatter(step, out_desc, x, positions, values, count, out, check, device_);
 }
 
 void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc,

@@ -22,7 +22,7 @@ void run_fft(const plan::FftStep& step, const plan::PlanBuffer& in_desc, const v
 // and products at repeated positions may round differently, as they run in any order).
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
                  const int64_t* positions, const void* values, int64_t count, void* out,
-                 int device);
+                 uint64_t* check, int device);
 // out = the inclusive scan of in (cpu::run_scan's contract): long rows in one pass of tiles
 // (decoupled look-back), whose float sums associate differently from the host's (the same way
 // every run).

@@ -30,9 +30,10 @@ Helper scatter_helper(DType t, graph::ScatterOp op) {
   Helper h =
       helpers::wrap("scatter.cuh", name,
                     type + "* out, const long long* positions, const " + type +
-                        "* values, long long stride, long long count, const long long* claims",
+                        "* values, long long stride, long long count, const long long* claims, "
+                        "long long length, unsigned long long* check",
                     std::string("kiln::scatter::scatter<kiln::scatter::") + op_constant(op) +
-                        ">(out, positions, values, stride, count, claims)",
+                        ">(out, positions, values, stride, count, claims, length, check)",
                     std::string("scatter: ") + graph::op_name(op) + " at integer positions, " + tag,
                     tag + " -> " + tag);
   h.options = {"--fmad=false"};  // complex products round as the host's
@@ -41,8 +42,9 @@ Helper scatter_helper(DType t, graph::ScatterOp op) {
 
 Helper claim_helper() {
   return helpers::wrap("scatter.cuh", "kiln_scatter_claim",
-                       "long long* claims, const long long* positions, long long count",
-                       "kiln::scatter::claim_last(claims, positions, count)",
+                       "long long* claims, const long long* positions, long long count, "
+                       "long long length",
+                       "kiln::scatter::claim_last(claims, positions, count, length)",
                        "scatter set: each position claims its last update", "i64 -> i64");
 }
 
@@ -50,7 +52,7 @@ Helper claim_helper() {
 
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
                  const int64_t* positions, const void* values, int64_t count, void* out,
-                 int device) {
+                 uint64_t* check, int device) {
   const DType t = out_desc.dtype;
   if (t == DType::Complex128 && step.op == graph::ScatterOp::Multiply)
     throw DTypeError(
@@ -62,7 +64,10 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   const size_t bytes = static_cast<size_t>(size * itemsize(t));
   if (bytes && out != x)
     KILN_CUDA_CHECK(cudaMemcpyAsync(out, x, bytes, cudaMemcpyDeviceToDevice, stream));
+  if (check)  // the range check's words start at zero
+    KILN_CUDA_CHECK(cudaMemsetAsync(check, 0, 2 * sizeof(uint64_t), stream));
   if (count == 0) return;
+  long long length = step.index_length;
   std::shared_ptr<graph::Buffer> claims;  // stream-ordered: freed after the launches below
   void* claims_data = nullptr;
   // Where every update stores one value, any order gives the last update's: nothing to claim.
@@ -71,11 +76,11 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     claims_data = claims->data();
     KILN_CUDA_CHECK(cudaMemsetAsync(claims_data, 0xff, size * sizeof(long long), stream));  // -1
     long long n = count;
-    void* args[] = {&claims_data, &positions, &n};
+    void* args[] = {&claims_data, &positions, &n, &length};
     helpers::launch(claim_helper(), device, count, args);
   }
   long long n = count, stride = step.values_stride;
-  void* args[] = {&out, &positions, &values, &stride, &n, &claims_data};
+  void* args[] = {&out, &positions, &values, &stride, &n, &claims_data, &length, &check};
   helpers::launch(scatter_helper(t, step.op), device, count, args);
 }
 

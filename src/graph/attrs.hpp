@@ -121,6 +121,15 @@ struct ScanAttrs {
   bool operator==(const ScanAttrs&) const = default;
 };
 
+// Scatter: how its positions are read. 0: flat positions of x, a negative one an update left
+// out (a mask's). Otherwise they are indices along x's one axis of this length (a 1-d x's
+// x.at(i)): a negative one counts from the end, and any outside [-length, length) makes the
+// evaluation throw and store nothing (the step's own range check; ScatterStep::check_buffer).
+struct ScatterAttrs {
+  int64_t index_length = 0;
+  bool operator==(const ScatterAttrs&) const = default;
+};
+
 // Matmul: whether a float32 product may use TF32 tensor cores (kiln::set_matmul_precision when
 // it was built). Structure: the plan and the library's algorithm depend on it.
 struct MatmulAttrs {
@@ -128,9 +137,9 @@ struct MatmulAttrs {
   bool operator==(const MatmulAttrs&) const = default;
 };
 
-using Attrs =
-    std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs, FftAttrs,
-                 RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs, MatmulAttrs>;
+using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
+                           FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs,
+                           MatmulAttrs, ScatterAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

@@ -47,8 +47,8 @@ void Executor::run_random(const plan::RandomStep& step, const plan::PlanBuffer& 
 
 void Executor::run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc,
                            const void* x, const int64_t* positions, const void* values,
-                           int64_t count, void* out) {
-  cpu::run_scatter(step, out_desc, x, positions, values, count, out);
+                           int64_t count, void* out, uint64_t* check) {
+  cpu::run_scatter(step, out_desc, x, positions, values, count, out, check);
 }
 
 void Executor::run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc,

@@ -18,7 +18,8 @@ class Executor : public plan::Backend {
   void run_random(const plan::RandomStep& step, const plan::PlanBuffer& out_desc,
                   void* out) override;
   void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
-                   const int64_t* positions, const void* values, int64_t count, void* out) override;
+                   const int64_t* positions, const void* values, int64_t count, void* out,
+                   uint64_t* check) override;
   void run_scan(const plan::ScanStep& step, const plan::PlanBuffer& out_desc, const void* in,
                 void* out) override;
   void run_compress(const plan::CompressStep& step, const plan::PlanBuffer& out_desc,

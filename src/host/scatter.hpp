@@ -6,6 +6,7 @@
 namespace kiln::cpu {
 
 void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc, const void* x,
-                 const int64_t* positions, const void* values, int64_t count, void* out);
+                 const int64_t* positions, const void* values, int64_t count, void* out,
+                 uint64_t* check);
 
 }  // namespace kiln::cpu

@@ -614,12 +614,15 @@ class Planner {
       param_nodes_.push_back(
           {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
     g.name = kernel_name(g);
-    if (!g.checks.empty()) {  // the words its range checks fold into, on its device
-      const Device& d = plan_.buffers[g.outputs[0].buffer].device;
-      plan_.buffers.push_back({DType::Int64, {2 * static_cast<int64_t>(g.checks.size())}, d, {}});
-      g.check_buffer = static_cast<int>(plan_.buffers.size()) - 1;
-    }
+    if (!g.checks.empty())  // the words its range checks fold into, on its device
+      g.check_buffer = check_words(g.checks.size(), plan_.buffers[g.outputs[0].buffer].device);
     return KernelStep{std::move(g)};
+  }
+
+  // A new plan buffer for the two words of each of `checks` range checks on device d.
+  int check_words(size_t checks, Device d) {
+    plan_.buffers.push_back({DType::Int64, {2 * static_cast<int64_t>(checks)}, d, {}});
+    return static_cast<int>(plan_.buffers.size()) - 1;
   }
 
   static ScanFold scan_fold(const Node& n) {
@@ -707,6 +710,8 @@ class Planner {
     } else {
       s.values = buffer_of(in[2].get());
     }
+    s.index_length = n.attr<graph::ScatterAttrs>().index_length;
+    if (s.index_length > 0) s.check_buffer = check_words(1, plan_.buffers[s.out].device);
     return s;
   }
 

@@ -207,29 +207,41 @@ void PlanRun::run() {
   Ordering ordering(*this);  // before any step: bufs_ holds exactly what the plan did not write
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
-  for (const auto& step : p_.steps)
-    if (const auto* k = std::get_if<plan::KernelStep>(&step); k && k->group.check_buffer >= 0)
-      check_ranges(k->group);
+  check_ranges();
   // No wait for copies still reading pinned host buffers: kiln's pinned allocator reuses a
   // freed block only after the streams current when it was freed (which the copies' streams
   // join, cuda/streams.hpp) have passed that point. So eval() returns with the GPU still busy.
 }
 
-// The words group g's range checks folded the indices they found out of range into (one
-// copy, which waits for the group's kernel); the lowest index below the range is reported, else
-// the highest above it, as NumPy reports a bad index.
-void PlanRun::check_ranges(const plan::FusedGroup& g) {
-  std::vector<uint64_t> words(2 * g.checks.size());
-  backend_of(g.check_buffer)
-      .copy_to_host(words.data(), data(g.check_buffer), words.size() * sizeof(uint64_t), false);
-  for (size_t c = 0; c < g.checks.size(); ++c) {
+// The range checks of the plan's steps, in step order: take's (a group's Check instructions)
+// and a scatter's own (x.at(i) of a 1-d x).
+void PlanRun::check_ranges() {
+  for (const auto& step : p_.steps) {
+    if (const auto* k = std::get_if<plan::KernelStep>(&step); k && k->group.check_buffer >= 0) {
+      check_words(k->group.check_buffer, k->group.checks, "take",
+                  "; use kiln::TakeMode::Wrap or Clip to map it into range");
+    } else if (const auto* s = std::get_if<plan::ScatterStep>(&step); s && s->check_buffer >= 0) {
+      const plan::FusedGroup::IndexCheck c{s->index_length, 0};
+      check_words(s->check_buffer, {&c, 1}, "at", "");
+    }
+  }
+}
+
+// The words that `checks` folded the indices they found out of range into (one copy, which
+// waits for the step that wrote them): the lowest index below the range is reported, else the
+// highest above it, as NumPy reports a bad index.
+void PlanRun::check_words(int buffer, std::span<const plan::FusedGroup::IndexCheck> checks,
+                          const char* what, const char* advice) {
+  std::vector<uint64_t> words(2 * checks.size());
+  backend_of(buffer).copy_to_host(words.data(), data(buffer), words.size() * sizeof(uint64_t),
+                                  false);
+  for (size_t c = 0; c < checks.size(); ++c) {
     const uint64_t below = words[2 * c], above = words[2 * c + 1];
     if (!below && !above) continue;
     const int64_t bad = below ? scalar::below_index(below) : scalar::above_index(above);
-    throw ShapeError("take: index " + std::to_string(bad) + " is out of bounds for axis " +
-                     std::to_string(g.checks[c].axis) + " with size " +
-                     std::to_string(g.checks[c].length) +
-                     "; use kiln::TakeMode::Wrap or Clip to map it into range");
+    throw ShapeError(std::string(what) + ": index " + std::to_string(bad) +
+                     " is out of bounds for axis " + std::to_string(checks[c].axis) +
+                     " with size " + std::to_string(checks[c].length) + advice);
   }
 }
 
@@ -327,8 +339,9 @@ void PlanRun::run_step(const plan::ScatterStep& s) {
   plan::Backend& b = backend_of(s.out);
   const auto* values = static_cast<const char*>(data(s.values)) +
                        s.values_offset * itemsize(p_.buffers[s.values].dtype);
+  void* check = s.check_buffer >= 0 ? data(s.check_buffer) : nullptr;
   b.run_scatter(s, p_.buffers[s.out], data(s.x), static_cast<const int64_t*>(data(s.positions)),
-                values, count, data(s.out));
+                values, count, data(s.out), static_cast<uint64_t*>(check));
   if (debug_level() >= 1)
     report(std::string("scatter (") + graph::op_name(s.op) + ")", plan::KernelOrigin::None, b,
            device_of(s.out), bytes, t0);

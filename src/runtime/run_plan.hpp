@@ -1,6 +1,7 @@
 // Runs a Plan: owns its buffers and sends each step to the backend of its device
 // (runtime/backends.hpp). Plans may span devices.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "plan/backend.hpp"
@@ -21,8 +22,9 @@ class PlanRun {
   // Generates and compiles (or finds in the kernel cache) every group's kernel for its device,
   // and refuses user code that cannot run there: all before any step runs.
   void compile();
-  // Runs every step; then throws ShapeError if a range check of take's indices failed
-  // (plan::FusedGroup::checks), before any result is stored.
+  // Runs every step; then throws ShapeError if a range check of take's or a scatter's indices
+  // failed (plan::FusedGroup::checks, plan::ScatterStep::check_buffer), before any result is
+  // stored.
   void run();
   // After run(): the buffer of plan.outputs[i] (null: a held value the plan does not write).
   graph::BufferRef output(size_t i);
@@ -35,7 +37,9 @@ class PlanRun {
   plan::Backend& backend_of(int id) const;
   void check_user_code(const plan::KernelStep& k, plan::Backend& b) const;
   std::vector<plan::PreparedGroup> compile_new_kernels();
-  void check_ranges(const plan::FusedGroup& g);
+  void check_ranges();
+  void check_words(int buffer, std::span<const plan::FusedGroup::IndexCheck> checks,
+                   const char* what, const char* advice);
 
   void run_step(const plan::KernelStep& s);
   void run_step(const plan::CopyStep& s);
