@@ -208,6 +208,50 @@ __device__ __forceinline__ void scatter(T* out, const long long* positions, cons
   }
 }
 
+// Set of values of at most 4 bytes, in one pass over the updates: update k offers
+// (k + 1) << 32 | its value's bits to its position's word with one atomicMax, so each word ends
+// holding the last update's value (the largest k), as claim_last and scatter leave it while
+// reading the positions twice and the claims once more. words[] starts at 0 (no update);
+// unpack_set then writes the output. count stays below 2^32 - 1. Indices out of range as in
+// scatter().
+template <class T>
+__device__ __forceinline__ void set_packed(unsigned long long* words, const long long* positions,
+                                           const T* values, long long stride, long long count,
+                                           long long length, unsigned long long* check) {
+  static_assert(sizeof(T) <= 4, "a packed set holds the value in the word's low 32 bits");
+  RangeCheck range(check);
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long p = landing(positions, k, length);
+    if (p < 0) {
+      range.note(length != 0, positions[k]);
+      continue;
+    }
+    const T v = values[k * stride];
+    unsigned int bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    atomicMax(words + p, ((unsigned long long)(k + 1) << 32) | bits);
+  }
+}
+
+// out[i] = the value word i holds, or x[i] where no update landed (set_packed).
+template <class T>
+__device__ __forceinline__ void unpack_set(T* out, const T* x, const unsigned long long* words,
+                                           long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const unsigned long long w = words[i];
+    if (w) {
+      const unsigned int bits = (unsigned int)w;
+      T v;
+      memcpy(&v, &bits, sizeof(T));
+      out[i] = v;
+    } else {
+      out[i] = x[i];
+    }
+  }
+}
+
 #endif  // __CUDACC__
 
 }  // namespace kiln::scatter

@@ -615,11 +615,13 @@ TEST_CASE("the scatter and scan kernels compile with NVRTC") {
   const DType some[] = {DType::Bool,    DType::Int8,      DType::UInt16,    DType::Float32,
                         DType::Float64, DType::Complex64, DType::Complex128};
   auto names = kiln::gpu::compile_scatter_helpers("sm_90", some);
-  // Every operation, less min and max of the two complex dtypes and complex128's multiply, and
-  // the set's claim kernel.
-  CHECK(names.size() == 5 * std::size(some) - 5 + 1);
-  for (const char* n : {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u16",
-                        "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b"})
+  // Every operation, less min and max of the two complex dtypes and complex128's multiply, the
+  // set's claim kernel, and the packed set's two kernels for each dtype of at most 4 bytes.
+  CHECK(names.size() == 5 * std::size(some) - 5 + 1 + 2 * 4);
+  for (const char* n :
+       {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u16",
+        "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b",
+        "kiln_scatter_set_packed_f32", "kiln_scatter_unpack_b", "kiln_scatter_set_packed_i8"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto scans = kiln::gpu::compile_scan_helpers("sm_90", some);
   CHECK(scans.size() == 4 * (std::size(some) - 1));  // 2 kernels x 2 ops, none for bool

@@ -287,10 +287,18 @@ void check_bad_indices(Device d) {
   const Array residue = (kiln::arange(int64_t{0}, int64_t{1000}) + 500) % 1000;
   CHECK(kiln::array_equal(wide.at(many).add(1.0f).get(),
                           kiln::full({1000}, 1048.0f) + (residue < count % 1000)));
+  // A set of float32 values (one 64-bit word per position on a GPU): the last k of each residue.
+  std::vector<float> last(1000);
+  for (int64_t p = 0; p < 1000; ++p) {
+    const int64_t r = (p + 500) % 1000;
+    last[p] = static_cast<float>(r + (count - 1 - r) / 1000 * 1000);
+  }
+  const Array ks = kiln::arange(int64_t{0}, count, int64_t{1}, DType::Float32, d);
+  CHECK(kiln::array_equal(wide.at(many).set(ks).get(), kiln::asarray(last)));
   const Array two_bad = many.at(kiln::asarray(std::vector<int64_t>{7, 1000}).to(d))
                             .set(kiln::asarray(std::vector<int64_t>{1001, -1002}).to(d));
-  CHECK(evaluation_error(wide.at(two_bad).add(1.0f)) ==
-        "at: index -1002 is out of bounds for axis 0 with size 1000");
+  for (const Array& y : {wide.at(two_bad).add(1.0f), wide.at(two_bad).set(ks)})
+    CHECK(evaluation_error(y) == "at: index -1002 is out of bounds for axis 0 with size 1000");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Scatter steps on a GPU (kernels/scatter.cuh): x copied into the output on the device's
 // stream, then one thread per update, atomically. A set first lets each position claim its last
-// update, so repeated positions keep the one NumPy keeps.
+// update, so repeated positions keep the one NumPy keeps; a set of values of at most 4 bytes packs
+// the update's index and value into one 64-bit word instead, in one pass, and writes the output
+// from the words.
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -40,6 +42,35 @@ Helper scatter_helper(DType t, graph::ScatterOp op) {
   return h;
 }
 
+// A set of values of at most 4 bytes in one pass (kernels/scatter.cuh: set_packed), and the pass
+// that writes its output.
+Helper packed_set_helper(DType t) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap("scatter.cuh", "kiln_scatter_set_packed_" + tag,
+                       "unsigned long long* words, const long long* positions, const " + type +
+                           "* values, long long stride, long long count, long long length, "
+                           "unsigned long long* check",
+                       "kiln::scatter::set_packed(words, positions, values, stride, count, "
+                       "length, check)",
+                       "scatter set: each update offers its index and value to one word, " + tag,
+                       tag + " -> u64");
+}
+Helper unpack_set_helper(DType t) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap(
+      "scatter.cuh", "kiln_scatter_unpack_" + tag,
+      type + "* out, const " + type + "* x, const unsigned long long* words, long long n",
+      "kiln::scatter::unpack_set(out, x, words, n)",
+      "scatter set: the last update's value where one landed, else x's, " + tag,
+      "u64 " + tag + " -> " + tag);
+}
+// Whether a set packs its updates (set_packed): one value per update of at most 4 bytes, and
+// update indices that fit in 32 bits.
+bool packs(const plan::ScatterStep& step, DType t, int64_t count) {
+  return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) <= 4 &&
+         count < (int64_t{1} << 32) - 1;
+}
+
 Helper claim_helper() {
   return helpers::wrap("scatter.cuh", "kiln_scatter_claim",
                        "long long* claims, const long long* positions, long long count, "
@@ -62,12 +93,24 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   cudaStream_t stream = gpu::current_stream(device);
   const int64_t size = shape_size(out_desc.shape);
   const size_t bytes = static_cast<size_t>(size * itemsize(t));
-  if (bytes && out != x)
-    KILN_CUDA_CHECK(cudaMemcpyAsync(out, x, bytes, cudaMemcpyDeviceToDevice, stream));
   if (check)  // the range check's words start at zero
     KILN_CUDA_CHECK(cudaMemsetAsync(check, 0, 2 * sizeof(uint64_t), stream));
+  long long n = count, stride = step.values_stride, length = step.index_length;
+  if (count > 0 && size > 0 && packs(step, t, count)) {
+    // stream-ordered: freed after the launches below
+    auto words = allocate(device, static_cast<size_t>(size) * sizeof(uint64_t));
+    void* w = words->data();
+    KILN_CUDA_CHECK(cudaMemsetAsync(w, 0, size * sizeof(uint64_t), stream));
+    void* args[] = {&w, &positions, &values, &stride, &n, &length, &check};
+    helpers::launch(packed_set_helper(t), device, count, args);
+    long long elements = size;
+    void* unpack_args[] = {&out, &x, &w, &elements};
+    helpers::launch(unpack_set_helper(t), device, size, unpack_args);
+    return;
+  }
+  if (bytes && out != x)
+    KILN_CUDA_CHECK(cudaMemcpyAsync(out, x, bytes, cudaMemcpyDeviceToDevice, stream));
   if (count == 0) return;
-  long long length = step.index_length;
   std::shared_ptr<graph::Buffer> claims;  // stream-ordered: freed after the launches below
   void* claims_data = nullptr;
   // Where every update stores one value, any order gives the last update's: nothing to claim.
@@ -75,11 +118,9 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     claims = allocate(device, static_cast<size_t>(size) * sizeof(long long));
     claims_data = claims->data();
     KILN_CUDA_CHECK(cudaMemsetAsync(claims_data, 0xff, size * sizeof(long long), stream));  // -1
-    long long n = count;
     void* args[] = {&claims_data, &positions, &n, &length};
     helpers::launch(claim_helper(), device, count, args);
   }
-  long long n = count, stride = step.values_stride;
   void* args[] = {&out, &positions, &values, &stride, &n, &claims_data, &length, &check};
   helpers::launch(scatter_helper(t, step.op), device, count, args);
 }
@@ -87,7 +128,7 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 std::vector<std::string> compile_scatter_helpers(const std::string& arch,
                                                  std::span<const DType> dtypes) {
   std::vector<std::string> names{helpers::compile(claim_helper(), arch).kernel->name};
-  for (DType t : dtypes)
+  for (DType t : dtypes) {
     for (int op = 0; op <= static_cast<int>(graph::ScatterOp::Max); ++op) {
       auto o = static_cast<graph::ScatterOp>(op);
       bool complex = is_complex(t);
@@ -95,6 +136,10 @@ std::vector<std::string> compile_scatter_helpers(const std::string& arch,
       if (t == DType::Complex128 && o == graph::ScatterOp::Multiply) continue;
       names.push_back(helpers::compile(scatter_helper(t, o), arch).kernel->name);
     }
+    if (itemsize(t) <= 4)
+      for (const Helper& h : {packed_set_helper(t), unpack_set_helper(t)})
+        names.push_back(helpers::compile(h, arch).kernel->name);
+  }
   return names;
 }
 
