@@ -335,14 +335,14 @@ TEST_CASE(
       CAPTURE(split);
       const ShardedArray s = kiln::shard(x, mesh, split);
       check_same(kiln::fft::fftn(s), kiln::fft::fftn(x));
-      check_same(kiln::fft::ifftn(s, std::nullopt, "ortho"),
+      check_same(kiln::fft::ifftn(s, std::nullopt, std::nullopt, "ortho"),
                  kiln::fft::ifftn(x, std::nullopt, std::nullopt, "ortho"));
       for (int axis : {0, 1, -1}) {
         CAPTURE(axis);
-        const ShardedArray f = kiln::fft::fft(s, axis);
+        const ShardedArray f = kiln::fft::fft(s, std::nullopt, axis);
         CHECK(f.axis() == std::optional<int>(split));  // the result keeps x's layout
         check_same(f, kiln::fft::fft(x, std::nullopt, axis));
-        check_same(kiln::fft::ifft(s, axis, "forward"),
+        check_same(kiln::fft::ifft(s, std::nullopt, axis, "forward"),
                    kiln::fft::ifft(x, std::nullopt, axis, "forward"));
       }
       // A round trip gives x back.
@@ -350,7 +350,7 @@ TEST_CASE(
     }
     // Three axes, float32 in (complex64 out), split along the middle one, two of them transformed.
     const ShardedArray c = kiln::shard(cube, mesh, 1);
-    const ShardedArray fc = kiln::fft::fftn(c, std::vector<int>{1, 2});
+    const ShardedArray fc = kiln::fft::fftn(c, std::nullopt, std::vector<int>{1, 2});
     CHECK(fc.dtype() == DType::Complex64);
     CHECK(kiln::allclose(fc.get(), kiln::fft::fftn(cube, std::nullopt, std::vector<int>{1, 2}),
                          1e-5, 1e-5));
@@ -358,7 +358,58 @@ TEST_CASE(
     const Array v = kiln::arange(11).astype(DType::Float64);
     check_same(kiln::fft::fft(kiln::shard(v, mesh, 0)), kiln::fft::fft(v));
   }
-  CHECK_THROWS_AS(kiln::fft::fft(kiln::shard(x, Mesh::host(2), 0), 2), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::fft::fft(kiln::shard(x, Mesh::host(2), 0), std::nullopt, 2),
+                  kiln::ShapeError);
+}
+
+TEST_CASE("FFTs of sharded arrays: lengths, and the real transforms with their halved axis") {
+  const Array real = kiln::arange(105).reshape({3, 7, 5}).astype(DType::Float64) / 11 - 4;
+  const Array spectrum = kiln::fft::rfftn(real);  // (3, 7, 3) complex128
+  const std::vector<std::vector<int>> axes_cases = {{0, 1, 2}, {2, 0}, {1}, {0, 2, 1}, {-1, 1}};
+  for (int ranks : {1, 2, 3, 5}) {
+    CAPTURE(ranks);
+    const Mesh mesh = Mesh::host(ranks);
+    for (int split : {0, 1, 2}) {
+      CAPTURE(split);
+      const ShardedArray r = kiln::shard(real, mesh, split);
+      const ShardedArray c = kiln::shard(spectrum, mesh, split);
+      // Lengths that pad and crop, the split axis's among them.
+      const kiln::fft::Lengths s = std::vector<int64_t>{4, 6, 8};
+      check_same(kiln::fft::fftn(r, s), kiln::fft::fftn(real, s));
+      check_same(kiln::fft::ifftn(c, s, std::nullopt, "ortho"),
+                 kiln::fft::ifftn(spectrum, s, std::nullopt, "ortho"));
+      check_same(kiln::fft::fft(r, 9, split), kiln::fft::fft(real, 9, split));
+      check_same(kiln::fft::ifft(c, 2, split, "forward"),
+                 kiln::fft::ifft(spectrum, 2, split, "forward"));
+      for (const auto& axes : axes_cases) {
+        CAPTURE(axes);
+        const ShardedArray f = kiln::fft::rfftn(r, std::nullopt, axes);
+        CHECK(f.axis() == std::optional<int>(split));
+        check_same(f, kiln::fft::rfftn(real, std::nullopt, axes));
+        check_same(kiln::fft::irfftn(c, std::nullopt, axes),
+                   kiln::fft::irfftn(spectrum, std::nullopt, axes));
+        // Odd real lengths given back, and a round trip.
+        std::vector<int64_t> lengths;
+        for (int a : axes) lengths.push_back(real.shape()[static_cast<size_t>((a + 3) % 3)]);
+        check_same(kiln::fft::irfftn(kiln::fft::rfftn(r, std::nullopt, axes), lengths, axes), real);
+      }
+      check_same(kiln::fft::rfft(r, 6, split, "ortho"), kiln::fft::rfft(real, 6, split, "ortho"));
+      check_same(kiln::fft::irfft(c, 7, split), kiln::fft::irfft(spectrum, 7, split));
+    }
+    // 1-d: the halved axis is the split one (through replicated).
+    const Array v = kiln::arange(13).astype(DType::Float32) / 3;
+    check_same(kiln::fft::rfft(kiln::shard(v, mesh, 0)), kiln::fft::rfft(v));
+    check_same(kiln::fft::irfft(kiln::fft::rfft(kiln::shard(v, mesh, 0)), 13),
+               kiln::fft::irfft(kiln::fft::rfft(v), 13));
+  }
+  // Refused as the plain functions refuse, before any data moves.
+  const ShardedArray r = kiln::shard(real, Mesh::host(2), 2);
+  CHECK_THROWS_AS(kiln::fft::rfftn(kiln::shard(spectrum, Mesh::host(2), 2)), kiln::DTypeError);
+  CHECK_THROWS_AS(kiln::fft::rfftn(r, std::nullopt, std::vector<int>{}), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::fft::fftn(r, std::vector<int64_t>{4, 0}, std::vector<int>{0, 2}),
+                  kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::fft::fftn(r, std::nullopt, std::vector<int>{1, 1}), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::fft::irfftn(r, std::nullopt, std::nullopt, "sideways"), kiln::Error);
 }
 
 TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in rank order") {
@@ -601,6 +652,10 @@ void check_gpu_mesh(const Mesh& gpus) {
   same(kiln::reshard(gm, 1), kiln::reshard(hm, 1));
   same(kiln::reshard(gm, std::nullopt), kiln::reshard(hm, std::nullopt));
   same(kiln::fft::fftn(gm), kiln::fft::fftn(hm));
+  same(kiln::fft::rfftn(gm, std::vector<int64_t>{8, 6}),
+       kiln::fft::rfftn(hm, std::vector<int64_t>{8, 6}));
+  same(kiln::fft::irfft(kiln::fft::rfft(gm, std::nullopt, 0), 7, 0),
+       kiln::fft::irfft(kiln::fft::rfft(hm, std::nullopt, 0), 7, 0));
 }
 
 }  // namespace

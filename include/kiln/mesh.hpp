@@ -179,19 +179,32 @@ ShardedArray std(const ShardedArray& a, AxesArg axes = {}, double ddof = 0, bool
 // The whole array's repr, as NumPy prints it (gathered to the host first).
 std::ostream& operator<<(std::ostream& os, const ShardedArray& a);
 
-// ---- FFTs (complex to complex, numpy.fft's axes and norm; no lengths) --------------------------
+// ---- FFTs (numpy.fft's names, lengths, axes and norm, as kiln/fft.hpp) -----------------------
 // Axes that are not split transform on each rank. The split axis transforms by the slab
 // decomposition: the other axes first, then the array resharded along the longest other axis
-// (reshard, above: an all-gather today), the old split axis transformed on each rank, and the
-// result resharded back; a 1-d array goes through replicated. Results may round differently
-// from one device's (the axes transform in another order).
+// (reshard, above: an all-to-all), the old split axis transformed on each rank, and the result
+// resharded back; a 1-d array goes through replicated. rfftn halves its last axis first (on each
+// rank; when that axis is the split one, the array moves off it and back), then transforms the
+// others; irfftn the other way round, as NumPy. A length pads or crops its axis in that axis's
+// round. Results keep the input's layout and may round differently from one device's (the axes
+// transform in another order).
 namespace fft {
-ShardedArray fft(const ShardedArray& x, int axis = -1, std::string_view norm = "backward");
-ShardedArray ifft(const ShardedArray& x, int axis = -1, std::string_view norm = "backward");
-ShardedArray fftn(const ShardedArray& x, FftAxes axes = std::nullopt,
+ShardedArray fft(const ShardedArray& x, std::optional<int64_t> n = std::nullopt, int axis = -1,
+                 std::string_view norm = "backward");
+ShardedArray ifft(const ShardedArray& x, std::optional<int64_t> n = std::nullopt, int axis = -1,
                   std::string_view norm = "backward");
-ShardedArray ifftn(const ShardedArray& x, FftAxes axes = std::nullopt,
+ShardedArray fftn(const ShardedArray& x, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
+                  std::string_view norm = "backward");
+ShardedArray ifftn(const ShardedArray& x, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
                    std::string_view norm = "backward");
+ShardedArray rfft(const ShardedArray& x, std::optional<int64_t> n = std::nullopt, int axis = -1,
+                  std::string_view norm = "backward");
+ShardedArray irfft(const ShardedArray& x, std::optional<int64_t> n = std::nullopt, int axis = -1,
+                   std::string_view norm = "backward");
+ShardedArray rfftn(const ShardedArray& x, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
+                   std::string_view norm = "backward");
+ShardedArray irfftn(const ShardedArray& x, Lengths s = std::nullopt, FftAxes axes = std::nullopt,
+                    std::string_view norm = "backward");
 }  // namespace fft
 
 }  // namespace kiln

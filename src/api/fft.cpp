@@ -21,6 +21,7 @@
 #include <string>
 
 #include "api/build.hpp"
+#include "api/fft_args.hpp"
 #include "graph/shape.hpp"
 
 namespace kiln::fft {
@@ -176,6 +177,15 @@ Lengths one_length(std::optional<int64_t> n) {
 }
 
 }  // namespace
+
+ResolvedAxes resolve(const Shape& shape, const Lengths& s, const FftAxes& axes,
+                     std::string_view norm, FftKind kind, const char* what) {
+  parse_norm(norm, what);
+  ResolvedAxes r;
+  r.axes = resolve_axes(axes, s, static_cast<int>(shape.size()), what);
+  r.lengths = resolve_lengths(shape, r.axes, s, kind, what);
+  return r;
+}
 
 Array fft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
   return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,
