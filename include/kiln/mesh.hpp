@@ -124,10 +124,12 @@ ShardedArray replicate(const Array& x, const Mesh& mesh);
 ShardedArray reshard(const ShardedArray& x, std::optional<int> axis);
 
 // ---- elementwise: each rank computes its own piece (lazy, fused like any expression) -------
-// Two operands must be on the same Mesh and, when both are split, split along the same axis
-// of the result at the full length of that axis (ShapeError otherwise: resharding is not
-// built). A replicated operand combines with a split one by taking, on each rank, the part
-// that rank's piece covers.
+// Two operands must be on the same Mesh (DeviceError). The result is split along the axis
+// both are split along; operands split along different axes of the result give the larger
+// operand's layout, the smaller one resharded to it first (an all-to-all, kiln::reshard); an
+// operand split along an axis it broadcasts along (length 1) or lacks is replicated first (an
+// all-gather). A replicated operand combines with a split one by taking, on each rank, the part
+// that rank's piece covers: nothing moves.
 #define KILN_SHARDED_BINARY(op)                                           \
   ShardedArray operator op(const ShardedArray& a, const ShardedArray& b); \
   ShardedArray operator op(const ShardedArray& a, Scalar b);              \

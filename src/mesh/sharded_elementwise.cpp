@@ -1,5 +1,6 @@
 // Elementwise operations on sharded arrays: each rank combines its own pieces, so the work
-// stays on its device, lazy and fused with whatever else that rank computes.
+// stays on its device, lazy and fused with whatever else that rank computes. Operands whose
+// pieces do not line up are resharded first, the smaller one moving (aligned, below).
 #include <string>
 
 #include "graph/shape.hpp"
@@ -17,23 +18,33 @@ std::optional<int> axis_in_result(const ShardedArray& x, int ndim) {
   return *x.axis() + (ndim - x.ndim());
 }
 
-// The axis the result of a op b is split along, or none; ShapeError when the two operands'
-// pieces do not line up (which would need resharding, not built yet).
+// The result axis x's pieces cover whole: its split axis where that axis spans the result's
+// length (not one that broadcasts), else none.
+std::optional<int> usable_axis(const ShardedArray& x, const Shape& out) {
+  const std::optional<int> r = axis_in_result(x, static_cast<int>(out.size()));
+  if (r && x.shape()[static_cast<size_t>(*x.axis())] == out[static_cast<size_t>(*r)]) return r;
+  return std::nullopt;
+}
+
+// The axis the result of a op b is split along, or none: the operands' common axis, else the
+// larger operand's (so the smaller one is the one that moves), else none (both replicated).
 std::optional<int> result_axis(const ShardedArray& a, const ShardedArray& b, const Shape& out) {
-  const int nd = static_cast<int>(out.size());
-  std::optional<int> ra = axis_in_result(a, nd), rb = axis_in_result(b, nd);
-  if (ra && rb && *ra != *rb)
-    throw ShapeError("arrays sharded along different axes (" + a.layout() + "; " + b.layout() +
-                     ") cannot be combined: resharding is not built yet; shard both along the "
-                     "same axis, or replicate one");
-  std::optional<int> axis = ra ? ra : rb;
-  for (const ShardedArray* x : {&a, &b})
-    if (x->axis() && x->shape()[*x->axis()] != out[*axis])
-      throw ShapeError("an array sharded along an axis of length " +
-                       std::to_string(x->shape()[*x->axis()]) +
-                       " cannot broadcast to the result's " + std::to_string(out[*axis]) + " (" +
-                       x->layout() + "); replicate it instead");
-  return axis;
+  const std::optional<int> ra = usable_axis(a, out), rb = usable_axis(b, out);
+  if (ra && rb) return a.size() >= b.size() ? ra : rb;
+  return ra ? ra : rb;
+}
+
+// x laid out for a result of shape `out` split along `axis` (none: replicated): as it is when
+// its pieces line up with the result's (or it is replicated), else resharded: an all-to-all to
+// the result's axis where x spans it, an all-gather to replicated where x does not (an axis it
+// lacks or broadcasts along), which moves x's pieces to every rank.
+ShardedArray aligned(const ShardedArray& x, const Shape& out, std::optional<int> axis) {
+  if (!x.axis()) return x;
+  if (axis && usable_axis(x, out) == axis) return x;
+  const int d = axis ? *axis - (static_cast<int>(out.size()) - x.ndim()) : -1;
+  if (d >= 0 && x.shape()[static_cast<size_t>(d)] == out[static_cast<size_t>(*axis)])
+    return reshard(x, d);
+  return reshard(x, std::nullopt);
 }
 
 // Rank r's part of operand x for a result of shape `out` split along `axis`: its own piece, or
@@ -52,9 +63,10 @@ ShardedArray zip(const ShardedArray& a, const ShardedArray& b, F&& f) {
                       ") cannot be combined; shard both onto the same kiln::Mesh object");
   const Shape out = graph::broadcast_shapes(a.shape(), b.shape());
   const std::optional<int> axis = result_axis(a, b, out);
+  const ShardedArray x = aligned(a, out, axis), y = aligned(b, out, axis);
   std::vector<Array> pieces;
   for (int r = 0; r < a.mesh().size(); ++r)
-    pieces.push_back(f(local_operand(a, r, out, axis), local_operand(b, r, out, axis)));
+    pieces.push_back(f(local_operand(x, r, out, axis), local_operand(y, r, out, axis)));
   return ShardedArray(a.mesh(), axis, out, std::move(pieces));
 }
 
