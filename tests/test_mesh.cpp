@@ -686,6 +686,7 @@ void check_gpu_mesh(const Mesh& gpus) {
   same(kiln::reshard(gm, 1), kiln::reshard(hm, 1));
   same(kiln::reshard(gm, std::nullopt), kiln::reshard(hm, std::nullopt));
   same(kiln::fft::fftn(gm), kiln::fft::fftn(hm));
+  same(gm + kiln::shard(m, gpus, 1) * 2.0, hm + kiln::shard(m, hosts, 1) * 2.0);  // a reshard
   same(kiln::fft::rfftn(gm, std::vector<int64_t>{8, 6}),
        kiln::fft::rfftn(hm, std::vector<int64_t>{8, 6}));
   same(kiln::fft::irfft(kiln::fft::rfft(gm, std::nullopt, 0), 7, 0),
