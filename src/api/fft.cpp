@@ -21,7 +21,7 @@
 #include <string>
 
 #include "api/build.hpp"
-#include "api/fft_args.hpp"
+#include "graph/fft_args.hpp"
 #include "graph/shape.hpp"
 
 namespace kiln::fft {
@@ -31,79 +31,21 @@ using graph::FftKind;
 
 namespace {
 
-enum class Norm { Backward, Ortho, Forward };
-
 // false: forward transforms of real input cast it to complex and run C2C, as before R2CFull
 // existed. Kept so both paths can be timed against each other on a GPU (the C2C one can also
 // be reached from outside by casting explicitly: fftn(a.astype(DType::Complex128))).
 constexpr bool kUseR2CForRealInput = true;
 
-Norm parse_norm(std::string_view norm, const char* what) {
-  if (norm == "backward") return Norm::Backward;
-  if (norm == "ortho") return Norm::Ortho;
-  if (norm == "forward") return Norm::Forward;
-  throw Error(std::string(what) + ": unknown norm \"" + std::string(norm) +
-              "\"; use \"backward\" (the default), \"ortho\" or \"forward\"");
-}
-
 // The factor applied to the output; FFTW and cuFFT compute unnormalised sums both ways.
-double scale_for(Norm norm, bool inverse, double n) {
+double scale_for(graph::FftNorm norm, bool inverse, double n) {
   switch (norm) {
-    case Norm::Ortho:
+    case graph::FftNorm::Ortho:
       return 1.0 / std::sqrt(n);
-    case Norm::Forward:
+    case graph::FftNorm::Forward:
       return inverse ? 1.0 : 1.0 / n;
     default:
       return inverse ? 1.0 / n : 1.0;
   }
-}
-
-// The transformed axes, non-negative and in the caller's order (the order decides which axis
-// rfftn halves, so unlike reductions they are not sorted).
-std::vector<int> resolve_axes(const FftAxes& axes, const Lengths& s, int ndim, const char* what) {
-  std::vector<int> out;
-  if (axes) {
-    for (int a : *axes) out.push_back(graph::normalize_axis(a, ndim, what));
-  } else if (s) {
-    // NumPy: s alone transforms the last len(s) axes.
-    if (static_cast<int>(s->size()) > ndim)
-      throw ShapeError(std::string(what) + ": s has " + std::to_string(s->size()) +
-                       " lengths but the array has only " + std::to_string(ndim) +
-                       " dimensions; give at most one length per axis");
-    for (int i = ndim - static_cast<int>(s->size()); i < ndim; ++i) out.push_back(i);
-  } else {
-    for (int i = 0; i < ndim; ++i) out.push_back(i);
-  }
-  for (size_t i = 0; i < out.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (out[i] == out[j])
-        throw ShapeError(std::string(what) + ": axis " + std::to_string(out[i]) +
-                         " is given twice; give each axis once");
-  if (s && s->size() != out.size())
-    throw ShapeError(std::string(what) + ": s has " + std::to_string(s->size()) +
-                     " lengths but there are " + std::to_string(out.size()) +
-                     " axes; give one length per axis");
-  return out;
-}
-
-// The logical transform length per axis (for C2R, the real output length).
-std::vector<int64_t> resolve_lengths(const Shape& shape, const std::vector<int>& axes,
-                                     const Lengths& s, FftKind kind, const char* what) {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t m = shape[axes[i]];
-    bool halved = kind == FftKind::C2R && i + 1 == axes.size();
-    int64_t n = s ? (*s)[i] : halved ? 2 * (m - 1) : m;
-    if (n < 1 && s)
-      throw ShapeError(std::string(what) + ": transform length " + std::to_string(n) +
-                       " for axis " + std::to_string(axes[i]) + " is not positive");
-    if (n < 1)
-      throw ShapeError(std::string(what) + ": axis " + std::to_string(axes[i]) + " of shape " +
-                       shape_str(shape) + " gives a transform length of " + std::to_string(n) +
-                       "; pass a positive n (or s) explicitly");
-    out.push_back(n);
-  }
-  return out;
 }
 
 struct DTypes {
@@ -142,10 +84,10 @@ struct Request {
 
 Array transform(const Array& a, const Lengths& s, const FftAxes& axes_in, std::string_view norm,
                 Request r) {
-  Norm nm = parse_norm(norm, r.what);
+  const graph::FftNorm nm = graph::parse_fft_norm(norm, r.what);
   const graph::Node& node = api::node_of(a);
   int ndim = static_cast<int>(node.shape.size());
-  std::vector<int> axes = resolve_axes(axes_in, s, ndim, r.what);
+  std::vector<int> axes = graph::resolve_fft_axes(axes_in, s, ndim, r.what);
   // Forward only: the inverse transform of real input has no symmetry to exploit here.
   FftKind kind = r.kind;
   if (kUseR2CForRealInput && kind == FftKind::C2C && !r.inverse && !is_complex(node.dtype))
@@ -156,7 +98,7 @@ Array transform(const Array& a, const Lengths& s, const FftAxes& axes_in, std::s
     if (r.kind == FftKind::C2C) return api::finish(api::cast(a.node(), dt.out));
     throw ShapeError(std::string(r.what) + ": needs at least one axis to transform");
   }
-  std::vector<int64_t> lengths = resolve_lengths(node.shape, axes, s, kind, r.what);
+  std::vector<int64_t> lengths = graph::resolve_fft_lengths(node.shape, axes, s, kind, r.what);
   double total = 1;
   for (int64_t n : lengths) total *= static_cast<double>(n);
   Shape out = output_shape(node.shape, axes, lengths, kind);
@@ -177,15 +119,6 @@ Lengths one_length(std::optional<int64_t> n) {
 }
 
 }  // namespace
-
-ResolvedAxes resolve(const Shape& shape, const Lengths& s, const FftAxes& axes,
-                     std::string_view norm, FftKind kind, const char* what) {
-  parse_norm(norm, what);
-  ResolvedAxes r;
-  r.axes = resolve_axes(axes, s, static_cast<int>(shape.size()), what);
-  r.lengths = resolve_lengths(shape, r.axes, s, kind, what);
-  return r;
-}
 
 Array fft(const Array& a, std::optional<int64_t> n, int axis, std::string_view norm) {
   return transform(a, one_length(n), FftAxes(std::vector<int>{axis}), norm,

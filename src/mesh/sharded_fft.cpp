@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "api/fft_args.hpp"
+#include "graph/fft_args.hpp"
 #include "kiln/fft.hpp"
 #include "kiln/mesh.hpp"
 
@@ -73,7 +73,7 @@ ShardedArray complex_transform(const ShardedArray& x, const std::vector<int>& ax
 
 ShardedArray complex_transform(const ShardedArray& x, const Lengths& s, const FftAxes& axes,
                                std::string_view norm, bool inverse, const char* what) {
-  const ResolvedAxes r = resolve(x.shape(), s, axes, norm, FftKind::C2C, what);
+  const graph::ResolvedFft r = graph::resolve_fft(x.shape(), s, axes, norm, FftKind::C2C, what);
   return complex_transform(x, r.axes, r.lengths, norm, inverse);
 }
 
@@ -105,7 +105,7 @@ namespace {
 
 ShardedArray real_forward(const ShardedArray& x, const Lengths& s, const FftAxes& axes,
                           std::string_view norm, const char* what) {
-  const ResolvedAxes r = resolve(x.shape(), s, axes, norm, FftKind::R2C, what);
+  const graph::ResolvedFft r = graph::resolve_fft(x.shape(), s, axes, norm, FftKind::R2C, what);
   if (r.axes.empty())
     throw ShapeError(std::string(what) + ": needs at least one axis to transform");
   if (is_complex(x.dtype()))  // before any data moves: the plain rfftn's refusal
@@ -120,7 +120,7 @@ ShardedArray real_forward(const ShardedArray& x, const Lengths& s, const FftAxes
 
 ShardedArray real_inverse(const ShardedArray& x, const Lengths& s, const FftAxes& axes,
                           std::string_view norm, const char* what) {
-  const ResolvedAxes r = resolve(x.shape(), s, axes, norm, FftKind::C2R, what);
+  const graph::ResolvedFft r = graph::resolve_fft(x.shape(), s, axes, norm, FftKind::C2R, what);
   if (r.axes.empty())
     throw ShapeError(std::string(what) + ": needs at least one axis to transform");
   const int last = r.axes.back();
