@@ -17,9 +17,9 @@
 // time; without it Mesh::gpus throws DeviceError, and Mesh::host(n) runs the same programs on
 // n host "ranks" whose collectives are done on the host (kiln's tests run them on CI).
 //
-// Not built yet (docs/multi-gpu.md): meshes over processes or hosts, resharding (all-gather or
-// all-to-all to another axis), FFTs over the sharded axis, other reductions over the sharded
-// axis, and operations beyond the ones declared here.
+// Not built yet (docs/multi-gpu.md): meshes over processes or hosts, collectives as lazy plan
+// steps (explain() does not show them), statistics over the split axis beyond var and std, and
+// operations beyond the ones declared here.
 #pragma once
 #include <chrono>
 #include <iosfwd>
