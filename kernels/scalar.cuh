@@ -259,6 +259,9 @@ KILN_SCALAR_FN parts<R> complex_pow(parts<R> a, parts<R> b, General general) {
 // plan and reports the lowest, else the highest, as a range check of all indices would).
 KILN_SCALAR_FN u64 below_word(i64 v) { return (u64)(-(v + 1)) + 1; }  // v < 0
 KILN_SCALAR_FN u64 above_word(i64 v) { return (u64)v + 1; }           // v >= 0
+// The word an index out of range folds into (0: below, 1: above) and its value there.
+KILN_SCALAR_FN int range_word_index(i64 v) { return v < 0 ? 0 : 1; }
+KILN_SCALAR_FN u64 range_word(i64 v) { return v < 0 ? below_word(v) : above_word(v); }
 KILN_SCALAR_FN i64 below_index(u64 w) { return -(i64)(w - 1) - 1; }
 KILN_SCALAR_FN i64 above_index(u64 w) { return (i64)(w - 1); }
 

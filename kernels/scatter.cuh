@@ -157,46 +157,55 @@ __device__ __forceinline__ void atomic_add(T* p, T v) {
   atomic_apply<Add>(p, v);
 }
 
-// Where update k lands: positions[k] as it is, a negative one an update left out (compress: a
-// value the mask drops); or, with a length (plan::ScatterStep::index_length), positions[k] is an
-// index into a 1-d output of that many elements, a negative one counted from the end, and one
-// still outside [0, length) is left out (scatter() reports it).
+// Where update k lands: with a length of -1, positions[k] as it is, a negative one an update
+// left out (compress: a value the mask drops); otherwise (plan::ScatterStep::indices)
+// positions[k] is an index into a 1-d output of `length` elements, a negative one counted from
+// the end, and one still outside [0, length) is left out (for_each_update reports it).
 __device__ __forceinline__ long long landing(const long long* positions, long long k,
                                              long long length) {
   const long long p = positions[k];
-  if (length == 0) return p;
+  if (length < 0) return p;
   const long long i = p < 0 ? p + length : p;
   return i < length ? i : -1;
 }
 
-// Set: the last update of each position (largest k) claims it, so the result is the one NumPy
-// gives whatever order the threads run in. claims[] starts at -1 for every position.
-__device__ __forceinline__ void claim_last(long long* claims, const long long* positions,
-                                           long long count, long long length) {
-  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x) {
-    const long long p = landing(positions, k, length);
-    if (p >= 0) atomicMax(&claims[p], k);
-  }
-}
-
-// out[p] = op(out[p], values[k * stride]) for every k < count, p where update k lands (above;
-// stride 0: one value for every update). out already holds x. For Set, `claims` is claim_last's
-// table, or null where every update stores the same value (then whichever stores last leaves
-// what the last update would). With a length, the indices out of range are folded into the two
-// words at `check` (kiln::RangeCheck, zeroed before the launch).
-template <int OP, class T>
-__device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
-                                        long long stride, long long count, const long long* claims,
-                                        long long length, unsigned long long* check) {
+// f(k, p) for every update k < count of this thread's grid-stride share, p where it lands
+// (above); an update left out is skipped, and with a length (indices) it is an index out of
+// range, folded into the two words at `check` (kiln::RangeCheck, zeroed before the launch; null
+// where nothing is checked).
+template <class F>
+__device__ __forceinline__ void for_each_update(const long long* positions, long long count,
+                                                long long length, unsigned long long* check,
+                                                F&& f) {
   RangeCheck range(check);
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x) {
     const long long p = landing(positions, k, length);
-    if (p < 0) {
-      range.note(length != 0, positions[k]);
-      continue;
-    }
+    if (p >= 0)
+      f(k, p);
+    else
+      range.note(length >= 0, positions[k]);
+  }
+}
+
+// Set: the last update of each position (largest k) claims it, so the result is the one NumPy
+// gives whatever order the threads run in. claims[] starts at -1 for every position. (scatter()
+// reports the indices out of range.)
+__device__ __forceinline__ void claim_last(long long* claims, const long long* positions,
+                                           long long count, long long length) {
+  for_each_update(positions, count, length, nullptr,
+                  [&](long long k, long long p) { atomicMax(&claims[p], k); });
+}
+
+// out[p] = op(out[p], values[k * stride]) for every update k, p where it lands (stride 0: one
+// value for every update). out already holds x. For Set, `claims` is claim_last's table, or null
+// where every update stores the same value (then whichever stores last leaves what the last
+// update would).
+template <int OP, class T>
+__device__ __forceinline__ void scatter(T* out, const long long* positions, const T* values,
+                                        long long stride, long long count, const long long* claims,
+                                        long long length, unsigned long long* check) {
+  for_each_update(positions, count, length, check, [&](long long k, long long p) {
     const T v = values[k * stride];
     if constexpr (OP == Set) {
       if (!claims || claims[p] == k) out[p] = v;
@@ -205,33 +214,25 @@ __device__ __forceinline__ void scatter(T* out, const long long* positions, cons
     } else {
       atomic_apply<OP>(out + p, v);
     }
-  }
+  });
 }
 
 // Set of values of at most 4 bytes, in one pass over the updates: update k offers
 // (k + 1) << 32 | its value's bits to its position's word with one atomicMax, so each word ends
 // holding the last update's value (the largest k), as claim_last and scatter leave it while
 // reading the positions twice and the claims once more. words[] starts at 0 (no update);
-// unpack_set then writes the output. count stays below 2^32 - 1. Indices out of range as in
-// scatter().
+// unpack_set then writes the output. count stays below 2^32 - 1.
 template <class T>
 __device__ __forceinline__ void set_packed(unsigned long long* words, const long long* positions,
                                            const T* values, long long stride, long long count,
                                            long long length, unsigned long long* check) {
   static_assert(sizeof(T) <= 4, "a packed set holds the value in the word's low 32 bits");
-  RangeCheck range(check);
-  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x) {
-    const long long p = landing(positions, k, length);
-    if (p < 0) {
-      range.note(length != 0, positions[k]);
-      continue;
-    }
+  for_each_update(positions, count, length, check, [&](long long k, long long p) {
     const T v = values[k * stride];
     unsigned int bits = 0;
     memcpy(&bits, &v, sizeof(T));
     atomicMax(words + p, ((unsigned long long)(k + 1) << 32) | bits);
-  }
+  });
 }
 
 // out[i] = the value word i holds, or x[i] where no update landed (set_packed).

@@ -406,6 +406,7 @@ TEST_CASE("FFTs of sharded arrays: lengths, and the real transforms with their h
   const ShardedArray r = kiln::shard(real, Mesh::host(2), 2);
   CHECK_THROWS_AS(kiln::fft::rfftn(kiln::shard(spectrum, Mesh::host(2), 2)), kiln::DTypeError);
   CHECK_THROWS_AS(kiln::fft::rfftn(r, std::nullopt, std::vector<int>{}), kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::fft::irfftn(r, std::nullopt, std::vector<int>{}), kiln::ShapeError);
   CHECK_THROWS_AS(kiln::fft::fftn(r, std::vector<int64_t>{4, 0}, std::vector<int>{0, 2}),
                   kiln::ShapeError);
   CHECK_THROWS_AS(kiln::fft::fftn(r, std::nullopt, std::vector<int>{1, 1}), kiln::ShapeError);

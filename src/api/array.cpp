@@ -481,11 +481,8 @@ Array Array::At::scatter(const Operand& v, uint8_t op, DType result, const char*
                      : full({}, std::get<Scalar>(v), n.dtype, n.device);
   values = values.broadcast_to(positions.shape());
   if (positions.size() == 0) return x_;
-  if (in_place && n.shape[0] == 0)  // every index is out of range: NumPy's IndexError, now
-    throw ShapeError("at: index " + std::to_string(arrays_[0].reshape({-1})(0).item<int64_t>()) +
-                     " is out of bounds for axis 0 with size 0");
-  return api::finish(api::scatter(x_, positions.reshape({-1}), values.reshape({-1}), sop,
-                                  in_place ? n.shape[0] : 0));
+  return api::finish(
+      api::scatter(x_, positions.reshape({-1}), values.reshape({-1}), sop, in_place));
 }
 
 Array Array::At::set(const Operand& v) const {

@@ -169,7 +169,7 @@ TransferPolicy get_transfer_policy() { return api::g_transfer_policy; }
 namespace kiln::api {
 
 NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op,
-                int64_t index_length) {
+                bool indices) {
   const auto& n = node_of(x);
   const graph::Node* nodes[] = {&n, &node_of(positions), &node_of(values)};
   Device d = common_device(nodes, "scatter");
@@ -180,7 +180,7 @@ NodeRef scatter(const Array& x, const Array& positions, const Array& values, gra
                n.shape,
                d,
                {copy_to(ref_of(x), d), copy_to(ref_of(positions), d), copy_to(ref_of(values), d)},
-               graph::ScatterAttrs{index_length}});
+               graph::ScatterAttrs{indices}});
 }
 
 NodeRef compress(const Array& mask, const Array* rows, const Shape& shape) {

@@ -45,10 +45,10 @@ NodeRef copy_to(const NodeRef& n, Device d);
 
 // x with `values` placed at flat `positions` (int64, in range or negative to skip; both 1-d of
 // one length, values of x's dtype) by `op`: one Scatter node, its operands on a common device.
-// With an index_length, the positions are indices along a 1-d x of that length instead, checked
-// when the scatter runs (graph::ScatterAttrs).
+// With `indices`, the positions are indices along a 1-d x instead, checked when the scatter runs
+// (graph::ScatterAttrs).
 NodeRef scatter(const Array& x, const Array& positions, const Array& values, graph::ScatterOp op,
-                int64_t index_length = 0);
+                bool indices = false);
 // The inclusive scan of `in` (of the result's dtype) along axis (non-negative): one Scan node.
 NodeRef scan(const Array& in, int axis, graph::ScanOp op);
 // The rows of `rows` (L, R) whose entry in `mask` (L, bool) is true, in order, as an array of

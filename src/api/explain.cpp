@@ -75,7 +75,7 @@ struct Describe {
     const int64_t bytes = plan::moved_bytes(s, p);
     os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
        << shape_size(p.buffers[s.positions].shape)
-       << (s.index_length > 0 ? " indices (range checked as it runs)" : " positions") << ", moves "
+       << (s.indices ? " indices (range checked as it runs)" : " positions") << ", moves "
        << mb(bytes) << "\n";
   }
   void operator()(const plan::ScanStep& s) const {

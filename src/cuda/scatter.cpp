@@ -64,11 +64,11 @@ Helper unpack_set_helper(DType t) {
       "scatter set: the last update's value where one landed, else x's, " + tag,
       "u64 " + tag + " -> " + tag);
 }
-// Whether a set packs its updates (set_packed): one value per update of at most 4 bytes, and
-// update indices that fit in 32 bits.
-bool packs(const plan::ScatterStep& step, DType t, int64_t count) {
+// Whether a set packs its updates (set_packed): one value per update of at most 4 bytes, update
+// indices that fit in 32 bits, and something to update.
+bool packs(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
   return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) <= 4 &&
-         count < (int64_t{1} << 32) - 1;
+         count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
 }
 
 Helper claim_helper() {
@@ -95,8 +95,9 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   const size_t bytes = static_cast<size_t>(size * itemsize(t));
   if (check)  // the range check's words start at zero
     KILN_CUDA_CHECK(cudaMemsetAsync(check, 0, 2 * sizeof(uint64_t), stream));
-  long long n = count, stride = step.values_stride, length = step.index_length;
-  if (count > 0 && size > 0 && packs(step, t, count)) {
+  // kernels/scatter.cuh: landing (-1: flat positions)
+  long long n = count, stride = step.values_stride, length = step.indices ? size : -1;
+  if (packs(step, t, count, size)) {
     // stream-ordered: freed after the launches below
     auto words = allocate(device, static_cast<size_t>(size) * sizeof(uint64_t));
     void* w = words->data();
@@ -114,7 +115,7 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   std::shared_ptr<graph::Buffer> claims;  // stream-ordered: freed after the launches below
   void* claims_data = nullptr;
   // Where every update stores one value, any order gives the last update's: nothing to claim.
-  if (step.op == graph::ScatterOp::Set && step.values_stride != 0) {
+  if (step.op == graph::ScatterOp::Set && step.values_stride != 0 && size > 0) {
     claims = allocate(device, static_cast<size_t>(size) * sizeof(long long));
     claims_data = claims->data();
     KILN_CUDA_CHECK(cudaMemsetAsync(claims_data, 0xff, size * sizeof(long long), stream));  // -1

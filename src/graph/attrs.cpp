@@ -36,7 +36,7 @@ struct Mixer {
   size_t operator()(const UserAttrs& u) const { return hash_mix(h, u.code); }
   size_t operator()(const ScanAttrs& s) const { return hash_mix(h, s.axis); }
   size_t operator()(const MatmulAttrs& m) const { return hash_mix(h, m.tf32); }
-  size_t operator()(const ScatterAttrs& s) const { return hash_mix(h, s.index_length); }
+  size_t operator()(const ScatterAttrs& s) const { return hash_mix(h, s.indices); }
   size_t operator()(const RemapAttrs& m) const {
     size_t r = hash_mix(h, m.axes.size());
     for (const auto& ax : m.axes)

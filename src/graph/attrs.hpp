@@ -121,12 +121,12 @@ struct ScanAttrs {
   bool operator==(const ScanAttrs&) const = default;
 };
 
-// Scatter: how its positions are read. 0: flat positions of x, a negative one an update left
-// out (a mask's). Otherwise they are indices along x's one axis of this length (a 1-d x's
-// x.at(i)): a negative one counts from the end, and any outside [-length, length) makes the
-// evaluation throw and store nothing (the step's own range check; ScatterStep::check_buffer).
+// Scatter: how its positions are read. Flat positions of x, a negative one an update left out
+// (a mask's); or `indices` along a 1-d x's one axis (x.at(i)): a negative one counts from the
+// end, and any outside [-n, n) makes the evaluation throw and store nothing (the step's own
+// range check; ScatterStep::check_buffer).
 struct ScatterAttrs {
-  int64_t index_length = 0;
+  bool indices = false;
   bool operator==(const ScatterAttrs&) const = default;
 };
 

@@ -380,8 +380,9 @@ void ChunkEvaluator::check(const plan::Instr& ins, int64_t len,
   for (int64_t k = 0; k < len; ++k) {
     if (!out[k]) continue;
     const int64_t v = index[k];
-    std::atomic_ref<uint64_t> w(words[v < 0 ? 0 : 1]);  // parts of a group run concurrently
-    const uint64_t mine = v < 0 ? scalar::below_word(v) : scalar::above_word(v);
+    // parts of a group run concurrently
+    std::atomic_ref<uint64_t> w(words[scalar::range_word_index(v)]);
+    const uint64_t mine = scalar::range_word(v);
     for (uint64_t seen = w.load(); seen < mine && !w.compare_exchange_weak(seen, mine);) {
     }
   }

@@ -32,7 +32,7 @@ struct Values {
 };
 
 // Where each update lands. Flat positions as they are, a negative one an update left out (a
-// mask's); indices into a 1-d output of n elements (ScatterStep::index_length) with a negative
+// mask's); indices into a 1-d output of n elements (ScatterStep::indices) with a negative
 // one counted from the end, and one still outside [0, n) left out too, with a select rather than
 // a branch: the step then reports it (fold_out_of_range).
 struct Flat {
@@ -161,8 +161,8 @@ void fold_out_of_range(const int64_t* indices, int64_t count, int64_t n, uint64_
   for (int64_t k = 0; k < count; ++k) {
     const int64_t v = indices[k];
     if (v >= -n && v < n) continue;
-    uint64_t& w = words[v < 0 ? 0 : 1];
-    w = std::max<uint64_t>(w, v < 0 ? scalar::below_word(v) : scalar::above_word(v));
+    uint64_t& w = words[scalar::range_word_index(v)];
+    w = std::max<uint64_t>(w, scalar::range_word(v));
   }
 }
 
@@ -202,7 +202,7 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     auto* o = static_cast<T*>(out);
     auto* from = static_cast<const T*>(x);
     const Values<T> v{static_cast<const T*>(values), step.values_stride};
-    if (step.index_length == 0) {
+    if (!step.indices) {
       dispatch(step.op, o, from, n, Flat{positions}, v, count);
       return;
     }

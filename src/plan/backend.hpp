@@ -58,7 +58,7 @@ class Backend {
   // positions (int64, in range; a negative one skips its value) by step.op. A set keeps the last of
   // repeated positions; the other operations apply every update (float sums may round differently
   // between backends). Value k is values[k * step.values_stride] (values: at the step's offset).
-  // With a step.index_length the positions are indices (a negative one from the end), and the
+  // With step.indices the positions are indices (a negative one from the end), and the
   // backend zeroes the two words at `check` and folds into them every index outside the range
   // (below_word, above_word), whose update it leaves out.
   virtual void run_scatter(const ScatterStep& step, const PlanBuffer& out_desc, const void* x,

@@ -59,7 +59,7 @@ struct Describe {
     os << "  scatter " << graph::op_name(s.op) << " " << buffer_str(p, s.x) << " at "
        << buffer_str(p, s.positions) << " of " << buffer_str(p, s.values);
     if (s.values_stride == 0) os << "[" << s.values_offset << "] for each";
-    if (s.index_length > 0) os << ", indices checked against " << s.index_length;
+    if (s.indices) os << ", indices range-checked";
     os << " -> " << buffer_str(p, s.out) << "\n";
   }
   void operator()(const ScanStep& s) const {

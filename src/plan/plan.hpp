@@ -247,16 +247,16 @@ struct SortStep {
 // out = x with values[k] placed at flat position positions[k] by `op`, for every k in order.
 // values[k] is element values_offset + k * values_stride of plan buffer `values`: a stride of 0
 // gives every update the same value (a scalar, or one element broadcast: bincount's ones),
-// which is then never written out once per update. With an index_length (graph::ScatterAttrs)
-// the positions are indices into a 1-d x of that length, a negative one counted from the end:
-// the step folds those outside [-index_length, index_length) into the two words of plan buffer
+// which is then never written out once per update. With `indices` (graph::ScatterAttrs) the
+// positions are indices into a 1-d x of n elements, a negative one counted from the end: the
+// step folds those outside [-n, n) into the two words of plan buffer
 // check_buffer (kernels/scalar.cuh: below_word, above_word; it zeroes them first) and leaves
 // their updates out; the plan runner reads the words after the plan and throws.
 struct ScatterStep {
   int x, positions, values, out;
   graph::ScatterOp op;
   int64_t values_offset = 0, values_stride = 1;
-  int64_t index_length = 0;
+  bool indices = false;
   int check_buffer = -1;
 };
 // out = the rows of `values` (rows x width, C order) whose entry in `mask` (rows, bool) is true,

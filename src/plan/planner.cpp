@@ -710,8 +710,8 @@ class Planner {
     } else {
       s.values = buffer_of(in[2].get());
     }
-    s.index_length = n.attr<graph::ScatterAttrs>().index_length;
-    if (s.index_length > 0) s.check_buffer = check_words(1, plan_.buffers[s.out].device);
+    s.indices = n.attr<graph::ScatterAttrs>().indices;
+    if (s.indices) s.check_buffer = check_words(1, plan_.buffers[s.out].device);
     return s;
   }
 

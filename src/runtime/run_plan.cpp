@@ -221,7 +221,7 @@ void PlanRun::check_ranges() {
       check_words(k->group.check_buffer, k->group.checks, "take",
                   "; use kiln::TakeMode::Wrap or Clip to map it into range");
     } else if (const auto* s = std::get_if<plan::ScatterStep>(&step); s && s->check_buffer >= 0) {
-      const plan::FusedGroup::IndexCheck c{s->index_length, 0};
+      const plan::FusedGroup::IndexCheck c{shape_size(p_.buffers[s->out].shape), 0};
       check_words(s->check_buffer, {&c, 1}, "at", "");
     }
   }
