@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -505,6 +506,25 @@ void bench_layout(const std::string& w, int64_t rows, int64_t cols, int64_t batc
         {{"kiln_ms", ms}, {"bytes", bytes}, {"rows", double(rows)}, {"cols", double(cols)}});
 }
 
+// Issue 14's scatter on shapes and dtypes nobody tuned for: `updates` random positions in
+// `positions` elements of `dtype` (float32, float16, int8, bool, float64, int64), set (the
+// last update wins, as NumPy) and, for numbers, add (add.at). Values of at most 4 bytes take
+// the packed one-pass set; wider ones the claim pass.
+void bench_scatter(const std::string& dtype, int64_t updates, int64_t positions) {
+  const std::map<std::string, kiln::DType> dtypes = {
+      {"float32", kiln::DType::Float32}, {"float16", kiln::DType::Float16},
+      {"int8", kiln::DType::Int8},       {"bool", kiln::DType::Bool},
+      {"float64", kiln::DType::Float64}, {"int64", kiln::DType::Int64}};
+  kiln::DType dt = dtypes.at(dtype);
+  kiln::random::Generator g(13, kiln::cuda());
+  auto x = (g.uniform(0, 1, {positions}, kiln::DType::Float32) * 100).astype(dt).eval();
+  auto at = g.randint(0, positions, {updates}, kiln::DType::Int64).eval();
+  auto values = (g.uniform(0, 1, {updates}, kiln::DType::Float32) * 100).astype(dt).eval();
+  double set = time_ms([&] { x.at(at).set(values).eval(); }, 10, 5);
+  double add = dt == kiln::DType::Bool ? 0.0 : time_ms([&] { x.at(at).add(values).eval(); }, 10, 5);
+  print("scatter", {{"set_ms", set}, {"add_ms", add}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -547,6 +567,8 @@ int main(int argc, char** argv) {
     bench_cumsum_fused();
   else if (w == "compile4")
     bench_compile4();
+  else if (w == "scatter" && argc == 5)
+    bench_scatter(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
   else if (w == "layout" && (argc == 5 || argc == 6))
     bench_layout(argv[2], std::atoll(argv[3]), std::atoll(argv[4]),
                  argc == 6 ? std::atoll(argv[5]) : 0);
@@ -558,7 +580,8 @@ int main(int argc, char** argv) {
         "matmul|lazy_loop_200|selection|sorting|cumsum_fused|compile4\n"
         "       gpu_bench layout softmax|layernorm|colnorm|colsum|rowsum|transpose|outer ROWS "
         "COLS\n"
-        "       gpu_bench layout midnorm|midnorm_split ROWS COLS BATCH\n");
+        "       gpu_bench layout midnorm|midnorm_split ROWS COLS BATCH\n"
+        "       gpu_bench scatter float32|float16|int8|bool|float64|int64 UPDATES POSITIONS\n");
     return 2;
   }
   return 0;

@@ -47,6 +47,58 @@ LAYOUT = [
 ]
 
 
+# Issue 14's scatter beyond its one tuned shape: (dtype, updates, positions). 4:1 and 1:4
+# updates to positions, one update per position, and 2^26 updates crowding 4096 positions.
+SCATTER = [(d, u, p) for d in ("float32", "float16", "int8", "bool", "float64", "int64")
+           for u, p in ((1 << 26, 1 << 24), (1 << 24, 1 << 26), (1 << 22, 1 << 22), (1 << 26, 1 << 12))]
+
+
+def scatter_key(d, u, p):
+    return f"scatter_{d}_{u}_{p}"
+
+
+def scatter_peers(res, cp, torch, sync, tsync):
+    for d, u, p in SCATTER:
+        key = scatter_key(d, u, p)
+        x = (torch.rand(p, device="cuda") * 100).to(getattr(torch, d))
+        at = torch.randint(0, p, (u,), device="cuda")
+        v = (torch.rand(u, device="cuda") * 100).to(getattr(torch, d))
+        res[f"{key}_set_torch_ms"] = cuda_ms(lambda: x.index_put((at,), v), tsync, 10, 5)
+        xc, ac, vc = cp.asarray(x), cp.asarray(at), cp.asarray(v)
+
+        def cupy_set():
+            out = xc.copy()
+            out[ac] = vc
+        res[f"{key}_set_cupy_ms"] = cuda_ms(cupy_set, sync, 10, 5)
+        if d != "bool":
+            res[f"{key}_add_torch_ms"] = cuda_ms(lambda: x.index_put((at,), v, accumulate=True), tsync, 10, 5)
+            if d != "float16":  # CuPy's add.at has no float16
+
+                def cupy_add():
+                    out = xc.copy()
+                    cp.add.at(out, ac, vc)
+                res[f"{key}_add_cupy_ms"] = cuda_ms(cupy_add, sync, 10, 5)
+        del x, at, v, xc, ac, vc
+
+
+def scatter_rows(r):
+    """Third table: scatter set and add on each shape and dtype beside torch and CuPy."""
+    p, out = r["peers"], []
+    for d, u, q in SCATTER:
+        key = scatter_key(d, u, q)
+        c = r.get("scatter", {}).get(key, {})
+        if "set_ms" not in c:
+            continue
+        f = lambda k: f"{p[k]:.3f}" if k in p else "n/a"
+        out.append((f"{d} 2^{u.bit_length() - 1} into 2^{q.bit_length() - 1}", f"{c['set_ms']:.3f}",
+                    f(f"{key}_set_torch_ms"), f(f"{key}_set_cupy_ms"),
+                    f"{ratio(c['set_ms'], p.get(f'{key}_set_torch_ms')):.2f}x",
+                    f"{c['add_ms']:.3f}" if c.get("add_ms") else "n/a", f(f"{key}_add_torch_ms"),
+                    f(f"{key}_add_cupy_ms"),
+                    f"{ratio(c.get('add_ms'), p.get(f'{key}_add_torch_ms')):.2f}x"))
+    return out
+
+
 def layout_key(w, rows, cols):
     return f"{w}_{rows}x{cols}"
 
@@ -256,6 +308,8 @@ def peers():
         matmul_peers(res, cp, torch, sync, tsync)
     if not ONLY or "layout" in ONLY:
         layout_peers(res, cp, torch, sync, tsync)
+    if not ONLY or "scatter" in ONLY:
+        scatter_peers(res, cp, torch, sync, tsync)
     return res
 
 
@@ -373,6 +427,9 @@ def main():
     if not ONLY or "layout" in ONLY:
         results["layout"] = {layout_key(w, r_, c_): kiln("layout", args=[w, str(r_), str(c_)])
                              for w, r_, c_ in LAYOUT}
+    if not ONLY or "scatter" in ONLY:
+        results["scatter"] = {scatter_key(d, u, p): kiln("scatter", args=[d, str(u), str(p)])
+                              for d, u, p in SCATTER}
     # Latencies of a first call in a fresh process: the median of 5 processes.
     results["cold"] = median_process(
         5, lambda c: c["kiln_first_ms"] / c["bare_nvrtc_ms"], lambda: fresh_cache("cold", False))
@@ -579,6 +636,13 @@ def write(r):
                   "| workload | kiln | torch.compile | torch eager | CuPy | roof | kiln / compile | "
                   "kiln / fastest eager | % of roof |", "|---|---|---|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(row) + " |" for row in lr]
+    sr = scatter_rows(r)
+    if sr:
+        lines += ["", "Scatter (ms; issue 14, no target set: kiln keeps NumPy's last update, torch's and "
+                  "CuPy's index_put promise none):", "",
+                  "| dtype, updates into positions | kiln set | torch set | CuPy set | kiln / torch | "
+                  "kiln add | torch add | CuPy add | kiln / torch |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(row) + " |" for row in sr]
     lines.append("")
     if "copy_tbps" in r["peers"]:
         lines.append(f"Device-to-device copy bandwidth (read + write): {r['peers']['copy_tbps']:.2f} TB/s.")
