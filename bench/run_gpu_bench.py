@@ -72,7 +72,7 @@ def scatter_peers(res, cp, torch, sync, tsync):
         res[f"{key}_set_cupy_ms"] = cuda_ms(cupy_set, sync, 10, 5)
         if d != "bool":
             res[f"{key}_add_torch_ms"] = cuda_ms(lambda: x.index_put((at,), v, accumulate=True), tsync, 10, 5)
-            if d != "float16":  # CuPy's add.at has no float16
+            if d in ("float32", "float16", "float64", "int64"):  # CuPy's add.at has no int8
 
                 def cupy_add():
                     out = xc.copy()

@@ -103,13 +103,29 @@ struct word<8> {
   typedef unsigned long long type;
 };
 
-// out[0] = apply(out[0], v), atomically, through compare-and-swap on the word that holds it.
+// Whether T is bool, for any T (is_bool above needs T to convert from an int).
+template <class T>
+struct bool_type {
+  static constexpr bool value = false;
+};
+template <>
+struct bool_type<bool> {
+  static constexpr bool value = true;
+};
+
+// out[0] = apply(out[0], v), atomically, through compare-and-swap on the word that holds it. A
+// bool needs none: or (add, max) and and (multiply, min) touch only its byte of the word.
 template <int OP, class T>
 __device__ __forceinline__ void atomic_apply(T* out, T v) {
   typedef typename word<sizeof(T)>::type W;
   const unsigned long long address = (unsigned long long)out;
   W* w = (W*)(address & ~(unsigned long long)(sizeof(W) - 1));
   const int shift = (int)(address & (sizeof(W) - 1)) * 8;
+  if constexpr (bool_type<T>::value && OP != Set) {
+    if ((OP == Add || OP == Max) && v) atomicOr(w, W(1) << shift);
+    if ((OP == Multiply || OP == Min) && !v) atomicAnd(w, ~(W(0xff) << shift));
+    return;
+  }
   W seen = *w, assumed;
   do {
     assumed = seen;
@@ -151,6 +167,23 @@ template <class R>
 __device__ __forceinline__ void atomic_add(complex<R>* p, complex<R> v) {
   atomic_add(&p->re, v.re);  // the parts add independently
   atomic_add(&p->im, v.im);
+}
+// The halves' additions in one instruction where the GPU has it (float16 from sm_70, bfloat16
+// from sm_90): the exact sum rounded once to the half, as apply<Add> rounds it. Through
+// compare-and-swap, 2^26 float16 adds into 2^12 positions took 22 ms on an H200.
+__device__ __forceinline__ void atomic_add(float16* p, float16 v) {
+#if __CUDA_ARCH__ >= 700
+  asm volatile("red.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
+#else
+  atomic_apply<Add>(p, v);
+#endif
+}
+__device__ __forceinline__ void atomic_add(bfloat16* p, bfloat16 v) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
+#else
+  atomic_apply<Add>(p, v);
+#endif
 }
 template <class T>
 __device__ __forceinline__ void atomic_add(T* p, T v) {
@@ -215,6 +248,44 @@ __device__ __forceinline__ void scatter(T* out, const long long* positions, cons
       atomic_apply<OP>(out + p, v);
     }
   });
+}
+
+// Add, multiply, min and max of 1- and 2-byte integers, on words of their own: widen gives each
+// element a 32-bit word (sign- or zero-extended), scatter_widened updates the words with the
+// hardware's 32-bit atomics, and narrow keeps each word's low bits, which are the narrow
+// result (sums and products wrap alike modulo 2^32 and 2^8 or 2^16; the extended values order
+// as the narrow ones). In place, an update's compare-and-swap on the word its element shares
+// with three neighbours retries whenever any of them changes: 2^26 int8 adds into 2^12
+// positions took 766 ms on an H200, float32's atomicAdd 2.1 ms.
+template <class T>
+__device__ __forceinline__ void widen(int* words, const T* x, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    words[i] = (int)x[i];
+}
+template <int OP, class T>
+__device__ __forceinline__ void scatter_widened(int* words, const long long* positions,
+                                                const T* values, long long stride, long long count,
+                                                long long length, unsigned long long* check) {
+  static_assert(is_integer<T>() && sizeof(T) < 4 && OP != Set, "narrow integers' updates");
+  for_each_update(positions, count, length, check, [&](long long k, long long p) {
+    const int v = (int)values[k * stride];
+    if constexpr (OP == Add) {
+      atomicAdd((unsigned int*)(words + p), (unsigned int)v);  // wraps, as the narrow sum
+    } else if constexpr (OP == Min) {
+      atomicMin(words + p, v);
+    } else if constexpr (OP == Max) {
+      atomicMax(words + p, v);
+    } else {
+      atomic_apply<Multiply>((unsigned int*)(words + p), (unsigned int)v);
+    }
+  });
+}
+template <class T>
+__device__ __forceinline__ void narrow(T* out, const int* words, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = (T)words[i];
 }
 
 // Set of values of at most 4 bytes, in one pass over the updates: update k offers

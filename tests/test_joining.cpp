@@ -610,18 +610,23 @@ TEST_CASE("x[mask] reads x in place, and a computed mask is written once") {
 
 TEST_CASE("the scatter and scan kernels compile with NVRTC") {
   // One dtype of each path through kernels/scatter.cuh and scan.cuh (1-, 2-, 4-, 8- and 16-byte
-  // words, bool, floats, complex; the GPU suite compiles the rest as it runs them): CI compiles
-  // on two cores, and each kernel is an NVRTC call.
-  const DType some[] = {DType::Bool,    DType::Int8,      DType::UInt16,    DType::Float32,
+  // words, bool, narrow integers on words of their own, the halves' one-instruction adds, floats,
+  // complex; the GPU suite compiles the rest as it runs them): CI compiles on two cores, and each
+  // kernel is an NVRTC call.
+  const DType some[] = {DType::Bool,    DType::Int8,      DType::UInt16,
+                        DType::Float16, DType::BFloat16,  DType::Float32,
                         DType::Float64, DType::Complex64, DType::Complex128};
   auto names = kiln::gpu::compile_scatter_helpers("sm_90", some);
   // Every operation, less min and max of the two complex dtypes and complex128's multiply, the
-  // set's claim kernel, and the packed set's two kernels for each dtype of at most 4 bytes.
-  CHECK(names.size() == 5 * std::size(some) - 5 + 1 + 2 * 4);
+  // set's claim kernel, the packed set's two kernels for each dtype of at most 4 bytes, and for
+  // int8 and uint16 the widened add, multiply, min and max with their widen and narrow passes.
+  CHECK(names.size() == 5 * std::size(some) - 5 + 1 + 2 * 6 + 6 * 2);
   for (const char* n :
        {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u16",
         "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b",
-        "kiln_scatter_set_packed_f32", "kiln_scatter_unpack_b", "kiln_scatter_set_packed_i8"})
+        "kiln_scatter_set_packed_f32", "kiln_scatter_unpack_b", "kiln_scatter_set_packed_i8",
+        "kiln_scatter_add_f16", "kiln_scatter_add_bf16", "kiln_scatter_widened_add_i8",
+        "kiln_scatter_widened_multiply_u16", "kiln_scatter_widen_i8", "kiln_scatter_narrow_u16"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto scans = kiln::gpu::compile_scan_helpers("sm_90", some);
   CHECK(scans.size() == 4 * (std::size(some) - 1));  // 2 kernels x 2 ops, none for bool

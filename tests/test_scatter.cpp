@@ -9,10 +9,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <kiln/kiln.hpp>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/gpu.hpp"
@@ -194,6 +196,84 @@ Results check_many_updates(Device d) {
   return results;
 }
 
+// An integer as dtype t holds it: modulo 2^bits, read as signed where t is.
+double wrapped(uint64_t value, DType t) {
+  const int bits = static_cast<int>(kiln::itemsize(t)) * 8;
+  const uint64_t u = value & ((uint64_t{1} << bits) - 1);
+  const bool is_signed = t == DType::Int8 || t == DType::Int16;
+  const bool negative = is_signed && u >> (bits - 1);
+  return negative ? static_cast<double>(u) - std::ldexp(1.0, bits) : static_cast<double>(u);
+}
+
+// 2^20 updates crowding 7 positions of the 1- and 2-byte dtypes (where a GPU updates integers
+// on 32-bit words of their own, adds halves in one instruction, and updates bools by or and
+// and), against sums, products, minima and maxima worked out here, wrapped.
+Results check_crowded_narrow_updates(Device d) {
+  constexpr int64_t kCount = int64_t{1} << 20, kM = 7;
+  const Array k = kiln::arange(int64_t{0}, kCount).to(d);
+  const Array idx = (k % kM).eval();
+  const Array add_values = (k % 11 - 5).eval(), mul_values = (k % 3 + 1).eval();
+  const Array extreme_values = (k * 37 % 251 - 120).eval();
+  Results results;
+  for (DType t : {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16}) {
+    std::vector<uint64_t> sum(kM, 5), product(kM, 5);
+    std::vector<double> low(kM, 5), high(kM, 5);
+    for (int64_t j = 0; j < kCount; ++j) {
+      const auto p = static_cast<size_t>(j % kM);
+      sum[p] += static_cast<uint64_t>(j % 11 - 5);  // wraps modulo 2^64, then 2^bits
+      product[p] *= static_cast<uint64_t>(j % 3 + 1);
+      const double e = wrapped(static_cast<uint64_t>(j * 37 % 251 - 120), t);
+      low[p] = std::min(low[p], e), high[p] = std::max(high[p], e);
+    }
+    std::vector<double> want_sum, want_product;
+    for (int64_t p = 0; p < kM; ++p) {
+      want_sum.push_back(wrapped(sum[static_cast<size_t>(p)], t));
+      want_product.push_back(wrapped(product[static_cast<size_t>(p)], t));
+    }
+    const Array x = kiln::full({kM}, 5, t, d);
+    const std::string type = kiln::dtype_name(t);
+    const std::pair<std::string, Array> got[] = {
+        {type + " add", x.at(idx).add(add_values.astype(t))},
+        {type + " multiply", x.at(idx).multiply(mul_values.astype(t))},
+        {type + " min", x.at(idx).min(extreme_values.astype(t))},
+        {type + " max", x.at(idx).max(extreme_values.astype(t))}};
+    const std::vector<double>* want[] = {&want_sum, &want_product, &low, &high};
+    for (size_t i = 0; i < 4; ++i) {
+      INFO(got[i].first);
+      CHECK(values_of(got[i].second) == *want[i]);
+      results["crowded " + got[i].first] = got[i].second;
+    }
+  }
+  // bool: or (add, max) and and (multiply, min) of updates true at one k in 1000.
+  const Array b =
+      kiln::asarray(std::vector<bool>{false, true, false, true, false, true, false}).to(d);
+  const Array rare = (k % 1000 == 0).eval(), mostly = (k % 1000 != 3).eval();
+  std::vector<double> any(kM), all(kM);
+  for (int64_t p = 0; p < kM; ++p) {
+    bool hit = false, miss = false;  // some update at p is true / false
+    for (int64_t j = p; j < kCount; j += kM) hit |= j % 1000 == 0, miss |= j % 1000 == 3;
+    any[static_cast<size_t>(p)] = (p % 2 == 1) || hit;
+    all[static_cast<size_t>(p)] = (p % 2 == 1) && !miss;
+  }
+  using Case = std::tuple<std::string, Array, std::vector<double>>;
+  for (const auto& [label, got, want] :
+       {Case{"bool add", b.at(idx).add(rare), any}, Case{"bool max", b.at(idx).max(rare), any},
+        Case{"bool multiply", b.at(idx).multiply(mostly), all},
+        Case{"bool min", b.at(idx).min(mostly), all}}) {
+    INFO(label);
+    CHECK(values_of(got) == want);
+    results["crowded " + label] = got;
+  }
+  // Halves: adds of 1 whose every partial sum the half holds exactly, so any order gives it.
+  for (const auto& [t, per] : {std::pair{DType::Float16, 2000}, std::pair{DType::BFloat16, 200}}) {
+    Array got = kiln::zeros({kM}, t, d).at(idx.index({Slice(0, per * kM)})).add(1.0);
+    INFO(kiln::dtype_name(t));
+    CHECK(values_of(got) == std::vector<double>(kM, per));
+    results[std::string("crowded add ") + kiln::dtype_name(t)] = got;
+  }
+  return results;
+}
+
 int count(const std::string& s, const std::string& what) {
   int n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -208,6 +288,10 @@ TEST_CASE("scatter: every dtype and operation, a scalar, a 0-d or broadcast valu
 
 TEST_CASE("scatter: over 2^20 updates, one value and one per update, and bincount") {
   check_many_updates(kiln::host());
+}
+
+TEST_CASE("scatter: 2^20 updates crowding a few positions of 1- and 2-byte dtypes") {
+  check_crowded_narrow_updates(kiln::host());
 }
 
 TEST_CASE("scatter: one value for every update is read once; a 1-d array's indices in place") {
@@ -353,7 +437,7 @@ TEST_CASE("scatter: other bad indices are refused when the update is made") {
 }
 
 GPU_TEST_CASE("scatter on the GPU gives the host's bits") {
-  for (auto check : {check_small_updates, check_many_updates}) {
+  for (auto check : {check_small_updates, check_many_updates, check_crowded_narrow_updates}) {
     const Results host = check(kiln::host()), gpu = check(kiln::cuda());
     REQUIRE(!gpu.empty());  // what the GPU runs, less complex128's multiply (it refuses that)
     for (const auto& [label, g] : gpu) {

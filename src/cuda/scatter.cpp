@@ -2,7 +2,7 @@
 // stream, then one thread per update, atomically. A set first lets each position claim its last
 // update, so repeated positions keep the one NumPy keeps; a set of values of at most 4 bytes packs
 // the update's index and value into one 64-bit word instead, in one pass, and writes the output
-// from the words.
+// from the words. Other updates of 1- and 2-byte integers run on 32-bit words of their own.
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -71,6 +71,39 @@ bool packs(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) 
          count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
 }
 
+// Add, multiply, min and max of 1- and 2-byte integers on 32-bit words of their own
+// (kernels/scatter.cuh: widen, scatter_widened, narrow).
+bool widens(graph::ScatterOp op, DType t) {
+  return op != graph::ScatterOp::Set && itemsize(t) < 4 && is_integer(t);
+}
+Helper widen_helper(DType t) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap(
+      "scatter.cuh", "kiln_scatter_widen_" + tag, "int* words, const " + type + "* x, long long n",
+      "kiln::scatter::widen(words, x, n)",
+      "scatter: each element in a 32-bit word of its own, " + tag, tag + " -> i32");
+}
+Helper widened_scatter_helper(DType t, graph::ScatterOp op) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap(
+      "scatter.cuh", std::string("kiln_scatter_widened_") + graph::op_name(op) + "_" + tag,
+      "int* words, const long long* positions, const " + type +
+          "* values, long long stride, long long count, long long length, "
+          "unsigned long long* check",
+      std::string("kiln::scatter::scatter_widened<kiln::scatter::") + op_constant(op) +
+          ">(words, positions, values, stride, count, length, check)",
+      std::string("scatter: ") + graph::op_name(op) + " at integer positions on 32-bit words, " +
+          tag,
+      "i32 " + tag + " -> i32");
+}
+Helper narrow_helper(DType t) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap("scatter.cuh", "kiln_scatter_narrow_" + tag,
+                       type + "* out, const int* words, long long n",
+                       "kiln::scatter::narrow(out, words, n)",
+                       "scatter: each 32-bit word's low bits, " + tag, "i32 -> " + tag);
+}
+
 Helper claim_helper() {
   return helpers::wrap("scatter.cuh", "kiln_scatter_claim",
                        "long long* claims, const long long* positions, long long count, "
@@ -109,6 +142,19 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     helpers::launch(unpack_set_helper(t), device, size, unpack_args);
     return;
   }
+  if (widens(step.op, t) && count > 0 && size > 0) {
+    // stream-ordered: freed after the launches below
+    auto words = allocate(device, static_cast<size_t>(size) * sizeof(int));
+    void* w = words->data();
+    long long elements = size;
+    void* widen_args[] = {&w, &x, &elements};
+    helpers::launch(widen_helper(t), device, size, widen_args);
+    void* args[] = {&w, &positions, &values, &stride, &n, &length, &check};
+    helpers::launch(widened_scatter_helper(t, step.op), device, count, args);
+    void* narrow_args[] = {&out, &w, &elements};
+    helpers::launch(narrow_helper(t), device, size, narrow_args);
+    return;
+  }
   if (bytes && out != x)
     KILN_CUDA_CHECK(cudaMemcpyAsync(out, x, bytes, cudaMemcpyDeviceToDevice, stream));
   if (count == 0) return;
@@ -136,7 +182,12 @@ std::vector<std::string> compile_scatter_helpers(const std::string& arch,
       if (complex && (o == graph::ScatterOp::Min || o == graph::ScatterOp::Max)) continue;
       if (t == DType::Complex128 && o == graph::ScatterOp::Multiply) continue;
       names.push_back(helpers::compile(scatter_helper(t, o), arch).kernel->name);
+      if (widens(o, t))
+        names.push_back(helpers::compile(widened_scatter_helper(t, o), arch).kernel->name);
     }
+    if (itemsize(t) < 4 && is_integer(t))
+      for (const Helper& h : {widen_helper(t), narrow_helper(t)})
+        names.push_back(helpers::compile(h, arch).kernel->name);
     if (itemsize(t) <= 4)
       for (const Helper& h : {packed_set_helper(t), unpack_set_helper(t)})
         names.push_back(helpers::compile(h, arch).kernel->name);
