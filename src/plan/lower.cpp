@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "graph/shape.hpp"
@@ -265,8 +267,10 @@ class Lowering {
     const auto& views = chain_list_[chain];
     auto iota = [&](const Layout& l) {
       g_.accesses.push_back({-1, l.offset, l.strides});
-      return address(Instr::iota(DType::Int64, constant(0), constant(1),
-                                 static_cast<int>(g_.accesses.size()) - 1));
+      int i = address(Instr::iota(DType::Int64, constant(0), constant(1),
+                                  static_cast<int>(g_.accesses.size()) - 1));
+      iteration_coordinates_.insert(i);
+      return i;
     };
     std::vector<Layout> units;
     try {
@@ -407,6 +411,24 @@ class Lowering {
     return emit(Instr::where(reg(n.dtype), valid, v, lower_fill(*n.inputs[1])));
   }
 
+  // A read of layout l at coordinates that are the iteration's own (each of `at` that l moves
+  // along is an iota of coordinates()) is an ordinary access of the iteration space: take's
+  // index array read in the consumer is loaded as any input is (16 bytes at a time where it is
+  // dense), not gathered one element at a time through an address held in parameters. Its
+  // access, or nothing where some coordinate is computed.
+  std::optional<int> affine_access(const Layout& l, const std::vector<int>& at, int buffer) {
+    Access a{buffer, l.offset, Strides(g_.shape.size(), 0)};
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (l.strides[d] == 0) continue;
+      if (!iteration_coordinates_.contains(at[d])) return std::nullopt;
+      const Access& c = g_.accesses[static_cast<size_t>(g_.code[at[d]].access())];
+      a.offset += l.strides[d] * c.offset;
+      for (size_t k = 0; k < a.strides.size(); ++k) a.strides[k] += l.strides[d] * c.strides[k];
+    }
+    g_.accesses.push_back(std::move(a));
+    return static_cast<int>(g_.accesses.size()) - 1;
+  }
+
   // take's range check of index t along an axis of length len (FusedGroup::checks).
   void check_range(int t, int64_t len, int axis) {
     using graph::BinaryOp;
@@ -431,8 +453,9 @@ class Lowering {
     // A root of this group is computed again here, at other coordinates than it is written.
     if (n.is_leaf() || (is_materialized_(&n) && !is_group_root(&n))) {
       Layout l = through(n.shape, graph::contiguous_strides(n.shape), views);
-      // One access (one kernel argument) per buffer gathered from, however often.
       int b = buffer_of_(&n);
+      if (auto a = affine_access(l, at, b)) return widen(emit(Instr::load(n.dtype, *a)));
+      // One access (one kernel argument) per buffer gathered from, however often.
       auto [it, fresh] = gathered_.emplace(b, static_cast<int>(g_.accesses.size()));
       if (fresh) g_.accesses.push_back({b, 0, Strides(g_.shape.size(), 0)});
       return widen(emit(Instr::gather(n.dtype, it->second, dot(l, at))));
@@ -509,7 +532,8 @@ class Lowering {
   std::multimap<size_t, std::pair<const Node*, int>> params_;  // by constant_hash
   std::map<const Node*, int> row_reductions_;
   std::map<int64_t, int> constants_;
-  std::map<int, int> gathered_;  // buffer -> its gather access
+  std::map<int, int> gathered_;          // buffer -> its gather access
+  std::set<int> iteration_coordinates_;  // coordinates()' iotas: the iteration's coordinates
   std::map<std::tuple<const Node*, std::vector<int>, int>, int> at_memo_;
 };
 
