@@ -2,8 +2,9 @@
 // ufunc.at, where an index that repeats applies every one of its updates. What one update does
 // to an element is written once, below, for the host executor (which applies the updates in
 // order, as NumPy) and the device (which applies them atomically, in any order). A set whose
-// index repeats keeps the last update on both: the device first lets each position claim its
-// last update (claim_last), then only that update stores.
+// index repeats keeps the last update on both: on the device each position keeps the largest
+// number of the updates that land on it (set_packed, claim_index; claim_last where there are
+// 2^32 updates or more), and only that update's value is written.
 #pragma once
 
 #ifdef __CUDACC__
@@ -304,6 +305,28 @@ __device__ __forceinline__ void set_packed(unsigned long long* words, const long
     memcpy(&bits, &v, sizeof(T));
     atomicMax(words + p, ((unsigned long long)(k + 1) << 32) | bits);
   });
+}
+
+// Set of wider values (8 and 16 bytes) in one pass over the updates: update k offers k + 1 to
+// its position's 32-bit word with one atomicMax, so each word ends holding the number of its
+// last update, and gather_set writes the output reading that update's value. claim_last and
+// scatter read the positions twice, then the 64-bit claims at random: 2^26 float64 updates
+// into 2^24 positions took 5.8 ms on an H200 that way, where torch's index_put (which keeps no
+// particular update) took 4.0. words[] starts at 0 (no update); count stays below 2^32 - 1.
+__device__ __forceinline__ void claim_index(unsigned int* words, const long long* positions,
+                                            long long count, long long length,
+                                            unsigned long long* check) {
+  for_each_update(positions, count, length, check,
+                  [&](long long k, long long p) { atomicMax(words + p, (unsigned int)(k + 1)); });
+}
+template <class T>
+__device__ __forceinline__ void gather_set(T* out, const T* x, const unsigned int* words,
+                                           const T* values, long long stride, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const unsigned int w = words[i];
+    out[i] = w ? values[(long long)(w - 1) * stride] : x[i];
+  }
 }
 
 // out[i] = the value word i holds, or x[i] where no update landed (set_packed).

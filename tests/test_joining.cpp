@@ -618,15 +618,17 @@ TEST_CASE("the scatter and scan kernels compile with NVRTC") {
                         DType::Float64, DType::Complex64, DType::Complex128};
   auto names = kiln::gpu::compile_scatter_helpers("sm_90", some);
   // Every operation, less min and max of the two complex dtypes and complex128's multiply, the
-  // set's claim kernel, the packed set's two kernels for each dtype of at most 4 bytes, and for
-  // int8 and uint16 the widened add, multiply, min and max with their widen and narrow passes.
-  CHECK(names.size() == 5 * std::size(some) - 5 + 1 + 2 * 6 + 6 * 2);
+  // set's two claim kernels, the packed set's two kernels for each dtype of at most 4 bytes,
+  // the gather of a set's values for each wider one, and for int8 and uint16 the widened add,
+  // multiply, min and max with their widen and narrow passes.
+  CHECK(names.size() == 5 * std::size(some) - 5 + 2 + 2 * 6 + 3 + 6 * 2);
   for (const char* n :
        {"kiln_scatter_claim", "kiln_scatter_add_f32", "kiln_scatter_max_u16",
         "kiln_scatter_multiply_c64", "kiln_scatter_add_c128", "kiln_scatter_set_b",
         "kiln_scatter_set_packed_f32", "kiln_scatter_unpack_b", "kiln_scatter_set_packed_i8",
         "kiln_scatter_add_f16", "kiln_scatter_add_bf16", "kiln_scatter_widened_add_i8",
-        "kiln_scatter_widened_multiply_u16", "kiln_scatter_widen_i8", "kiln_scatter_narrow_u16"})
+        "kiln_scatter_widened_multiply_u16", "kiln_scatter_widen_i8", "kiln_scatter_narrow_u16",
+        "kiln_scatter_claim_index", "kiln_scatter_gather_set_c128"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   auto scans = kiln::gpu::compile_scan_helpers("sm_90", some);
   CHECK(scans.size() == 4 * (std::size(some) - 1));  // 2 kernels x 2 ops, none for bool

@@ -2,7 +2,9 @@
 // stream, then one thread per update, atomically. A set first lets each position claim its last
 // update, so repeated positions keep the one NumPy keeps; a set of values of at most 4 bytes packs
 // the update's index and value into one 64-bit word instead, in one pass, and writes the output
-// from the words. Other updates of 1- and 2-byte integers run on 32-bit words of their own.
+// from the words; a wider one keeps each position's last update number in a 32-bit word and
+// writes the output reading those updates' values. Other updates of 1- and 2-byte integers run
+// on 32-bit words of their own.
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -69,6 +71,29 @@ Helper unpack_set_helper(DType t) {
 bool packs(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
   return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) <= 4 &&
          count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
+}
+
+// A set of values wider than 4 bytes through each position's last update number
+// (kernels/scatter.cuh: claim_index, gather_set), where the numbers fit in 32 bits.
+bool claims_index(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
+  return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) > 4 &&
+         count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
+}
+Helper claim_index_helper() {
+  return helpers::wrap("scatter.cuh", "kiln_scatter_claim_index",
+                       "unsigned int* words, const long long* positions, long long count, "
+                       "long long length, unsigned long long* check",
+                       "kiln::scatter::claim_index(words, positions, count, length, check)",
+                       "scatter set: each position keeps its last update's number", "i64 -> u32");
+}
+Helper gather_set_helper(DType t) {
+  const std::string type = codegen::cuda_type(t), tag = plan::dtype_short(t);
+  return helpers::wrap("scatter.cuh", "kiln_scatter_gather_set_" + tag,
+                       type + "* out, const " + type + "* x, const unsigned int* words, const " +
+                           type + "* values, long long stride, long long n",
+                       "kiln::scatter::gather_set(out, x, words, values, stride, n)",
+                       "scatter set: the last update's value where one landed, else x's, " + tag,
+                       "u32 " + tag + " -> " + tag);
 }
 
 // Add, multiply, min and max of 1- and 2-byte integers on 32-bit words of their own
@@ -142,6 +167,18 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
     helpers::launch(unpack_set_helper(t), device, size, unpack_args);
     return;
   }
+  if (claims_index(step, t, count, size)) {
+    // stream-ordered: freed after the launches below
+    auto words = allocate(device, static_cast<size_t>(size) * sizeof(unsigned));
+    void* w = words->data();
+    KILN_CUDA_CHECK(cudaMemsetAsync(w, 0, size * sizeof(unsigned), stream));
+    void* args[] = {&w, &positions, &n, &length, &check};
+    helpers::launch(claim_index_helper(), device, count, args);
+    long long elements = size;
+    void* gather_args[] = {&out, &x, &w, &values, &stride, &elements};
+    helpers::launch(gather_set_helper(t), device, size, gather_args);
+    return;
+  }
   if (widens(step.op, t) && count > 0 && size > 0) {
     // stream-ordered: freed after the launches below
     auto words = allocate(device, static_cast<size_t>(size) * sizeof(int));
@@ -174,7 +211,8 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
 
 std::vector<std::string> compile_scatter_helpers(const std::string& arch,
                                                  std::span<const DType> dtypes) {
-  std::vector<std::string> names{helpers::compile(claim_helper(), arch).kernel->name};
+  std::vector<std::string> names{helpers::compile(claim_helper(), arch).kernel->name,
+                                 helpers::compile(claim_index_helper(), arch).kernel->name};
   for (DType t : dtypes) {
     for (int op = 0; op <= static_cast<int>(graph::ScatterOp::Max); ++op) {
       auto o = static_cast<graph::ScatterOp>(op);
@@ -191,6 +229,8 @@ std::vector<std::string> compile_scatter_helpers(const std::string& arch,
     if (itemsize(t) <= 4)
       for (const Helper& h : {packed_set_helper(t), unpack_set_helper(t)})
         names.push_back(helpers::compile(h, arch).kernel->name);
+    else
+      names.push_back(helpers::compile(gather_set_helper(t), arch).kernel->name);
   }
   return names;
 }
