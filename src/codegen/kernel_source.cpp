@@ -1271,6 +1271,7 @@ KernelSource generate(const FusedGroup& g) {
   if (k.form == Form::RowFused) choose_row_registers(c);
   if (k.form == Form::ColumnFused) choose_column_staging(c);
   k.index64 = needs_index64(c);
+  for (const Instr& ins : g.code) k.gathers |= ins.kind == InstrKind::Gather;
   if (k.form == Form::ColumnFused) k.space.strides.push_back(k.space.out_strides);
   std::ostringstream os;
   // A backslash ending the comment would splice the next line into it.

@@ -72,6 +72,7 @@ struct KernelSource {
   Form form = Form::Elementwise;
   int vec = 1;  // lanes per step (16-byte accesses)
   bool index64 = false;
+  bool gathers = false;  // reads an input at computed positions (take's Gather instructions)
   std::vector<Arg> args;
   std::vector<AccessKind> access_kinds;
   plan::IterationSpace space;
