@@ -244,6 +244,30 @@ Results check_crowded_narrow_updates(Device d) {
       results["crowded " + got[i].first] = got[i].second;
     }
   }
+  // A few thousand updates into an array past 2^23 elements: a GPU updates those in place, by
+  // compare-and-swap on the word each element shares (its words would not fit in L2).
+  constexpr int64_t kBig = (int64_t{1} << 23) + 9, kFew = 4096;
+  const Array near_end = (kBig - kM + k.index({Slice(0, kFew)}) % kM).eval();
+  for (DType t : {DType::Int8, DType::UInt16}) {
+    std::vector<uint64_t> sum(kM, 0);
+    std::vector<double> high(kM, 0);
+    for (int64_t j = 0; j < kFew; ++j) {
+      sum[static_cast<size_t>(j % kM)] += static_cast<uint64_t>(j % 11 - 5);
+      high[static_cast<size_t>(j % kM)] = std::max(
+          high[static_cast<size_t>(j % kM)], wrapped(static_cast<uint64_t>(j * 37 % 251 - 120), t));
+    }
+    const Array big = kiln::zeros({kBig}, t, d);
+    const Array added = big.at(near_end).add(add_values.index({Slice(0, kFew)}).astype(t));
+    const Array maxed = big.at(near_end).max(extreme_values.index({Slice(0, kFew)}).astype(t));
+    INFO(kiln::dtype_name(t) << " in place");
+    std::vector<double> want_sum;
+    for (uint64_t v : sum) want_sum.push_back(wrapped(v, t));
+    CHECK(values_of(added.index({Slice(kBig - kM, kBig)})) == want_sum);
+    CHECK(values_of(maxed.index({Slice(kBig - kM, kBig)})) == high);
+    CHECK(kiln::count_nonzero(added.index({Slice(0, kBig - kM)})).item<int64_t>() == 0);
+    results[std::string("in place add ") + kiln::dtype_name(t)] = added;
+    results[std::string("in place max ") + kiln::dtype_name(t)] = maxed;
+  }
   // bool: or (add, max) and and (multiply, min) of updates true at one k in 1000.
   const Array b =
       kiln::asarray(std::vector<bool>{false, true, false, true, false, true, false}).to(d);
