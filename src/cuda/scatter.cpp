@@ -4,7 +4,7 @@
 // the update's index and value into one 64-bit word instead, in one pass, and writes the output
 // from the words; a wider one keeps each position's last update number in a 32-bit word and
 // writes the output reading those updates' values. Other updates of 1- and 2-byte integers run
-// on 32-bit words of their own.
+// on 32-bit words of their own where those fit in L2 or the updates crowd (widens).
 #include <cuda_runtime_api.h>
 
 #include <string>
