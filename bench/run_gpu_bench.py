@@ -95,7 +95,8 @@ def scatter_rows(r):
                     f"{ratio(c['set_ms'], p.get(f'{key}_set_torch_ms')):.2f}x",
                     f"{c['add_ms']:.3f}" if c.get("add_ms") else "n/a", f(f"{key}_add_torch_ms"),
                     f(f"{key}_add_cupy_ms"),
-                    f"{ratio(c.get('add_ms'), p.get(f'{key}_add_torch_ms')):.2f}x"))
+                    f"{ratio(c['add_ms'], p[f'{key}_add_torch_ms']):.2f}x"
+                    if c.get("add_ms") and f"{key}_add_torch_ms" in p else "n/a"))
     return out
 
 
@@ -621,6 +622,14 @@ def layout_rows(r):
     return out
 
 
+def table(title, header, rows_):
+    """A titled markdown table of rows_, or nothing when there are none."""
+    if not rows_:
+        return []
+    return (["", title, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)] +
+            ["| " + " | ".join(row) + " |" for row in rows_])
+
+
 def write(r):
     with open(os.path.join(OUT, "h200.json"), "w") as f:
         json.dump(r, f, indent=2, sort_keys=True)
@@ -629,20 +638,15 @@ def write(r):
              "| workload | kiln | peers (same run) | ratio | target |", "|---|---|---|---|---|"]
     for row in rows(r):
         lines.append("| " + " | ".join(row) + " |")
-    lr = layout_rows(r)
-    if lr:
-        lines += ["", "The 2-d programs (float32; ms; target <= 1.1x torch.compile, never slower than "
-                  "the fastest eager peer, >= 85% of the roof):", "",
-                  "| workload | kiln | torch.compile | torch eager | CuPy | roof | kiln / compile | "
-                  "kiln / fastest eager | % of roof |", "|---|---|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(row) + " |" for row in lr]
-    sr = scatter_rows(r)
-    if sr:
-        lines += ["", "Scatter (ms; issue 14, no target set: kiln keeps NumPy's last update, torch's and "
-                  "CuPy's index_put promise none):", "",
-                  "| dtype, updates into positions | kiln set | torch set | CuPy set | kiln / torch | "
-                  "kiln add | torch add | CuPy add | kiln / torch |", "|---|---|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(row) + " |" for row in sr]
+    lines += table("The 2-d programs (float32; ms; target <= 1.1x torch.compile, never slower than "
+                   "the fastest eager peer, >= 85% of the roof):",
+                   ["workload", "kiln", "torch.compile", "torch eager", "CuPy", "roof",
+                    "kiln / compile", "kiln / fastest eager", "% of roof"], layout_rows(r))
+    lines += table("Scatter (ms; issue 14, no target set: kiln keeps NumPy's last update, torch's and "
+                   "CuPy's index_put promise none):",
+                   ["dtype, updates into positions", "kiln set", "torch set", "CuPy set",
+                    "kiln / torch", "kiln add", "torch add", "CuPy add", "kiln / torch"],
+                   scatter_rows(r))
     lines.append("")
     if "copy_tbps" in r["peers"]:
         lines.append(f"Device-to-device copy bandwidth (read + write): {r['peers']['copy_tbps']:.2f} TB/s.")
