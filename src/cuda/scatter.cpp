@@ -66,18 +66,19 @@ Helper unpack_set_helper(DType t) {
       "scatter set: the last update's value where one landed, else x's, " + tag,
       "u64 " + tag + " -> " + tag);
 }
-// Whether a set packs its updates (set_packed): one value per update of at most 4 bytes, update
-// indices that fit in 32 bits, and something to update.
-bool packs(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
-  return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) <= 4 &&
-         count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
+// Whether a set keeps each position's last update by its number in one word (set_packed,
+// claim_index): one value per update, update numbers that fit in 32 bits, something to update.
+bool numbers_updates(const plan::ScatterStep& step, int64_t count, int64_t size) {
+  return step.op == graph::ScatterOp::Set && step.values_stride != 0 && count > 0 &&
+         count < (int64_t{1} << 32) - 1 && size > 0;
 }
-
-// A set of values wider than 4 bytes through each position's last update number
-// (kernels/scatter.cuh: claim_index, gather_set), where the numbers fit in 32 bits.
+// Values of at most 4 bytes share the number's 64-bit word (set_packed); wider ones are read
+// through it (claim_index, gather_set).
+bool packs(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
+  return numbers_updates(step, count, size) && itemsize(t) <= 4;
+}
 bool claims_index(const plan::ScatterStep& step, DType t, int64_t count, int64_t size) {
-  return step.op == graph::ScatterOp::Set && step.values_stride != 0 && itemsize(t) > 4 &&
-         count > 0 && count < (int64_t{1} << 32) - 1 && size > 0;
+  return numbers_updates(step, count, size) && itemsize(t) > 4;
 }
 Helper claim_index_helper() {
   return helpers::wrap("scatter.cuh", "kiln_scatter_claim_index",
