@@ -62,6 +62,9 @@ class Mesh {
 
   int size() const;
   Device device(int rank) const;  // Error for a rank outside [0, size())
+  // Whether this process holds rank r: every rank of a mesh made in one process; its own rank
+  // only in a mesh of processes (Mesh::processes, Mesh::gpu_process).
+  bool holds(int rank) const;
   // "Mesh(host x 3)", "Mesh(cuda:0, cuda:1; NCCL 2.28.3)".
   std::string str() const;
   bool operator==(const Mesh& o) const { return comm_ == o.comm_; }
@@ -87,20 +90,23 @@ class ShardedArray {
   // The axis split over the ranks; none when every rank holds the whole array.
   std::optional<int> axis() const { return axis_; }
   bool replicated() const { return !axis_; }
-  DType dtype() const { return shards_.front().dtype(); }
+  DType dtype() const;
   const Shape& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   int64_t size() const { return shape_size(shape_); }
-  // Rank r's piece, on mesh().device(r).
+  // Rank r's piece, on mesh().device(r). Error for a rank another process holds.
   const Array& shard(int rank) const;
+  // One entry per rank: the pieces this process holds, empty Arrays for the others'.
   const std::vector<Array>& shards() const { return shards_; }
   // "sharded along axis 0 over Mesh(host x 3): (3, 4), (2, 4), (2, 4)" or "replicated over ...".
   std::string layout() const;
 
-  // Evaluates every rank's piece, queueing each GPU's work before waiting for any (on GPUs it
-  // returns without waiting, as Array::eval). Returns *this.
+  // Evaluates every rank's piece held, queueing each GPU's work before waiting for any (on GPUs
+  // it returns without waiting, as Array::eval). Returns *this.
   const ShardedArray& eval() const;
   // The whole array as one host Array (each piece copied to the host, joined along the axis).
+  // In a mesh of processes every process must call it (the pieces it lacks come by an
+  // all-gather), and every one gets the whole array.
   Array get() const;
   ShardedArray astype(DType t) const;
 

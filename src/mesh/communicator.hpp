@@ -2,6 +2,9 @@
 // mesh of host ranks, for CI) implement. The collectives over Arrays are written once here:
 // they check the parts, evaluate all of them before waiting for any, allocate each rank's
 // result on its device and wrap it; an implementation only moves and combines memory.
+// A communicator of several processes holds some ranks only (holds()): vectors of parts and
+// buffers still have one entry per rank, those of the ranks other processes hold being empty
+// Arrays and null pointers.
 #pragma once
 #include <cstddef>
 #include <mutex>
@@ -22,8 +25,11 @@ class Communicator {
   virtual Device device(int rank) const = 0;
   // "host x 3", "cuda:0, cuda:1; NCCL 2.28.3".
   virtual std::string describe() const = 0;
+  // Whether this process holds rank r (its piece, its part of each collective).
+  virtual bool holds(int) const { return true; }
 
-  // The parts (one per rank, on device(rank), of one shape and dtype) combined elementwise, as
+  // The parts (one per rank held, on device(rank), of one shape and dtype) combined
+  // elementwise, as
   // ncclAllReduce does: rank r's result on device(r). Float max and min follow NCCL, whose
   // fmax lets a number win over NaN; complex values only sum (DTypeError for the others:
   // NCCL combines their parts, not the numbers);

@@ -34,6 +34,11 @@ Device Mesh::device(int rank) const {
   return comm_->device(rank);
 }
 
+bool Mesh::holds(int rank) const {
+  device(rank);  // checks the rank
+  return comm_->holds(rank);
+}
+
 std::string Mesh::str() const { return "Mesh(" + comm_->describe() + ")"; }
 
 }  // namespace kiln

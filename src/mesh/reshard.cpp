@@ -10,6 +10,7 @@
 #include "kiln/joining.hpp"
 #include "kiln/mesh.hpp"
 #include "mesh/communicator.hpp"
+#include "mesh/map_shards.hpp"
 #include "mesh/split.hpp"
 
 namespace kiln {
@@ -38,11 +39,11 @@ ShardedArray gathered(const ShardedArray& x) {
   const int axis = *x.axis(), ranks = x.mesh().size();
   const int64_t length = x.shape()[static_cast<size_t>(axis)];
   const int64_t longest = mesh::piece_of(length, ranks, 0).length();
-  std::vector<Array> sent;
-  for (const Array& piece : x.shards()) sent.push_back(padded(piece, axis, longest));
-  std::vector<Array> whole;
-  for (const Array& blocks : x.mesh().communicator().all_gather(sent))
-    whole.push_back(joined(blocks, axis, length, ranks));
+  std::vector<Array> sent = x.shards();
+  mesh::for_each_held(sent, [&](const Array& piece) { return padded(piece, axis, longest); });
+  std::vector<Array> whole = x.mesh().communicator().all_gather(sent);
+  mesh::for_each_held(whole,
+                      [&](const Array& blocks) { return joined(blocks, axis, length, ranks); });
   return ShardedArray(x.mesh(), std::nullopt, x.shape(), std::move(whole));
 }
 
@@ -54,30 +55,29 @@ ShardedArray exchanged(const ShardedArray& x, int b) {
   const int64_t length_b = x.shape()[static_cast<size_t>(b)];
   const int64_t longest_a = mesh::piece_of(length_a, ranks, 0).length();
   const int64_t longest_b = mesh::piece_of(length_b, ranks, 0).length();
-  std::vector<Array> sent;
-  for (int r = 0; r < ranks; ++r) {
+  std::vector<Array> sent = mesh::per_held_rank(x.mesh(), [&](int r) {
     std::vector<Array> blocks;
     for (int s = 0; s < ranks; ++s) {
       Array block = mesh::slice_along(x.shard(r), b, mesh::piece_of(length_b, ranks, s));
       blocks.push_back(padded(padded(block, a, longest_a), b, longest_b));
     }
-    sent.push_back(stack(blocks));
-  }
-  std::vector<Array> received = x.mesh().communicator().all_to_all(sent), pieces;
-  for (int s = 0; s < ranks; ++s) {
+    return stack(blocks);
+  });
+  std::vector<Array> received = x.mesh().communicator().all_to_all(sent);
+  std::vector<Array> pieces = mesh::per_held_rank(x.mesh(), [&](int s) {
     // Every block holds rank s's part along b (+1: the blocks' leading axis).
     const mesh::Piece own_b{0, mesh::piece_of(length_b, ranks, s).length()};
-    pieces.push_back(joined(mesh::slice_along(received[s], b + 1, own_b), a, length_a, ranks));
-  }
+    return joined(mesh::slice_along(received[s], b + 1, own_b), a, length_a, ranks);
+  });
   return ShardedArray(x.mesh(), b, x.shape(), std::move(pieces));
 }
 
 ShardedArray split(const ShardedArray& x, int axis) {
   const int ranks = x.mesh().size();
   const int64_t length = x.shape()[static_cast<size_t>(axis)];
-  std::vector<Array> pieces;
-  for (int r = 0; r < ranks; ++r)
-    pieces.push_back(mesh::slice_along(x.shard(r), axis, mesh::piece_of(length, ranks, r)));
+  std::vector<Array> pieces = mesh::per_held_rank(x.mesh(), [&](int r) {
+    return mesh::slice_along(x.shard(r), axis, mesh::piece_of(length, ranks, r));
+  });
   return ShardedArray(x.mesh(), axis, x.shape(), std::move(pieces));
 }
 

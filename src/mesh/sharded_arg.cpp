@@ -8,11 +8,14 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph/shape.hpp"
 #include "kiln/mesh.hpp"
 #include "mesh/communicator.hpp"
+#include "mesh/identity.hpp"
+#include "mesh/map_shards.hpp"
 #include "mesh/split.hpp"
 
 namespace kiln {
@@ -54,16 +57,18 @@ Array pick(bool largest, const Array& values, const Array& indices) {
 
 // Rank r's candidate along the split axis (axis given) or of the raveled array (none): the
 // piece's best values and their indices in the whole array, of the result's shape without
-// keepdims. An empty piece offers rank 0's values (any will do) with no index.
+// keepdims. An empty piece offers the values no other beats (the dtype's lowest for argmax)
+// with no index.
 std::pair<Array, Array> candidate(bool largest, const ShardedArray& a, int rank,
                                   std::optional<int> axis) {
   const Array& piece = a.shard(rank);
-  if (piece.size() == 0) {  // rank 0's piece is not (array_split gives the first ranks more)
-    const Array& other = a.shard(0);
-    Array values = axis ? (largest ? max(other, *axis) : min(other, *axis))
-                        : (largest ? max(other) : min(other));
-    return {values.to(piece.device()),
-            full(values.shape(), kNoCandidate, DType::Int64, piece.device())};
+  if (piece.size() == 0) {
+    Shape out;
+    if (axis)
+      for (int k = 0; k < a.ndim(); ++k)
+        if (k != *axis) out.push_back(a.shape()[static_cast<size_t>(k)]);
+    return {mesh::extremum_identity(largest, piece.dtype(), out, piece.device()),
+            full(out, kNoCandidate, DType::Int64, piece.device())};
   }
   Array values = axis ? (largest ? max(piece, *axis) : min(piece, *axis))
                       : (largest ? max(piece) : min(piece));
@@ -82,25 +87,23 @@ ShardedArray arg_reduce(bool largest, const ShardedArray& a, std::optional<int> 
   };
   const bool across = a.axis() && (!axis || *axis == *a.axis());
   if (!across) {
-    std::vector<Array> pieces;
-    for (const Array& s : a.shards()) pieces.push_back(local(s));
+    std::vector<Array> pieces = a.shards();
+    mesh::for_each_held(pieces, local);
     std::optional<int> split = a.axis();
     if (split && axis && !keepdims && *axis < *split) --*split;
-    Shape out = pieces.front().shape();
+    Shape out = mesh::first_held(pieces).shape();
     if (split) out[static_cast<size_t>(*split)] = a.shape()[static_cast<size_t>(*a.axis())];
     return ShardedArray(a.mesh(), split, out, std::move(pieces));
   }
-  if (a.size() == 0) local(a.shard(0));  // raises as kiln::argmax does: an empty sequence
-  std::vector<Array> values, indices;
-  for (int r = 0; r < a.mesh().size(); ++r) {
-    auto [v, i] = candidate(largest, a, r, axis);
-    values.push_back(v);
-    indices.push_back(i);
-  }
+  if (a.size() == 0) local(mesh::first_held(a));  // raises as kiln::argmax: an empty sequence
+  std::vector<Array> values(a.mesh().size()), indices(a.mesh().size());
+  for (int r = 0; r < a.mesh().size(); ++r)
+    if (a.mesh().holds(r)) std::tie(values[r], indices[r]) = candidate(largest, a, r, axis);
   auto& comm = a.mesh().communicator();
   std::vector<Array> all_values = comm.all_gather(values), all_indices = comm.all_gather(indices);
-  std::vector<Array> results;
+  std::vector<Array> results(all_values.size());
   for (size_t r = 0; r < all_values.size(); ++r) {
+    if (!all_values[r].valid()) continue;
     Array chosen = pick(largest, all_values[r], all_indices[r]);
     if (keepdims) {
       Shape kept = a.shape();
@@ -110,9 +113,9 @@ ShardedArray arg_reduce(bool largest, const ShardedArray& a, std::optional<int> 
         std::fill(kept.begin(), kept.end(), 1);
       chosen = chosen.reshape(kept);
     }
-    results.push_back(chosen);
+    results[r] = chosen;
   }
-  const Shape out = results.front().shape();
+  const Shape out = mesh::first_held(results).shape();
   return ShardedArray(a.mesh(), std::nullopt, out, std::move(results));
 }
 

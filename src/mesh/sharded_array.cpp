@@ -27,13 +27,21 @@ void check_pieces(const Mesh& m, std::optional<int> axis, const Shape& shape,
     fail(std::to_string(shards.size()) + " pieces for " + std::to_string(m.size()) + " ranks");
   if (axis && (*axis < 0 || *axis >= static_cast<int>(shape.size())))
     fail("axis " + std::to_string(*axis) + " is not an axis of shape " + shape_str(shape));
+  const Array* first = nullptr;
   for (int r = 0; r < m.size(); ++r) {
     const Array& s = shards[r];
+    if (!m.holds(r)) {
+      if (s.valid())
+        fail("rank " + std::to_string(r) + "'s piece is given, but another process holds rank " +
+             std::to_string(r));
+      continue;
+    }
     if (!s.valid()) fail("rank " + std::to_string(r) + "'s piece is an empty handle");
     if (s.device() != m.device(r))
       throw DeviceError("kiln::ShardedArray: rank " + std::to_string(r) + "'s piece is on " +
                         s.device().str() + ", not on " + m.device(r).str());
-    if (s.dtype() != shards[0].dtype()) fail("the pieces differ in dtype");
+    if (!first) first = &s;
+    if (s.dtype() != first->dtype()) fail("the pieces differ in dtype");
     if (s.shape() != piece_shape(shape, axis, m.size(), r))
       fail("rank " + std::to_string(r) + "'s piece has shape " + shape_str(s.shape()) + ", not " +
            shape_str(piece_shape(shape, axis, m.size(), r)));
@@ -48,27 +56,38 @@ ShardedArray::ShardedArray(Mesh mesh, std::optional<int> axis, Shape shape,
   check_pieces(mesh_, axis_, shape_, shards_);
 }
 
+DType ShardedArray::dtype() const { return mesh::first_held(*this).dtype(); }
+
 const Array& ShardedArray::shard(int rank) const {
   if (rank < 0 || rank >= static_cast<int>(shards_.size()))
     throw Error("kiln::ShardedArray::shard: rank " + std::to_string(rank) + " is not in " +
                 mesh_.str());
+  if (!shards_[rank].valid())
+    throw Error("kiln::ShardedArray::shard: rank " + std::to_string(rank) + " of " + mesh_.str() +
+                " is held by another process; get() gathers the whole array");
   return shards_[rank];
 }
 
 std::string ShardedArray::layout() const {
   if (!axis_) return "replicated over " + mesh_.str() + ": " + shape_str(shape_);
   std::string s = "sharded along axis " + std::to_string(*axis_) + " over " + mesh_.str() + ":";
-  for (size_t r = 0; r < shards_.size(); ++r) s += (r ? ", " : " ") + shape_str(shards_[r].shape());
+  for (int r = 0; r < mesh_.size(); ++r)
+    s += (r ? ", " : " ") + shape_str(piece_shape(shape_, axis_, mesh_.size(), r));
   return s;
 }
 
 const ShardedArray& ShardedArray::eval() const {
-  for (const Array& s : shards_) s.eval();  // on GPUs each returns once its work is queued
+  for (const Array& s : shards_)
+    if (s.valid()) s.eval();  // on GPUs each returns once its work is queued
   return *this;
 }
 
+// With every piece here, they are copied to the host and joined; otherwise the pieces other
+// processes hold come by an all-gather (reshard to replicated).
 Array ShardedArray::get() const {
-  if (!axis_) return shards_.front().get();
+  if (!axis_) return mesh::first_held(*this).get();
+  for (const Array& s : shards_)
+    if (!s.valid()) return mesh::first_held(reshard(*this, std::nullopt)).get();
   eval();
   std::vector<Array> pieces;
   for (const Array& s : shards_) pieces.push_back(s.get());
@@ -81,17 +100,16 @@ ShardedArray ShardedArray::astype(DType t) const {
 
 ShardedArray shard(const Array& x, const Mesh& mesh, int axis) {
   axis = graph::normalize_axis(axis, x.ndim(), "kiln::shard");
-  std::vector<Array> pieces;
-  for (int r = 0; r < mesh.size(); ++r) {
+  std::vector<Array> pieces = mesh::per_held_rank(mesh, [&](int r) {
     auto piece = mesh::piece_of(x.shape()[axis], mesh.size(), r);
-    pieces.push_back(asarray(mesh::slice_along(x, axis, piece), mesh.device(r)));
-  }
+    return asarray(mesh::slice_along(x, axis, piece), mesh.device(r));
+  });
   return ShardedArray(mesh, axis, x.shape(), std::move(pieces));
 }
 
 ShardedArray replicate(const Array& x, const Mesh& mesh) {
-  std::vector<Array> copies;
-  for (int r = 0; r < mesh.size(); ++r) copies.push_back(asarray(x, mesh.device(r)));
+  std::vector<Array> copies =
+      mesh::per_held_rank(mesh, [&](int r) { return asarray(x, mesh.device(r)); });
   return ShardedArray(mesh, std::nullopt, x.shape(), std::move(copies));
 }
 

@@ -64,9 +64,9 @@ ShardedArray zip(const ShardedArray& a, const ShardedArray& b, F&& f) {
   const Shape out = graph::broadcast_shapes(a.shape(), b.shape());
   const std::optional<int> axis = result_axis(a, b, out);
   const ShardedArray x = aligned(a, out, axis), y = aligned(b, out, axis);
-  std::vector<Array> pieces;
-  for (int r = 0; r < a.mesh().size(); ++r)
-    pieces.push_back(f(local_operand(x, r, out, axis), local_operand(y, r, out, axis)));
+  std::vector<Array> pieces = mesh::per_held_rank(a.mesh(), [&](int r) {
+    return f(local_operand(x, r, out, axis), local_operand(y, r, out, axis));
+  });
   return ShardedArray(a.mesh(), axis, out, std::move(pieces));
 }
 

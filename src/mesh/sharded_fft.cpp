@@ -16,6 +16,7 @@
 #include "graph/fft_args.hpp"
 #include "kiln/fft.hpp"
 #include "kiln/mesh.hpp"
+#include "mesh/map_shards.hpp"
 
 namespace kiln::fft {
 namespace {
@@ -36,10 +37,11 @@ std::optional<int> slab_axis(const ShardedArray& x, int s) {
 // the layout, and the whole shape takes their lengths along those axes.
 template <class F>
 ShardedArray on_each_rank(const ShardedArray& x, const std::vector<int>& axes, F&& f) {
-  std::vector<Array> pieces;
-  for (const Array& piece : x.shards()) pieces.push_back(f(piece));
+  std::vector<Array> pieces = x.shards();
+  mesh::for_each_held(pieces, f);
   Shape shape = x.shape();
-  for (int k : axes) shape[static_cast<size_t>(k)] = pieces.front().shape()[static_cast<size_t>(k)];
+  for (int k : axes)
+    shape[static_cast<size_t>(k)] = mesh::first_held(pieces).shape()[static_cast<size_t>(k)];
   return ShardedArray(x.mesh(), x.axis(), std::move(shape), std::move(pieces));
 }
 
@@ -109,7 +111,7 @@ ShardedArray real_forward(const ShardedArray& x, const Lengths& s, const FftAxes
   if (r.axes.empty())
     throw ShapeError(std::string(what) + ": needs at least one axis to transform");
   if (is_complex(x.dtype()))  // before any data moves: the plain rfftn's refusal
-    (void)rfftn(x.shard(0), r.lengths, r.axes, norm);
+    (void)rfftn(mesh::first_held(x), r.lengths, r.axes, norm);
   const int last = r.axes.back();
   auto [a, moved] = off_axis(x, last);
   ShardedArray half = on_each_rank(

@@ -4,7 +4,8 @@
 // mean's division, the result dtype), so the result is replicated. The dtype rules are
 // kiln::sum's own (graph::accumulation_dtype), so a sharded sum has one device's dtype. An empty
 // piece's partial is the reduction's identity: a sum's 0, a product's 1, any's false, all's
-// true come from kiln's own reductions; max and min have none, so one is written (identity()).
+// true come from kiln's own reductions; max and min have none, so one is written
+// (mesh/identity.hpp).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -16,6 +17,8 @@
 #include "graph/shape.hpp"
 #include "kiln/mesh.hpp"
 #include "mesh/communicator.hpp"
+#include "mesh/identity.hpp"
+#include "mesh/map_shards.hpp"
 #include "mesh/wire_type.hpp"
 
 namespace kiln {
@@ -77,36 +80,12 @@ Shape reduced_shape(const Shape& s, const std::vector<int>& axes, bool keepdims)
   return out;
 }
 
-// A value that max (min) over it and x gives x, for the partial of a rank whose piece is
-// empty: the lowest (highest) value of t. (The largest unsigned integers are not Scalars: they
-// come from flipping the bits of zero.)
-Array identity(Kind k, DType t, const Shape& s, Device d) {
-  const bool lowest = k == Kind::Max;
-  return visit_dtype(t, [&](auto v) -> Array {
-    using T = decltype(v);
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    if constexpr (std::is_same_v<T, bool>)
-      return full(s, !lowest, t, d);
-    else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>)
-      return lowest ? zeros(s, t, d) : ~zeros(s, t, d);
-    else if constexpr (std::is_integral_v<T>)
-      return full(s, lowest ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max(), t, d);
-    else if constexpr (std::is_floating_point_v<T>)
-      return full(s, lowest ? -inf : inf, t, d);
-    else if constexpr (std::is_same_v<T, std::complex<float>> ||
-                       std::is_same_v<T, std::complex<double>>)
-      return full(s, std::complex<double>(lowest ? -inf : inf, lowest ? -inf : inf), t, d);
-    else
-      throw DTypeError(std::string("no identity of ") + dtype_name(t) + " for a collective");
-  });
-}
-
 // Rank r's partial result, in the dtype the collective carries. A mean's partial is a sum.
 Array partial(Kind k, const ShardedArray& a, int rank, const std::vector<int>& axes, bool keepdims,
               DType carried, const Shape& out) {
   const Array& piece = a.shard(rank);
   if (is_extremum(k) && piece.shape()[*a.axis()] == 0)
-    return identity(k, carried, out, piece.device());
+    return mesh::extremum_identity(k == Kind::Max, carried, out, piece.device());
   const Kind local = k == Kind::Mean ? Kind::Sum : k;
   return reduce_local(local, piece.astype(carried), Axes(axes), keepdims);
 }
@@ -133,20 +112,22 @@ mesh::Reduction collective(Kind k) {
 // Complex values have no elementwise max, min or product in NCCL (it combines their parts):
 // their partials are gathered and reduced locally, by kiln's own arithmetic.
 std::vector<Array> combine(Kind k, mesh::Communicator& comm, const std::vector<Array>& partials) {
-  const DType t = partials.front().dtype();
+  const DType t = mesh::first_held(partials).dtype();
   const mesh::Reduction op = collective(k);
   if (is_complex(t) && op != mesh::Reduction::Sum) {
     std::vector<Array> stacked = comm.all_gather(partials);
-    for (Array& s : stacked) s = reduce_local(k, s, Axes{0}, false);
+    mesh::for_each_held(stacked,
+                        [&](const Array& s) { return reduce_local(k, s, Axes{0}, false); });
     return stacked;
   }
   std::vector<Array> combined = comm.all_reduce(partials, op);
   if (is_extremum(k) && is_floating(t)) {
-    std::vector<Array> nan_seen;
-    for (const Array& p : partials) nan_seen.push_back(isnan(p));
+    std::vector<Array> nan_seen = partials;
+    mesh::for_each_held(nan_seen, [](const Array& p) { return isnan(p); });
     nan_seen = comm.all_reduce(nan_seen, mesh::Reduction::Max);
     for (size_t r = 0; r < combined.size(); ++r)
-      combined[r] = where(nan_seen[r], std::numeric_limits<double>::quiet_NaN(), combined[r]);
+      if (combined[r].valid())
+        combined[r] = where(nan_seen[r], std::numeric_limits<double>::quiet_NaN(), combined[r]);
   }
   return combined;
 }
@@ -154,23 +135,23 @@ std::vector<Array> combine(Kind k, mesh::Communicator& comm, const std::vector<A
 ShardedArray across_ranks(Kind k, const ShardedArray& a, const std::vector<int>& axes,
                           bool keepdims) {
   const int split = *a.axis();
-  // An empty split axis: max and min raise as kiln::max does (rank 0's piece is empty too).
-  if (is_extremum(k) && a.shape()[split] == 0) reduce_local(k, a.shard(0), Axes(axes), keepdims);
+  // An empty split axis: max and min raise as kiln::max does (every piece is empty).
+  if (is_extremum(k) && a.shape()[split] == 0)
+    reduce_local(k, mesh::first_held(a), Axes(axes), keepdims);
   const graph::ReduceOp op = graph_op(k);
   const DType acc = graph::accumulation_dtype(op, a.dtype());
   const DType result = graph::reduce_result_dtype(op, acc, a.dtype());
   const DType carried = mesh::wider_for_collective(acc);
   const Shape out = reduced_shape(a.shape(), axes, keepdims);
-  std::vector<Array> partials;
-  for (int r = 0; r < a.mesh().size(); ++r)
-    partials.push_back(partial(k, a, r, axes, keepdims, carried, out));
+  std::vector<Array> partials = mesh::per_held_rank(
+      a.mesh(), [&](int r) { return partial(k, a, r, axes, keepdims, carried, out); });
   std::vector<Array> combined = combine(k, a.mesh().communicator(), partials);
   int64_t count = 1;
   for (int ax : axes) count *= a.shape()[ax];
-  for (Array& c : combined) {
+  mesh::for_each_held(combined, [&](Array c) {
     if (k == Kind::Mean) c = c / static_cast<double>(count);
-    c = c.astype(result);
-  }
+    return c.astype(result);
+  });
   return ShardedArray(a.mesh(), std::nullopt, out, std::move(combined));
 }
 
@@ -182,8 +163,9 @@ ShardedArray reduce(Kind k, const ShardedArray& a, const AxesArg& axes_in, bool 
     axes = graph::normalize_axes(axes_in.axes(), a.ndim(), name);
   const bool splits = a.axis() && std::find(axes.begin(), axes.end(), *a.axis()) != axes.end();
   if (splits) return across_ranks(k, a, axes, keepdims);
-  std::vector<Array> pieces;
-  for (const Array& s : a.shards()) pieces.push_back(reduce_local(k, s, axes_in, keepdims));
+  std::vector<Array> pieces = a.shards();
+  mesh::for_each_held(pieces,
+                      [&](const Array& s) { return reduce_local(k, s, axes_in, keepdims); });
   std::optional<int> axis = a.axis();
   if (axis && !keepdims)
     *axis -= static_cast<int>(
