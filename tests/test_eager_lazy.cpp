@@ -244,6 +244,26 @@ TEST_CASE("hash-consing: the same expression built twice is the same node") {
   CHECK(again.to_vector<double>() == first);
 }
 
+// A scalar operand (where's 5) is a Scalar node that broadcasts with no Broadcast view; an equal
+// full({}, 5) built later is the same node, and evaluating it writes that node: the pending
+// expression then reads a 0-d buffer at every coordinate. Planning it crashed (an access with
+// no strides in a 1-d kernel) until plan/lower.cpp broadcast it (found by a mesh of processes:
+// argmax's candidates of an empty piece).
+TEST_CASE("hash-consing: a scalar operand evaluated through an equal full({}) still broadcasts") {
+  const int64_t big = 9223372036854775807;
+  const Array v = kiln::arange(3);
+  const Array picked = kiln::where(v > 0, v, big);
+  const Array smallest = kiln::min(kiln::where(v > 1, v, big) - 1, 0);
+  const Array shifted = kiln::where(v > 0, v, 5.5).reshape({3, 1}) + kiln::arange(2.0);
+  Array constant = kiln::full({}, big, DType::Int64), half = kiln::full({}, 5.5);
+  CHECK(constant.node().get() == picked.node()->inputs[2].get());
+  constant.eval();
+  half.eval();
+  CHECK(picked.to_vector<int64_t>() == std::vector<int64_t>{big, 1, 2});
+  CHECK(smallest.item<int64_t>() == 1);
+  CHECK(shifted.to_vector<double>() == std::vector<double>{5.5, 6.5, 1, 2, 2, 3});
+}
+
 // The table erases by moving later entries of a probe run back (graph/node.cpp): nodes dropped
 // in any order must leave every other node findable, and none behind.
 TEST_CASE("hash-consing: nodes dropped in any order leave the others findable") {

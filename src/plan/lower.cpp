@@ -26,6 +26,17 @@ struct Layout {
   int64_t offset = 0;
 };
 
+// A Scalar node's value broadcasts with no Broadcast view above it (where(c, x, 5) takes the
+// 5 as it is). Evaluated, it is a 0-d buffer (an equal full({}, 5) is the same node, and
+// evaluating that one writes it): read at every coordinate, its layout gains leading axes of
+// stride 0 up to the rank it is read at.
+void implicit_broadcast(Layout& l, size_t rank) {
+  if (l.strides.size() >= rank) return;
+  const size_t lead = rank - l.strides.size();
+  l.shape.insert(l.shape.begin(), lead, 1);
+  l.strides.insert(l.strides.begin(), lead, 0);
+}
+
 void apply_view(Layout& l, const Node& v) {
   switch (v.kind) {
     case OpKind::Permute: {
@@ -151,6 +162,7 @@ class Lowering {
     Layout l{n.shape, graph::contiguous_strides(n.shape), 0};
     const auto& views = chain_list_[chain];
     for (size_t i = views.size(); i-- > 0;) apply_view(l, *views[i]);
+    implicit_broadcast(l, g_.shape.size());
     g_.accesses.push_back({buffer, l.offset, l.strides});
     return static_cast<int>(g_.accesses.size()) - 1;
   }
@@ -453,6 +465,7 @@ class Lowering {
     // A root of this group is computed again here, at other coordinates than it is written.
     if (n.is_leaf() || (is_materialized_(&n) && !is_group_root(&n))) {
       Layout l = through(n.shape, graph::contiguous_strides(n.shape), views);
+      implicit_broadcast(l, at.size());
       int b = buffer_of_(&n);
       if (auto a = affine_access(l, at, b)) return widen(emit(Instr::load(n.dtype, *a)));
       // One access (one kernel argument) per buffer gathered from, however often.
