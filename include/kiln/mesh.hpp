@@ -60,6 +60,18 @@ class Mesh {
   // semantics: the same programs as on a mesh of GPUs, without one. ranks >= 1.
   static Mesh host(int ranks);
 
+  // Meshes of processes, one rank per process (as mpirun or srun start them): every process
+  // makes the mesh with its own rank, holds that rank's pieces only, and calls every collective
+  // (and get()) in the same order as the others, as in any SPMD program.
+  //
+  // One host rank per process, meeting in the directory `dir` (created 0700 where missing; one
+  // per run: rank 0 removes what an earlier run left there) and combining results through files
+  // in it with Mesh::host's arithmetic: multi-process programs tested without NCCL or GPUs (no
+  // speed is sought). DeviceError when a rank does not join or post its part within
+  // options.timeout, when a rank's process exits (seen from the same host) or gives up; the
+  // others then fail rather than hang.
+  static Mesh host_processes(const std::string& dir, int rank, int size, MeshOptions options = {});
+
   int size() const;
   Device device(int rank) const;  // Error for a rank outside [0, size())
   // Whether this process holds rank r: every rank of a mesh made in one process; its own rank

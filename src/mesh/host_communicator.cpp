@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kiln/errors.hpp"
+#include "mesh/wire_type.hpp"
 
 namespace kiln::mesh {
 namespace {
@@ -45,18 +46,16 @@ T combine(T a, T b, Reduction op) {
   return a;
 }
 
-// Rank 0's values combined with each later rank's in turn, into recv[0], then copied to the
-// other ranks: every rank gets the same bits, as from NCCL.
+// Rank 0's values combined with each later rank's in turn, into out.
 template <class T>
-void reduce_typed(const std::vector<const void*>& send, const std::vector<void*>& recv,
-                  size_t count, Reduction op) {
-  T* out = static_cast<T*>(recv[0]);
+void reduce_typed(const std::vector<const void*>& send, void* out_bytes, size_t count,
+                  Reduction op) {
+  T* out = static_cast<T*>(out_bytes);
   std::memcpy(out, send[0], count * sizeof(T));
   for (size_t r = 1; r < send.size(); ++r) {
     const T* in = static_cast<const T*>(send[r]);
     for (size_t i = 0; i < count; ++i) out[i] = combine(out[i], in[i], op);
   }
-  for (size_t r = 1; r < recv.size(); ++r) std::memcpy(recv[r], out, count * sizeof(T));
 }
 
 }  // namespace
@@ -68,31 +67,39 @@ HostCommunicator::HostCommunicator(int ranks) : ranks_(ranks) {
 
 std::string HostCommunicator::describe() const { return "host x " + std::to_string(ranks_); }
 
-void HostCommunicator::reduce_buffers(const std::vector<const void*>& send,
-                                      const std::vector<void*>& recv, size_t count,
-                                      nccl::ncclDataType_t type, Reduction op) {
+void combine_on_host(const std::vector<const void*>& send, void* out, size_t count,
+                     nccl::ncclDataType_t type, Reduction op) {
   using namespace nccl;
   switch (type) {
     case ncclInt8:
-      return reduce_typed<int8_t>(send, recv, count, op);
+      return reduce_typed<int8_t>(send, out, count, op);
     case ncclUint8:
-      return reduce_typed<uint8_t>(send, recv, count, op);
+      return reduce_typed<uint8_t>(send, out, count, op);
     case ncclInt32:
-      return reduce_typed<int32_t>(send, recv, count, op);
+      return reduce_typed<int32_t>(send, out, count, op);
     case ncclUint32:
-      return reduce_typed<uint32_t>(send, recv, count, op);
+      return reduce_typed<uint32_t>(send, out, count, op);
     case ncclInt64:
-      return reduce_typed<int64_t>(send, recv, count, op);
+      return reduce_typed<int64_t>(send, out, count, op);
     case ncclUint64:
-      return reduce_typed<uint64_t>(send, recv, count, op);
+      return reduce_typed<uint64_t>(send, out, count, op);
     case ncclFloat32:
-      return reduce_typed<float>(send, recv, count, op);
+      return reduce_typed<float>(send, out, count, op);
     case ncclFloat64:
-      return reduce_typed<double>(send, recv, count, op);
+      return reduce_typed<double>(send, out, count, op);
     default:
       throw Error("host mesh: no host reduction of NCCL data type " + std::to_string(type) +
                   " (kiln widens 16-bit types before a collective)");
   }
+}
+
+// Combined once, into rank 0's result, then copied: every rank gets the same bits, as from NCCL.
+void HostCommunicator::reduce_buffers(const std::vector<const void*>& send,
+                                      const std::vector<void*>& recv, size_t count,
+                                      nccl::ncclDataType_t type, Reduction op) {
+  combine_on_host(send, recv[0], count, type, op);
+  const size_t bytes = count * wire_bytes(type);
+  for (size_t r = 1; r < recv.size(); ++r) std::memcpy(recv[r], recv[0], bytes);
 }
 
 void HostCommunicator::gather_buffers(const std::vector<const void*>& send,

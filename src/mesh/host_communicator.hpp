@@ -5,6 +5,11 @@
 
 namespace kiln::mesh {
 
+// The host's NCCL arithmetic: out = `op` over the ranks' send buffers (`count` values of
+// `type` each), combined in rank order, so every rank that computes it gets the same bits.
+void combine_on_host(const std::vector<const void*>& send, void* out, size_t count,
+                     nccl::ncclDataType_t type, Reduction op);
+
 class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int ranks);

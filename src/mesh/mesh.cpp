@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/mesh.hpp"
+#include "mesh/file_communicator.hpp"
 #include "mesh/host_communicator.hpp"
 #include "mesh/nccl_communicator.hpp"
 
@@ -24,6 +25,10 @@ Mesh Mesh::all_gpus(MeshOptions options) {
 }
 
 Mesh Mesh::host(int ranks) { return Mesh(std::make_shared<mesh::HostCommunicator>(ranks)); }
+
+Mesh Mesh::host_processes(const std::string& dir, int rank, int size, MeshOptions options) {
+  return Mesh(std::make_shared<mesh::FileCommunicator>(dir, rank, size, options.timeout));
+}
 
 int Mesh::size() const { return comm_->size(); }
 

@@ -51,4 +51,22 @@ DType wider_for_collective(DType t) {
   }
 }
 
+size_t wire_bytes(nccl::ncclDataType_t t) {
+  using namespace nccl;
+  switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:  // the 64-bit types
+      return 8;
+  }
+}
+
 }  // namespace kiln::mesh

@@ -4,6 +4,7 @@
 // floats are widened first (wider_for_collective), which also keeps a sum of float16 partials
 // from rounding at every step.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "kiln/dtype.hpp"
@@ -18,6 +19,8 @@ struct WireType {
 
 // How dtype t travels; DTypeError for the dtypes wider_for_collective widens.
 WireType wire_type(DType t);
+// The bytes of one value of an NCCL data type.
+size_t wire_bytes(nccl::ncclDataType_t t);
 // The dtype a reduction's partial results take for a collective: int16 and uint16 widen to
 // int32 and uint32, float16 and bfloat16 to float32; every other dtype is carried as it is.
 DType wider_for_collective(DType t);
