@@ -7,8 +7,11 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <complex>
+#include <filesystem>
 #include <kiln/kiln.hpp>
 #include <kiln/mesh.hpp>
 #include <limits>
@@ -563,6 +566,12 @@ TEST_CASE("NCCL: a missing library is a DeviceError naming it; a present one loa
   if (!nccl_loadable()) {
     CHECK_THROWS_WITH_AS(Mesh::gpus({0}), doctest::Contains("libnccl.so.2 could not be loaded"),
                          kiln::DeviceError);
+    // A process mesh says so before any rank writes or waits for an id.
+    const std::string id_file = "/tmp/kiln-test-mesh-no-nccl-id";
+    CHECK_THROWS_WITH_AS(Mesh::gpu_process(id_file, 1, 2, 0),
+                         doctest::Contains("libnccl.so.2 could not be loaded"), kiln::DeviceError);
+    CHECK_THROWS_WITH_AS(Mesh::nccl_unique_id(), doctest::Contains("libnccl.so.2"),
+                         kiln::DeviceError);
     return;
   }
   // The library's own messages for kiln's result codes: the values of mesh/nccl.hpp's
@@ -571,8 +580,13 @@ TEST_CASE("NCCL: a missing library is a DeviceError naming it; a present one loa
   const NcclApi& nccl = api();
   MESSAGE("NCCL " << version_string(nccl.version) << " loaded");
   CHECK(nccl.version >= kOldestVersion);
-  if (kiln::cuda_device_count() == 0)  // NCCL without a GPU: the missing GPU is the error
+  if (kiln::cuda_device_count() == 0) {  // NCCL without a GPU: the missing GPU is the error
     CHECK_THROWS_AS(Mesh::gpus({0}), kiln::DeviceError);
+    const std::string id_file = "/tmp/kiln-test-mesh-no-gpu-id-" + std::to_string(getpid());
+    CHECK_THROWS_WITH_AS(Mesh::gpu_process(id_file, 0, 1, 0), doctest::Contains("cuda"),
+                         kiln::DeviceError);
+    std::filesystem::remove(id_file);
+  }
   auto says = [&](ncclResult_t r) { return std::string(nccl.ncclGetErrorString(r)); };
   CHECK(says(ncclSuccess).find("no error") != std::string::npos);
   CHECK(says(ncclUnhandledCudaError).find("cuda") != std::string::npos);
@@ -700,6 +714,19 @@ GPU_TEST_CASE("a mesh of one GPU through NCCL gives the host mesh's results") {
   const Mesh mesh = Mesh::gpus({0});
   CHECK(mesh.str().find("Mesh(cuda:0; NCCL 2.") == 0);
   check_gpu_mesh(mesh);
+}
+
+GPU_TEST_CASE(
+    "a process mesh of one rank through NCCL (gpu_process) gives the host mesh's results") {
+  const std::string id_file =
+      (std::filesystem::temp_directory_path() / ("kiln_nccl_id_" + std::to_string(getpid())))
+          .string();
+  const Mesh by_file = Mesh::gpu_process(id_file, 0, 1, 0);
+  CHECK(std::filesystem::exists(id_file));  // rank 0 wrote the id for the others
+  CHECK(by_file.str().find("Mesh(cuda:0; NCCL 2.") == 0);
+  check_gpu_mesh(by_file);
+  std::filesystem::remove(id_file);
+  check_gpu_mesh(Mesh::gpu_process(Mesh::nccl_unique_id(), 0, 1, 0));  // the id as MPI passes it
 }
 
 MULTI_GPU_TEST_CASE("a mesh of every GPU through NCCL gives a host mesh's results") {

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "support/child_case.hpp"
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -139,10 +141,16 @@ TEST_CASE("mesh process child: one rank" * doctest::skip()) {
             size = std::stoi(env("KILN_TEST_MESH_SIZE"));
   kiln::MeshOptions options;
   if (program == "hang") options.timeout = std::chrono::milliseconds(1500);
-  const Mesh mesh = Mesh::host_processes(env("KILN_TEST_MESH_DIR"), rank, size, options);
+  const Mesh mesh =
+      program == "gpu programs"
+          ? Mesh::gpu_process(env("KILN_TEST_MESH_DIR") + ".id", rank, size, rank, options)
+          : Mesh::host_processes(env("KILN_TEST_MESH_DIR"), rank, size, options);
   REQUIRE(mesh.size() == size);
   for (int r = 0; r < size; ++r) CHECK(mesh.holds(r) == (r == rank));
-  if (program == "programs") {
+  if (size > 1)
+    CHECK_THROWS_WITH_AS(mesh.device((rank + 1) % size),
+                         doctest::Contains("held by another process"), kiln::Error);
+  if (program == "programs" || program == "gpu programs") {
     for (const auto& [name, result] : programs(mesh))
       kiln::save_npy((out / (name + ".r" + std::to_string(rank) + ".npy")).string(), result);
     write_text(out / ("printed.r" + std::to_string(rank)), printed(kiln::shard(matrix(), mesh, 0)));
@@ -186,6 +194,26 @@ TEST_CASE("N processes, one rank each, give one process's host mesh results bit 
   // And the reference itself is plain kiln's, within rounding (test_mesh checks more of it).
   CHECK(kiln::allclose(programs(Mesh::host(3)).at(1).second,
                        kiln::sum(kiln::sin(matrix()) * 2 + kiln::cos(matrix()) / 3, 0)));
+}
+
+// One GPU per process through NCCL (Mesh::gpu_process, the id through a file): the results of
+// the host mesh, within rounding (the GPUs' sums may add in another order).
+MULTI_GPU_TEST_CASE("N processes, one GPU each through NCCL, give the host mesh's results") {
+  const int size = std::min(kiln::cuda_device_count(), 4);
+  TempDir out;
+  const std::vector<int> status = run_ranks("gpu programs", size, out.path);
+  for (int r = 0; r < size; ++r) CHECK(status[r] == 0);
+  const Results want = programs(Mesh::host(size));
+  for (int r = 0; r < size; ++r)
+    for (const auto& [name, expected] : want) {
+      CAPTURE(r);
+      CAPTURE(name);
+      const fs::path file = out.path / (name + ".r" + std::to_string(r) + ".npy");
+      REQUIRE(fs::exists(file));
+      const Array got = kiln::load_npy(file.string());
+      CHECK(got.shape() == expected.shape());
+      CHECK(kiln::allclose(got, expected, 1e-12, 1e-12, true));
+    }
 }
 
 TEST_CASE("a rank whose process exits: the others fail with a DeviceError naming it, not hang") {

@@ -17,10 +17,15 @@
 // time; without it Mesh::gpus throws DeviceError, and Mesh::host(n) runs the same programs on
 // n host "ranks" whose collectives are done on the host (kiln's tests run them on CI).
 //
-// Not built yet (docs/multi-gpu.md): meshes over processes or hosts, collectives as lazy plan
-// steps (explain() does not show them), statistics over the split axis beyond var and std, and
-// operations beyond the ones declared here.
+// A mesh of processes (Mesh::host_processes, Mesh::gpu_process) holds one rank per process:
+// each process holds its rank's pieces, and every process runs the same program, calling each
+// collective (and get()) in the same order.
+//
+// Not built yet (docs/multi-gpu.md): collectives as lazy plan steps (explain() does not show
+// them), statistics over the split axis beyond var and std, and operations beyond the ones
+// declared here.
 #pragma once
+#include <array>
 #include <chrono>
 #include <iosfwd>
 #include <memory>
@@ -72,8 +77,24 @@ class Mesh {
   // others then fail rather than hang.
   static Mesh host_processes(const std::string& dir, int rank, int size, MeshOptions options = {});
 
+  // One GPU per process through NCCL (ncclCommInitRank): this process is rank `rank` of `size`
+  // on cuda(device). Rank 0 makes NCCL's unique id and writes it to `id_file` (under a
+  // temporary name, then renamed; an earlier run's file is removed first), the others wait for
+  // it there (up to options.timeout), so every rank must see that path (a shared filesystem
+  // across hosts). ncclCommInitRank returns once every rank has joined. DeviceError without
+  // NCCL (naming libnccl.so.2), for a missing GPU, or when the id does not come in time.
+  static Mesh gpu_process(const std::string& id_file, int rank, int size, int device,
+                          MeshOptions options = {});
+  // The same, with the id passed by the program: rank 0 calls nccl_unique_id() and sends the
+  // bytes to the others (MPI_Bcast), so kiln links no MPI.
+  using NcclUniqueId = std::array<unsigned char, 128>;
+  static NcclUniqueId nccl_unique_id();
+  static Mesh gpu_process(const NcclUniqueId& id, int rank, int size, int device,
+                          MeshOptions options = {});
+
   int size() const;
-  Device device(int rank) const;  // Error for a rank outside [0, size())
+  // Error for a rank outside [0, size()), or one another process holds (its device is its own).
+  Device device(int rank) const;
   // Whether this process holds rank r: every rank of a mesh made in one process; its own rank
   // only in a mesh of processes (Mesh::processes, Mesh::gpu_process).
   bool holds(int rank) const;

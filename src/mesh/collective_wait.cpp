@@ -29,7 +29,8 @@ void wait_or_abort(InFlight& op, std::chrono::milliseconds timeout, const std::s
     bool all = true;
     for (int r = 0; r < op.ranks(); ++r) {
       if (done[r]) continue;
-      if (auto why = op.failure(r)) fail(op, what, "rank " + std::to_string(r) + ": " + *why);
+      if (auto why = op.failure(r))
+        fail(op, what, "rank " + std::to_string(op.rank_name(r)) + ": " + *why);
       done[r] = op.finished(r);
       all = all && done[r];
     }
@@ -37,7 +38,7 @@ void wait_or_abort(InFlight& op, std::chrono::milliseconds timeout, const std::s
     if (Clock::now() >= deadline) {
       int waiting = static_cast<int>(std::find(done.begin(), done.end(), false) - done.begin());
       fail(op, what,
-           "rank " + std::to_string(waiting) + " did not finish within " +
+           "rank " + std::to_string(op.rank_name(waiting)) + " did not finish within " +
                std::to_string(timeout.count()) +
                " ms (kiln::MeshOptions::timeout): a rank died, hangs, or never joined");
     }

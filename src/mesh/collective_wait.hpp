@@ -15,6 +15,8 @@ class InFlight {
  public:
   virtual ~InFlight() = default;
   virtual int ranks() const = 0;
+  // The mesh's name for the i-th rank waited for (a process holding ranks from k on: k + i).
+  virtual int rank_name(int i) const { return i; }
   // Whether rank r's part has finished. May throw (a CUDA error on its stream).
   virtual bool finished(int rank) = 0;
   // Why rank r's communicator failed (NCCL's asynchronous error), or none while it is healthy.

@@ -1,18 +1,14 @@
 #include "mesh/file_communicator.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
-#include <thread>
 
 #include "kiln/errors.hpp"
 #include "mesh/host_communicator.hpp"
+#include "mesh/rendezvous_files.hpp"
 #include "mesh/wire_type.hpp"
 
 namespace kiln::mesh {
@@ -20,69 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string this_host() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
-
-// A process that exited but was not yet reaped by its parent (a zombie) still answers kill(0):
-// Linux's /proc says its state is Z.
-bool process_alive(long pid) {
-  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;  // no /proc: kill's answer stands
-  const size_t name_end = line.rfind(')');     // "pid (name) state ...": the name may hold spaces
-  return name_end == std::string::npos || line.size() < name_end + 3 || line[name_end + 2] != 'Z';
-}
-
-// Written under a temporary name, then renamed into place: a reader sees all of it or nothing.
-void write_atomically(const fs::path& path, const void* data, size_t bytes) {
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-    if (!out)
-      throw DeviceError("kiln mesh: cannot write " + tmp.string() + ": " + std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw DeviceError("kiln mesh: cannot rename " + tmp.string() + ": " + ec.message());
-}
-
-std::optional<std::vector<char>> read_if_present(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
-}
-
-// Calls attempt() until it returns a value; between attempts backs off from 50 us to 5 ms and,
-// every 20 ms, calls check(), which throws when waiting is pointless (attempt() gets one more
-// try first, for a peer that posted and then exited). DeviceError late() at the deadline.
-template <class Attempt, class Check, class Late>
-auto poll(Attempt attempt, Check check, Clock::time_point deadline, Late late) {
-  auto pause = std::chrono::microseconds(50);
-  auto next_check = Clock::now();
-  for (;;) {
-    if (auto got = attempt()) return std::move(*got);
-    const auto now = Clock::now();
-    if (now >= next_check) {
-      try {
-        check();
-      } catch (...) {
-        if (auto got = attempt()) return std::move(*got);
-        throw;
-      }
-      next_check = now + std::chrono::milliseconds(20);
-    }
-    if (now >= deadline) throw DeviceError(late());
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(5000));
-  }
-}
+using rendezvous::poll;
+using rendezvous::process_alive;
+using rendezvous::read_if_present;
+using rendezvous::this_host;
+using rendezvous::write_atomically;
 
 fs::path rank_file(const fs::path& dir, int r) {
   return dir / ("rank" + std::to_string(r) + ".pid");

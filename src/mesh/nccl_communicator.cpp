@@ -41,7 +41,8 @@ class NcclCommunicator::Collective final : public InFlight {
  public:
   Collective(NcclCommunicator& comm, std::vector<cudaStream_t> streams)
       : comm_(comm), streams_(std::move(streams)) {}
-  int ranks() const override { return comm_.size(); }
+  int ranks() const override { return static_cast<int>(streams_.size()); }
+  int rank_name(int i) const override { return comm_.first_ + i; }
   bool finished(int rank) override {
     cudaError_t e = cudaStreamQuery(streams_[rank]);
     if (e == cudaErrorNotReady) return false;
@@ -65,13 +66,26 @@ class NcclCommunicator::Collective final : public InFlight {
 };
 
 NcclCommunicator::NcclCommunicator(std::vector<int> devices, std::chrono::milliseconds timeout)
-    : devices_(std::move(devices)), timeout_(timeout) {
+    : devices_(std::move(devices)), size_(static_cast<int>(devices_.size())), timeout_(timeout) {
   check_devices(devices_);
   const auto& api = nccl::api();          // first: without NCCL no mesh of GPUs can work
   for (int d : devices_) gpu::device(d);  // DeviceError for a GPU that does not exist
   comms_.resize(devices_.size());
   gpu::ScopedDevice keep(devices_[0]);  // NCCL switches devices; the caller's comes back
   KILN_NCCL_CHECK(api.ncclCommInitAll(comms_.data(), size(), devices_.data()));
+}
+
+NcclCommunicator::NcclCommunicator(int device, int rank, int size, const nccl::ncclUniqueId& id,
+                                   std::chrono::milliseconds timeout)
+    : devices_{device}, first_(rank), size_(size), timeout_(timeout) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw Error("kiln::Mesh::gpu_process: rank " + std::to_string(rank) + " of " +
+                std::to_string(size) + ": a mesh has at least one rank, numbered 0 to size - 1");
+  const auto& api = nccl::api();
+  gpu::device(device);
+  comms_.resize(1);
+  gpu::ScopedDevice on(device);
+  KILN_NCCL_CHECK(api.ncclCommInitRank(comms_.data(), size, id, rank));
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -82,7 +96,11 @@ NcclCommunicator::~NcclCommunicator() {
 
 std::string NcclCommunicator::describe() const {
   std::string s;
-  for (int r = 0; r < size(); ++r) s += (r ? ", " : "") + device(r).str();
+  if (static_cast<int>(devices_.size()) == size_)
+    for (int r = 0; r < size(); ++r) s += (r ? ", " : "") + device(r).str();
+  else
+    s = "rank " + std::to_string(first_) + " of " + std::to_string(size_) + " on " +
+        device(first_).str();
   return s + "; NCCL " + nccl::version_string(nccl::api().version);
 }
 
@@ -103,8 +121,8 @@ void NcclCommunicator::run(const char* what, Enqueue enqueue) {
   {
     gpu::ScopedDevice keep(devices_[0]);
     KILN_NCCL_CHECK(api.ncclGroupStart());
-    for (int r = 0; r < size(); ++r) {
-      nccl::ncclResult_t queued = enqueue(api, r, comms_[r], streams[r]);
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      nccl::ncclResult_t queued = enqueue(api, first_ + static_cast<int>(i), comms_[i], streams[i]);
       if (queued != nccl::ncclSuccess) {
         api.ncclGroupEnd();  // closes the group; the error below is the one to report
         nccl::check(queued, what);

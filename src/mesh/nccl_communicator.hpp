@@ -1,6 +1,7 @@
-// A mesh of the GPUs of one process: one NCCL communicator per GPU (ncclCommInitAll), each
-// rank's collective queued on kiln's current stream of its GPU inside one NCCL group (one
-// thread drives every GPU), then waited for with a deadline (mesh/collective_wait.hpp).
+// A mesh of GPUs through NCCL: every GPU of one process (ncclCommInitAll), or one GPU per
+// process (ncclCommInitRank: this process holds one rank of the mesh). Each rank held has its
+// collective queued on kiln's current stream of its GPU inside one NCCL group (one thread drives
+// every GPU of the process), then waited for with a deadline (mesh/collective_wait.hpp).
 #pragma once
 #include <chrono>
 #include <optional>
@@ -13,14 +14,25 @@ namespace kiln::mesh {
 
 class NcclCommunicator final : public Communicator {
  public:
-  // DeviceError for an empty or repeated list, NCCL that cannot be loaded, or a missing GPU.
+  // Every GPU of `devices` a rank of this process. DeviceError for an empty or repeated list,
+  // NCCL that cannot be loaded, or a missing GPU.
   NcclCommunicator(std::vector<int> devices, std::chrono::milliseconds timeout);
+  // Rank `rank` of `size`, on GPU `device`, joining the communicator NCCL's `id` names (every
+  // rank must be given the same id; ncclCommInitRank returns once all have joined).
+  NcclCommunicator(int device, int rank, int size, const nccl::ncclUniqueId& id,
+                   std::chrono::milliseconds timeout);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int size() const override { return static_cast<int>(devices_.size()); }
-  Device device(int rank) const override { return {Device::Kind::Cuda, devices_.at(rank)}; }
+  int size() const override { return size_; }
+  // A rank another process holds is on a GPU this process does not know: cuda(-1).
+  Device device(int rank) const override {
+    return {Device::Kind::Cuda, holds(rank) ? devices_[rank - first_] : -1};
+  }
+  bool holds(int rank) const override {
+    return rank >= first_ && rank < first_ + static_cast<int>(devices_.size());
+  }
   std::string describe() const override;
 
  protected:
@@ -38,8 +50,9 @@ class NcclCommunicator final : public Communicator {
   void run(const char* what, Enqueue enqueue);
   void abort_all() noexcept;
 
-  std::vector<int> devices_;
-  std::vector<nccl::ncclComm_t> comms_;
+  std::vector<int> devices_;  // the GPUs of the ranks held, from rank first_ on
+  int first_ = 0, size_ = 0;
+  std::vector<nccl::ncclComm_t> comms_;  // one per rank held
   std::chrono::milliseconds timeout_;
   std::optional<std::string> aborted_;  // why the communicators were aborted
 };

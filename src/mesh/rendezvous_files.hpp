@@ -1,0 +1,51 @@
+// Processes that meet through files (a directory or one file every rank can see): writing a
+// file so that readers see all of it or nothing, polling for one with a deadline, and telling a
+// live process from an exited one. Used by the host processes' communicator and by the NCCL
+// unique id's rendezvous.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/errors.hpp"
+
+namespace kiln::mesh::rendezvous {
+
+std::string this_host();
+// Whether process `pid` of this host runs (an exited one not yet reaped counts as gone).
+bool process_alive(long pid);
+// Written under a temporary name, then renamed into place. DeviceError when it cannot be.
+void write_atomically(const std::filesystem::path& path, const void* data, size_t bytes);
+std::optional<std::vector<char>> read_if_present(const std::filesystem::path& path);
+
+// Calls attempt() until it returns a value; between attempts backs off from 50 us to 5 ms and,
+// every 20 ms, calls check(), which throws when waiting is pointless (attempt() gets one more
+// try first, for a peer that posted and then exited). DeviceError late() at the deadline.
+template <class Attempt, class Check, class Late>
+auto poll(Attempt attempt, Check check, std::chrono::steady_clock::time_point deadline, Late late) {
+  using Clock = std::chrono::steady_clock;
+  auto pause = std::chrono::microseconds(50);
+  auto next_check = Clock::now();
+  for (;;) {
+    if (auto got = attempt()) return std::move(*got);
+    const auto now = Clock::now();
+    if (now >= next_check) {
+      try {
+        check();
+      } catch (...) {
+        if (auto got = attempt()) return std::move(*got);
+        throw;
+      }
+      next_check = now + std::chrono::milliseconds(20);
+    }
+    if (now >= deadline) throw DeviceError(late());
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+}
+
+}  // namespace kiln::mesh::rendezvous
