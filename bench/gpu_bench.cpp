@@ -30,28 +30,19 @@
 #include "runtime/pipeline.hpp"
 #include "runtime/plan_cache.hpp"
 #include "runtime/run_plan.hpp"
+#include "timing.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+using bench::Clock;
+using bench::ms_since;
+using bench::print;
 
 // Median over `repeats` timings of `iters` back-to-back evaluations, synchronised at the end:
 // the device time per evaluation when the host keeps ahead.
 double time_ms(const std::function<void()>& f, int iters = 20, int repeats = 7) {
-  f();
-  kiln::synchronize(kiln::cuda());
-  std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < iters; ++i) f();
-    kiln::synchronize(kiln::cuda());
-    t.push_back(ms_since(t0) / iters);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median_ms(
+      f, [] { kiln::synchronize(kiln::cuda()); }, iters, repeats);
 }
 
 kiln::Array chain(const kiln::Array& x, const kiln::Array& y) {
@@ -63,12 +54,6 @@ kiln::Array chain(const kiln::Array& x, const kiln::Array& y) {
 kiln::Array chain_sum(const kiln::Array& x, const kiln::Array& y) {
   auto s = kiln::sin(x * 2 + 1) * kiln::cos(y);
   return kiln::sum(kiln::exp(-(s * s)) - x);
-}
-
-void print(const std::string& id, const std::vector<std::pair<std::string, double>>& kv) {
-  std::printf("{\"id\": \"%s\"", id.c_str());
-  for (const auto& [k, v] : kv) std::printf(", \"%s\": %.6g", k.c_str(), v);
-  std::printf("}\n");
 }
 
 std::pair<kiln::Array, kiln::Array> chain_inputs(int64_t n) {
