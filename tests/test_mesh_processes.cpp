@@ -62,6 +62,10 @@ Results programs(const Mesh& mesh) {
       {"fft along the split axis",
        kiln::fft::fft(kiln::shard(x.astype(DType::Complex128), mesh, 0), std::nullopt, 0).get()},
       {"fewer elements than ranks", kiln::argmax(kiln::shard(kiln::arange(2.0), mesh, 0)).get()},
+      {"empty pieces summed", kiln::sum(kiln::shard(x(kiln::Slice(0, 2)), mesh, 0), 0).get()},
+      {"empty pieces' max", kiln::max(kiln::shard(x(kiln::Slice(0, 2)), mesh, 0), 0).get()},
+      {"empty pieces resharded",
+       kiln::reshard(kiln::shard(x(kiln::Slice(0, 2)), mesh, 0), 1).get()},
   };
 }
 
