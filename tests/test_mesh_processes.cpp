@@ -151,9 +151,14 @@ TEST_CASE("mesh process child: one rank" * doctest::skip()) {
           : Mesh::host_processes(env("KILN_TEST_MESH_DIR"), rank, size, options);
   REQUIRE(mesh.size() == size);
   for (int r = 0; r < size; ++r) CHECK(mesh.holds(r) == (r == rank));
-  if (size > 1)
+  if (size > 1) {
     CHECK_THROWS_WITH_AS(mesh.device((rank + 1) % size),
                          doctest::Contains("held by another process"), kiln::Error);
+    // A piece for every rank, where this process holds one: the others' are not its to give.
+    std::vector<Array> every(size, kiln::zeros({1}, DType::Float64, kiln::host()));
+    CHECK_THROWS_WITH_AS(ShardedArray(mesh, 0, {size}, every),
+                         doctest::Contains("but another process holds rank"), kiln::ShapeError);
+  }
   if (program == "programs" || program == "gpu programs") {
     for (const auto& [name, result] : programs(mesh))
       kiln::save_npy((out / (name + ".r" + std::to_string(rank) + ".npy")).string(), result);
