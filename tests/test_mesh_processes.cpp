@@ -123,7 +123,7 @@ std::vector<int> run_ranks(const std::string& program, int size, const fs::path&
 }
 
 // A rank's fault case: the collective must throw DeviceError; its message goes to
-// OUT/error.r<rank>, and a later collective must refuse with "gave up earlier".
+// OUT/error.r<rank>, and a later collective must refuse, saying to make a new mesh.
 void expect_failure(const Mesh& mesh, const ShardedArray& operand, const fs::path& out, int rank) {
   std::string message;
   try {
@@ -133,7 +133,7 @@ void expect_failure(const Mesh& mesh, const ShardedArray& operand, const fs::pat
   }
   write_text(out / ("error.r" + std::to_string(rank)), message);
   CHECK_THROWS_WITH_AS(kiln::sum(kiln::shard(matrix(), mesh, 0), 0).get(),
-                       doctest::Contains("gave up earlier"), kiln::DeviceError);
+                       doctest::Contains("make a new kiln::Mesh"), kiln::DeviceError);
 }
 
 }  // namespace
@@ -145,8 +145,9 @@ TEST_CASE("mesh process child: one rank" * doctest::skip()) {
             size = std::stoi(env("KILN_TEST_MESH_SIZE"));
   kiln::MeshOptions options;
   if (program == "hang") options.timeout = std::chrono::milliseconds(1500);
+  if (program == "gpu die") options.timeout = std::chrono::seconds(30);
   const Mesh mesh =
-      program == "gpu programs"
+      program.rfind("gpu ", 0) == 0
           ? Mesh::gpu_process(env("KILN_TEST_MESH_DIR") + ".id", rank, size, rank, options)
           : Mesh::host_processes(env("KILN_TEST_MESH_DIR"), rank, size, options);
   REQUIRE(mesh.size() == size);
@@ -155,7 +156,7 @@ TEST_CASE("mesh process child: one rank" * doctest::skip()) {
     CHECK_THROWS_WITH_AS(mesh.device((rank + 1) % size),
                          doctest::Contains("held by another process"), kiln::Error);
     // A piece for every rank, where this process holds one: the others' are not its to give.
-    std::vector<Array> every(size, kiln::zeros({1}, DType::Float64, kiln::host()));
+    std::vector<Array> every(size, kiln::zeros({1}, DType::Float64, mesh.device(rank)));
     CHECK_THROWS_WITH_AS(ShardedArray(mesh, 0, {size}, every),
                          doctest::Contains("but another process holds rank"), kiln::ShapeError);
   }
@@ -166,8 +167,8 @@ TEST_CASE("mesh process child: one rank" * doctest::skip()) {
     if (size > 1)
       CHECK_THROWS_WITH_AS(kiln::shard(matrix(), mesh, 0).shard((rank + 1) % size),
                            doctest::Contains("held by another process"), kiln::Error);
-  } else if (program == "die") {
-    if (rank == 1) _exit(3);  // before its first collective
+  } else if (program == "die" || program == "gpu die") {
+    if (rank == 1) _exit(3);  // after joining, before its first collective
     expect_failure(mesh, kiln::shard(matrix(), mesh, 0), out, rank);
   } else if (program == "hang") {
     if (rank == 1) std::this_thread::sleep_for(std::chrono::minutes(2));  // killed by the parent
@@ -237,6 +238,22 @@ TEST_CASE("a rank whose process exits: the others fail with a DeviceError naming
     CHECK(error.find("rank 1 (process") != std::string::npos);
     CHECK(error.find("exited before posting its part") != std::string::npos);
     CHECK(error.find("make a new kiln::Mesh") != std::string::npos);
+  }
+}
+
+// The same through NCCL, one GPU per process: the others' collective fails (NCCL's error for a
+// peer that exited, or the mesh's 30 s timeout) and aborts their communicators, not a hang.
+MULTI_GPU_TEST_CASE("a rank process on a GPU exits: the others' NCCL collective fails, not hangs") {
+  const int size = std::min(kiln::cuda_device_count(), 4);
+  TempDir out;
+  const std::vector<int> status = run_ranks("gpu die", size, out.path);
+  CHECK(status[1] == 3);
+  for (int r = 0; r < size; ++r) {
+    if (r == 1) continue;
+    CAPTURE(r);
+    CHECK(status[r] == 0);
+    const std::string error = read_text(out.path / ("error.r" + std::to_string(r)));
+    CHECK(error.find("kiln aborted the mesh's communicators") != std::string::npos);
   }
 }
 
