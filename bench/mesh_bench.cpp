@@ -21,6 +21,7 @@
 
 #include "cuda/runtime.hpp"
 #include "mesh/nccl_api.hpp"
+#include "mesh/split.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -55,7 +56,7 @@ ShardedArray drawn(const Mesh& m, kiln::Shape shape, uint64_t seed) {
   std::vector<Array> pieces;
   for (int r = 0; r < m.size(); ++r) {
     kiln::Shape piece = shape;
-    piece[0] = shape[0] / m.size() + (r < shape[0] % m.size() ? 1 : 0);
+    piece[0] = kiln::mesh::piece_of(shape[0], m.size(), r).length();
     kiln::random::Generator g(seed + r, m.device(r));
     pieces.push_back(g.uniform(0, 1, piece, DType::Float32).eval());
   }

@@ -17,10 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using rendezvous::poll;
-using rendezvous::process_alive;
 using rendezvous::read_if_present;
-using rendezvous::this_host;
 using rendezvous::write_atomically;
+using rendezvous::Writer;
 
 fs::path rank_file(const fs::path& dir, int r) {
   return dir / ("rank" + std::to_string(r) + ".pid");
@@ -43,15 +42,16 @@ void remove_leftovers(const fs::path& dir) {
 
 // A rank file: "pid host session".
 struct RankFile {
-  long pid = 0;
-  std::string host, session;
+  Writer writer;
+  std::string session;
 };
 
 std::optional<RankFile> read_rank_file(const fs::path& path) {
   auto text = read_if_present(path);
   if (!text) return std::nullopt;
-  RankFile f;
-  std::istringstream(std::string(text->begin(), text->end())) >> f.pid >> f.host >> f.session;
+  std::istringstream in(std::string(text->begin(), text->end()));
+  RankFile f{Writer::parse(in), {}};
+  in >> f.session;
   if (f.session.empty()) return std::nullopt;
   return f;
 }
@@ -96,19 +96,19 @@ FileCommunicator::FileCommunicator(fs::path dir, int rank, int size,
     session = poll(
         [&]() -> std::optional<std::string> {
           auto f = read_rank_file(rank_file(dir_, 0));
-          if (!f || (f->host == this_host() && !process_alive(f->pid))) return std::nullopt;
+          if (!f || f->writer.gone()) return std::nullopt;
           return f->session;
         },
         [] {}, deadline, late(0));
   }
-  const std::string me = std::to_string(getpid()) + " " + this_host() + " " + session;
+  const std::string me = Writer::me().str() + " " + session;
   write_atomically(rank_file(dir_, rank_), me.data(), me.size());
   for (int s = 0; s < size_; ++s)
     peers_[s] = poll(
-        [&]() -> std::optional<Peer> {
+        [&]() -> std::optional<Writer> {
           auto f = read_rank_file(rank_file(dir_, s));
           if (!f || f->session != session) return std::nullopt;
-          return Peer{f->pid, f->host};
+          return f->writer;
         },
         [] {}, deadline, late(s));
 }
@@ -130,8 +130,8 @@ void FileCommunicator::check_alive(const char* what, int peer) const {
   if (auto why = read_if_present(abort_file(dir_, peer)))
     throw DeviceError(std::string(what) + ": rank " + std::to_string(peer) + " gave up (" +
                       std::string(why->begin(), why->end()) + ")");
-  const Peer& p = peers_[peer];
-  if (p.host == this_host() && !process_alive(p.pid))
+  const Writer& p = peers_[peer];
+  if (p.gone())
     throw DeviceError(std::string(what) + ": rank " + std::to_string(peer) + " (process " +
                       std::to_string(p.pid) + ") exited before posting its part");
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mesh/communicator.hpp"
+#include "mesh/rendezvous_files.hpp"
 
 namespace kiln::mesh {
 
@@ -44,10 +45,6 @@ class FileCommunicator final : public Communicator {
                         size_t bytes) override;
 
  private:
-  struct Peer {
-    long pid = 0;
-    std::string host;
-  };
   // Posts this rank's `bytes` of `mine` as its part of the next collective and returns every
   // rank's part (this rank's too), each checked to be `bytes` long. On any failure it posts
   // an abort file, so that the others stop waiting, and later collectives refuse.
@@ -60,9 +57,9 @@ class FileCommunicator final : public Communicator {
   std::filesystem::path dir_;
   int rank_, size_;
   std::chrono::milliseconds timeout_;
-  std::vector<Peer> peers_;
-  long sequence_ = 0;                   // the next collective's number
-  std::optional<std::string> aborted_;  // why this rank gave up
+  std::vector<rendezvous::Writer> peers_;  // each rank's process
+  long sequence_ = 0;                      // the next collective's number
+  std::optional<std::string> aborted_;     // why this rank gave up
 };
 
 }  // namespace kiln::mesh

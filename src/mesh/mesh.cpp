@@ -1,6 +1,4 @@
 // kiln::Mesh: which communicator a mesh is, chosen once at its creation.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -33,17 +31,15 @@ Mesh::NcclUniqueId id_through_file(const std::string& path, int rank,
     std::filesystem::remove(path, ec);
     id = Mesh::nccl_unique_id();
     std::string text(reinterpret_cast<const char*>(id.data()), id.size());
-    text += std::to_string(getpid()) + " " + rv::this_host();
+    text += rv::Writer::me().str();
     rv::write_atomically(path, text.data(), text.size());
     return id;
   }
   auto attempt = [&]() -> std::optional<Mesh::NcclUniqueId> {
     auto bytes = rv::read_if_present(path);
     if (!bytes || bytes->size() <= id.size()) return std::nullopt;
-    long pid = 0;
-    std::string host;
-    std::istringstream(std::string(bytes->begin() + id.size(), bytes->end())) >> pid >> host;
-    if (host == rv::this_host() && !rv::process_alive(pid)) return std::nullopt;
+    std::istringstream writer(std::string(bytes->begin() + id.size(), bytes->end()));
+    if (rv::Writer::parse(writer).gone()) return std::nullopt;
     Mesh::NcclUniqueId got;
     std::copy_n(bytes->begin(), got.size(), got.begin());
     return got;

@@ -12,6 +12,8 @@ namespace kiln::mesh::rendezvous {
 
 namespace fs = std::filesystem;
 
+namespace {
+
 std::string this_host() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
@@ -28,6 +30,20 @@ bool process_alive(long pid) {
   const size_t name_end = line.rfind(')');     // "pid (name) state ...": the name may hold spaces
   return name_end == std::string::npos || line.size() < name_end + 3 || line[name_end + 2] != 'Z';
 }
+
+}  // namespace
+
+Writer Writer::me() { return {static_cast<long>(getpid()), this_host()}; }
+
+Writer Writer::parse(std::istream& in) {
+  Writer w;
+  in >> w.pid >> w.host;
+  return w;
+}
+
+std::string Writer::str() const { return std::to_string(pid) + " " + host; }
+
+bool Writer::gone() const { return host == this_host() && !process_alive(pid); }
 
 // Written under a temporary name, then renamed into place: a reader sees all of it or nothing.
 void write_atomically(const fs::path& path, const void* data, size_t bytes) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <istream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -15,9 +16,19 @@
 
 namespace kiln::mesh::rendezvous {
 
-std::string this_host();
-// Whether process `pid` of this host runs (an exited one not yet reaped counts as gone).
-bool process_alive(long pid);
+// Who wrote a rendezvous file, written into it as "pid host": so that a file an exited process
+// left (an earlier run's) is not taken for this run's, and a peer that exits is noticed.
+struct Writer {
+  long pid = 0;
+  std::string host;
+
+  static Writer me();                  // this process
+  static Writer parse(std::istream&);  // reads "pid host"
+  std::string str() const;             // "pid host"
+  // A process of this host that has exited (an exited one not yet reaped counts as gone); one
+  // on another host cannot be seen, so it never is.
+  bool gone() const;
+};
 // Written under a temporary name, then renamed into place. DeviceError when it cannot be.
 void write_atomically(const std::filesystem::path& path, const void* data, size_t bytes);
 std::optional<std::vector<char>> read_if_present(const std::filesystem::path& path);
