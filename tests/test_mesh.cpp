@@ -586,6 +586,13 @@ TEST_CASE("NCCL: a missing library is a DeviceError naming it; a present one loa
     CHECK_THROWS_WITH_AS(Mesh::gpu_process(id_file, 0, 1, 0), doctest::Contains("cuda"),
                          kiln::DeviceError);
     std::filesystem::remove(id_file);
+    // A rank other than 0 waits for rank 0's id, up to the mesh's timeout.
+    kiln::MeshOptions quick;
+    quick.timeout = std::chrono::milliseconds(100);
+    CHECK_THROWS_WITH_AS(
+        Mesh::gpu_process(id_file, 1, 2, 0, quick),
+        doctest::Contains("waited 100 ms (kiln::MeshOptions::timeout) for rank 0's"),
+        kiln::DeviceError);
   }
   auto says = [&](ncclResult_t r) { return std::string(nccl.ncclGetErrorString(r)); };
   CHECK(says(ncclSuccess).find("no error") != std::string::npos);

@@ -122,6 +122,25 @@ std::vector<int> run_ranks(const std::string& program, int size, const fs::path&
   return status;
 }
 
+// What an earlier run of `size` ranks in `dir` would have left: rank files of an exited process
+// (a child spawned and reaped here) and a first collective's parts of the wrong length. A run
+// that took them for its own would wait for no one or read the wrong bytes.
+void leave_an_earlier_run(const fs::path& dir, int size) {
+  const char* argv[] = {"/bin/true", nullptr};
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+  REQUIRE(kiln::test_support::wait_for_child(pid, std::chrono::steady_clock::now() +
+                                                      std::chrono::seconds(10)) == 0);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  fs::create_directories(dir);
+  for (int r = 0; r < size; ++r) {
+    write_text(dir / ("rank" + std::to_string(r) + ".pid"),
+               std::to_string(pid) + " " + host + " an-earlier-session");
+    write_text(dir / ("c0.r" + std::to_string(r)), "three");
+  }
+}
+
 // A rank's fault case: the collective must throw DeviceError; its message goes to
 // OUT/error.r<rank>, and a later collective must refuse, saying to make a new mesh.
 void expect_failure(const Mesh& mesh, const ShardedArray& operand, const fs::path& out, int rank) {
@@ -183,6 +202,7 @@ TEST_CASE("N processes, one rank each, give one process's host mesh results bit 
   for (int size : {1, 2, 3}) {
     CAPTURE(size);
     TempDir out;
+    leave_an_earlier_run(out.path / "mesh", size);
     const std::vector<int> status = run_ranks("programs", size, out.path);
     for (int r = 0; r < size; ++r) CHECK(status[r] == 0);
     const Results want = programs(Mesh::host(size));
