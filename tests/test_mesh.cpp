@@ -12,6 +12,7 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <kiln/explain.hpp>
 #include <kiln/kiln.hpp>
 #include <kiln/mesh.hpp>
 #include <limits>
@@ -44,15 +45,20 @@ A chain(const A& x) {
 // (7, 5) float64 values of both signs, none repeated.
 Array matrix() { return kiln::arange(35).reshape({7, 5}).astype(DType::Float64) / 7 - 2; }
 
+// How far a float result may be from one device's: partial sums add in another order, and a
+// 16-bit float also rounds where the chain's fused kernels end (they round once, at their end:
+// README's dtypes row), which the collectives move.
+double tolerance(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? 1e-2 : 1e-12; }
+
 // The sharded result, gathered, has the reference's shape, dtype and values (floats within
-// rounding: partial sums add in another order).
+// rounding).
 void check_same(const ShardedArray& got, const Array& want) {
   Array g = got.get();
   CHECK(got.shape() == want.shape());
   CHECK(g.shape() == want.shape());
   CHECK(got.dtype() == want.dtype());
   if (kiln::is_floating(want.dtype()) || kiln::is_complex(want.dtype()))
-    CHECK(kiln::allclose(g, want, 1e-12, 1e-12, true));
+    CHECK(kiln::allclose(g, want, tolerance(want.dtype()), tolerance(want.dtype()), true));
   else
     CHECK(kiln::array_equal(g, want));
 }
@@ -482,9 +488,73 @@ TEST_CASE("a sharded chain stays lazy and evaluates as one fused group per rank"
   const ShardedArray y = chain(s);
   CHECK(kiln::engine_stats().plans == 0);  // nothing ran while the chain was built
   y.eval();
-  CHECK(kiln::engine_stats().plans == 3);
-  CHECK(kiln::engine_stats().kernels == 3);  // sin, cos, *, /, + and the slice: one group each
+  CHECK(kiln::engine_stats().plans == 1);  // every rank's piece in one evaluation
+  // sin, cos, *, /, + and the slice: one group per rank, but ranks 1 and 2 hold pieces of one
+  // shape (2 of the 7 rows) on one device (the host), so their groups are one kernel.
+  CHECK(kiln::engine_stats().kernels == 2);
   check_same(y, chain(x));
+}
+
+// Collectives are plan steps (graph/collective.hpp): nothing runs while a program is built, one
+// evaluation runs each collective once for every rank, and explain() shows it with its bytes.
+TEST_CASE("collectives are lazy plan steps, run once per evaluation and shown by explain()") {
+  const Array x = matrix();
+  x.eval();
+  const Mesh mesh = Mesh::host(3);
+  const ShardedArray s = kiln::shard(x, mesh, 0);
+  kiln::reset_engine_stats();
+  const ShardedArray centred = s - kiln::mean(s, 0);  // an all-reduce of 5 float64 partials
+  CHECK(kiln::engine_stats().plans == 0);
+  CHECK(kiln::engine_stats().library_calls == 0);
+  // Rank 0's plan: its partial sum, the all-reduce (every rank's part: this process holds all),
+  // then the kernel that reads the result. A ring all-reduce sends 2 (N - 1) / N of a part:
+  // 2 * 2 * 40 / 3 bytes.
+  const std::string plan = kiln::explain({centred.shard(0)});
+  CAPTURE(plan);
+  CHECK(plan.find("all-reduce (sum) over 3 ranks of float64(5,) parts, 53 bytes sent per rank") !=
+        std::string::npos);
+  for (int r = 0; r < 3; ++r)
+    CHECK(plan.find("rank " + std::to_string(r) + ": float64(5,) on host -> float64(5,) on host") !=
+          std::string::npos);
+  CHECK(plan.find("all-reduce") < plan.rfind("kernel"));  // the reading kernel comes after it
+  CHECK(kiln::to_dot({centred.shard(0)}).find("all-reduce (sum)") != std::string::npos);
+  CHECK(kiln::engine_stats().plans == 0);  // explaining runs nothing either
+  centred.eval();
+  CHECK(kiln::engine_stats().plans == 1);
+  CHECK(kiln::engine_stats().library_calls == 1);  // one all-reduce for the three ranks
+  check_same(centred, x - kiln::mean(x, 0));
+
+  // A reshard between split axes is an all-to-all: each rank sends the 2 of its 3 blocks it does
+  // not keep. Rank pieces of (7, 5) split along 0 are cut into blocks of the longest piece along
+  // 1 (2 columns) and padded: (3, 3, 2) float64 blocks, 144 bytes a part, 96 sent.
+  const ShardedArray columns = kiln::reshard(s, 1);
+  const std::string moved = kiln::explain({columns.shard(1)});
+  CAPTURE(moved);
+  CHECK(moved.find("all-to-all over 3 ranks of float64(3, 3, 2) parts, 96 bytes sent per rank") !=
+        std::string::npos);
+  check_same(columns, x);
+  // To replicated: an all-gather of the pieces padded to the longest, (3, 5): 120 bytes sent to
+  // each of the 2 other ranks.
+  const std::string gathered = kiln::explain({kiln::reshard(s, std::nullopt).shard(2)});
+  CAPTURE(gathered);
+  CHECK(gathered.find("all-gather over 3 ranks of float64(3, 5) parts, 240 bytes sent per rank") !=
+        std::string::npos);
+}
+
+// A cached plan is bound to the graph's own communicator: the second mesh's evaluation (a
+// plan-cache hit) must post its parts in its own directory, not in the first mesh's.
+TEST_CASE("a cached plan with a collective runs on the mesh of the graph it evaluates") {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("kiln_test_rebind_" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  const Mesh a = Mesh::host_processes((root / "a").string(), 0, 1);
+  const Mesh b = Mesh::host_processes((root / "b").string(), 0, 1);
+  check_same(kiln::sum(kiln::shard(matrix(), a, 0), 0), kiln::sum(matrix(), 0));
+  CHECK(std::filesystem::exists(root / "a" / "c0.r0"));  // the first collective's part, rank 0
+  check_same(kiln::sum(kiln::shard(matrix(), b, 0), 0), kiln::sum(matrix(), 0));
+  CHECK(std::filesystem::exists(root / "b" / "c0.r0"));
+  CHECK_FALSE(std::filesystem::exists(root / "a" / "c1.r0"));  // mesh a ran one collective only
+  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("printing a sharded array prints the whole array as NumPy does") {

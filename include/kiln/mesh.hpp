@@ -11,7 +11,10 @@
 // evaluation runs one fused kernel per GPU, all queued before any is waited for. A reduction
 // over the sharded axis reduces each shard and then combines the partial results with a
 // collective (NCCL's all-reduce on GPUs): the result is replicated, every rank holding all of
-// it. Collectives run when the reduction is called, not lazily.
+// it. Collectives are lazy too: each is a step of the plan that evaluates its result, after the
+// kernels that compute the parts and before those that read it, and kiln::explain of a rank's
+// piece shows it with the bytes each rank sends. ShardedArray::eval() evaluates every rank's
+// piece held in one plan, so each collective runs once for all of them.
 //
 // Link kiln::mesh (the library kiln_mesh) for these. A mesh of GPUs opens libnccl.so.2 at run
 // time; without it Mesh::gpus throws DeviceError, and Mesh::host(n) runs the same programs on
@@ -21,9 +24,8 @@
 // each process holds its rank's pieces, and every process runs the same program, calling each
 // collective (and get()) in the same order.
 //
-// Not built yet (docs/multi-gpu.md): collectives as lazy plan steps (explain() does not show
-// them), statistics over the split axis beyond var and std, and operations beyond the ones
-// declared here.
+// Not built yet (docs/multi-gpu.md): statistics over the split axis beyond var and std, and
+// operations beyond the ones declared here.
 #pragma once
 #include <array>
 #include <chrono>
@@ -134,12 +136,13 @@ class ShardedArray {
   // "sharded along axis 0 over Mesh(host x 3): (3, 4), (2, 4), (2, 4)" or "replicated over ...".
   std::string layout() const;
 
-  // Evaluates every rank's piece held, queueing each GPU's work before waiting for any (on GPUs
-  // it returns without waiting, as Array::eval). Returns *this.
+  // Evaluates every rank's piece held, in one plan: each GPU's work is queued before any is
+  // waited for, and each collective runs once for all ranks (it waits for its own end, so that
+  // a rank that died or hangs fails here). Returns *this.
   const ShardedArray& eval() const;
-  // The whole array as one host Array (each piece copied to the host, joined along the axis).
-  // In a mesh of processes every process must call it (the pieces it lacks come by an
-  // all-gather), and every one gets the whole array.
+  // The whole array as one host Array (each piece copied to the host, joined along the axis),
+  // evaluated: a collective that fails throws here. In a mesh of processes every process must
+  // call it (the pieces it lacks come by an all-gather), and every one gets the whole array.
   Array get() const;
   ShardedArray astype(DType t) const;
 

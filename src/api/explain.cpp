@@ -105,6 +105,12 @@ struct Describe {
        << buffer(p, s.in) << ", " << s.rows << (s.rows == 1 ? " row" : " rows") << " of " << s.n
        << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
   }
+  void operator()(const plan::CollectiveStep& s) const {
+    os << plan::describe(s, p) << "\n";
+    for (size_t i = 0; i < s.in.size(); ++i)
+      os << "    rank " << s.ranks[i] << ": " << buffer(p, s.in[i]) << " -> " << buffer(p, s.out[i])
+         << "\n";
+  }
   void operator()(const plan::FreeStep&) const {}
 };
 

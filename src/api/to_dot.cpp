@@ -127,6 +127,13 @@ class Dot {
     os_ << "  b" << s.b.buffer << " -> " << id(0) << " [label=\"b\"];\n";
     if (s.bias >= 0) os_ << "  b" << s.bias << " -> " << id(0) << " [label=\"bias\"];\n";
   }
+  // One node for the collective, every rank's part in and result out.
+  void draw_step(const plan::CollectiveStep& s) {
+    library(plan::describe(s, p_), s.in.front(), s.out.front());
+    for (size_t i = 1; i < s.in.size(); ++i)
+      os_ << "  b" << s.in[i] << " -> " << id(0) << ";\n  " << id(0) << " -> b" << s.out[i]
+          << ";\n";
+  }
   void draw_step(const plan::FreeStep&) {}
 
   const plan::Plan& p_;

@@ -37,6 +37,12 @@ struct Mixer {
   size_t operator()(const ScanAttrs& s) const { return hash_mix(h, s.axis); }
   size_t operator()(const MatmulAttrs& m) const { return hash_mix(h, m.tf32); }
   size_t operator()(const ScatterAttrs& s) const { return hash_mix(h, s.indices); }
+  // The runner is left out: a value, bound per evaluation (CollectiveAttrs).
+  size_t operator()(const CollectiveAttrs& c) const {
+    size_t r =
+        hash_mix(hash_mix(h, static_cast<uint64_t>(c.kind)), static_cast<uint64_t>(c.reduction));
+    return ints(hash_mix(hash_mix(r, c.size), c.rank), c.ranks);
+  }
   size_t operator()(const RemapAttrs& m) const {
     size_t r = hash_mix(h, m.axes.size());
     for (const auto& ax : m.axes)

@@ -5,9 +5,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <variant>
 #include <vector>
 
+#include "graph/collective.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/scalar.hpp"
 
@@ -137,9 +139,26 @@ struct MatmulAttrs {
   bool operator==(const MatmulAttrs&) const = default;
 };
 
+// Collective: rank `rank`'s result of a collective over the mesh's `size` ranks, whose inputs
+// are the parts of `ranks` (the ranks this process holds, in order). The runner (the mesh's
+// communicator) is a value, as a Random's draw: the structural hash leaves it out, and a cached
+// plan is bound to this graph's runner; hash-consing compares it, so two meshes never share a
+// node.
+struct CollectiveAttrs {
+  std::shared_ptr<CollectiveRunner> runner;
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  CollectiveReduction reduction = CollectiveReduction::Sum;
+  int size = 1;
+  int rank = 0;
+  std::vector<int> ranks;
+  bool operator==(const CollectiveAttrs& o) const {
+    return runner == o.runner && kind == o.kind && reduction == o.reduction && size == o.size &&
+           rank == o.rank && ranks == o.ranks;
+  }
+};
 using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
                            FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs,
-                           MatmulAttrs, ScatterAttrs>;
+                           MatmulAttrs, ScatterAttrs, CollectiveAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

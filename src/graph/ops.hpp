@@ -50,6 +50,10 @@ enum class OpKind : uint8_t {
   // last, -0.0 equal to 0.0): `op` is a SortOp, the sorted values (the input's dtype) or the
   // positions along the row they came from (int64); the shape is the input's.
   Sort,
+  // Rank CollectiveAttrs::rank's result of a collective (graph/collective.hpp) over the mesh's
+  // ranks: inputs the parts of the ranks this process holds, each on its rank's device, of one
+  // dtype and shape; the node is on its rank's device.
+  Collective,
 };
 
 // The elementwise operations and their traits come from graph/op_table.hpp, one row each.

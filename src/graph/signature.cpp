@@ -141,6 +141,8 @@ struct Hasher {
     for (const auto& in : n.inputs) h = hash_mix(h, of(in, true));
     if (n.kind == OpKind::Scalar || n.immediate())  // a constant: which one, by value
       h = hash_mix(h, constants.place(n, values));
+    // A collective's runner is a value: the plan binds this node's.
+    if (n.kind == OpKind::Collective) return value(h, n);
     return h;
   }
 
@@ -186,7 +188,7 @@ bool chain_holds(const Node& n) {
 
 void note_chain(Node& n) {
   n.chain.count = 0;
-  if (n.inputs.size() != 1 || n.kind == OpKind::Random) return;
+  if (n.inputs.size() != 1 || n.kind == OpKind::Random || n.kind == OpKind::Collective) return;
   const uint64_t now = g_realized.load(std::memory_order_acquire);
   const Node& in = *n.inputs[0];
   Node::Chain c;

@@ -1,26 +1,30 @@
 // What combines the ranks' results: the interface that NCCL (a mesh of GPUs) and the host (a
 // mesh of host ranks, for CI) implement. The collectives over Arrays are written once here:
-// they check the parts, evaluate all of them before waiting for any, allocate each rank's
-// result on its device and wrap it; an implementation only moves and combines memory.
+// they check the parts and build each rank's result as a lazy graph node (graph/collective.hpp),
+// which the planner places as a step after the kernels that compute the parts; when the plan
+// runs, the communicator (the step's graph::CollectiveRunner) moves and combines the memory
+// the plan allocated.
 // A communicator of several processes holds some ranks only (holds()): vectors of parts and
 // buffers still have one entry per rank, those of the ranks other processes hold being empty
 // Arrays and null pointers.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "graph/collective.hpp"
 #include "kiln/array.hpp"
 #include "mesh/nccl.hpp"
 
 namespace kiln::mesh {
 
-enum class Reduction { Sum, Prod, Max, Min };
+using Reduction = graph::CollectiveReduction;
 
-class Communicator {
+class Communicator : public graph::CollectiveRunner,
+                     public std::enable_shared_from_this<Communicator> {
  public:
-  virtual ~Communicator() = default;
   virtual int size() const = 0;
   virtual Device device(int rank) const = 0;
   // "host x 3", "cuda:0, cuda:1; NCCL 2.28.3".
@@ -42,6 +46,9 @@ class Communicator {
   // ncclRecv).
   std::vector<Array> all_to_all(const std::vector<Array>& parts);
 
+  // The plan's step: the buffers of the ranks held, one collective at a time.
+  void run_collective(const graph::CollectiveCall& call) override;
+
  protected:
   // recv[r] = op over ranks of send[r], `count` values of `type` each; all on device(r).
   virtual void reduce_buffers(const std::vector<const void*>& send, const std::vector<void*>& recv,
@@ -55,6 +62,9 @@ class Communicator {
 
  private:
   void check_parts(const std::vector<Array>& parts, const char* what) const;
+  // Each held rank's result of the collective of `parts`, of `shape`: lazy nodes.
+  std::vector<Array> collective(graph::CollectiveKind kind, Reduction op,
+                                const std::vector<Array>& parts, const Shape& shape);
   std::mutex mu_;  // one collective at a time: NCCL communicators are not thread-safe
 };
 

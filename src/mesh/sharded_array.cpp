@@ -76,22 +76,31 @@ std::string ShardedArray::layout() const {
   return s;
 }
 
+// One evaluation of every piece held: one plan, in which each collective the pieces wait for is
+// one step for all ranks (on GPUs it returns once the work is queued).
 const ShardedArray& ShardedArray::eval() const {
+  std::vector<Array> held;
   for (const Array& s : shards_)
-    if (s.valid()) s.eval();  // on GPUs each returns once its work is queued
+    if (s.valid()) held.push_back(s);
+  kiln::eval(held);
   return *this;
 }
 
 // With every piece here, they are copied to the host and joined; otherwise the pieces other
-// processes hold come by an all-gather (reshard to replicated).
+// processes hold come by an all-gather (reshard to replicated). Evaluated before it returns, so
+// a collective that fails (a rank gone, a timeout) throws here.
 Array ShardedArray::get() const {
-  if (!axis_) return mesh::first_held(*this).get();
+  auto evaluated = [](Array a) {
+    a.eval();
+    return a;
+  };
+  if (!axis_) return evaluated(mesh::first_held(*this).get());
   for (const Array& s : shards_)
-    if (!s.valid()) return mesh::first_held(reshard(*this, std::nullopt)).get();
+    if (!s.valid()) return evaluated(mesh::first_held(reshard(*this, std::nullopt)).get());
   eval();
   std::vector<Array> pieces;
   for (const Array& s : shards_) pieces.push_back(s.get());
-  return pieces.size() == 1 ? pieces.front() : concatenate(pieces, *axis_);
+  return evaluated(pieces.size() == 1 ? pieces.front() : concatenate(pieces, *axis_));
 }
 
 ShardedArray ShardedArray::astype(DType t) const {

@@ -80,10 +80,34 @@ struct Describe {
     os << "  " << graph::op_name(s.op) << " " << buffer_str(p, s.in) << " -> "
        << buffer_str(p, s.out) << "\n";
   }
+  void operator()(const CollectiveStep& s) const {
+    os << "  " << describe(s, p) << ":";
+    for (size_t i = 0; i < s.in.size(); ++i)
+      os << " " << buffer_str(p, s.in[i]) << " -> " << buffer_str(p, s.out[i]) << ";";
+    os << "\n";
+  }
   void operator()(const FreeStep& s) const { os << "  free b" << s.buffer << "\n"; }
 };
 
 }  // namespace
+
+std::string describe(const CollectiveStep& s, const Plan& p) {
+  const PlanBuffer& part = p.buffers[s.in.front()];
+  const int64_t bytes = shape_size(part.shape) * itemsize(part.dtype);
+  std::ostringstream os;
+  os << graph::collective_name(s.kind);
+  if (s.kind == graph::CollectiveKind::AllReduce)
+    os << " (" << graph::collective_name(s.reduction) << ")";
+  os << " over " << s.size << (s.size == 1 ? " rank" : " ranks") << " of " << dtype_name(part.dtype)
+     << shape_str(part.shape) << " parts, " << graph::collective_bytes_sent(s.kind, bytes, s.size)
+     << " bytes sent per rank";
+  if (s.ranks.size() != static_cast<size_t>(s.size)) {
+    os << " (this process: rank";
+    for (int r : s.ranks) os << " " << r;
+    os << ")";
+  }
+  return os.str();
+}
 
 int64_t moved_bytes(const ScatterStep& s, const Plan& p) {
   const auto& out = p.buffers[s.out];

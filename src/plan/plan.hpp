@@ -310,11 +310,23 @@ std::optional<MatrixLayout> matrix_layout(int64_t rows, int64_t cols, int64_t ro
 // layout exists and its batch strides are not negative.
 bool blas_readable(const Shape& shape, const Strides& strides);
 
+// A collective over the mesh's `size` ranks (graph/collective.hpp): in[i] and out[i] are rank
+// ranks[i]'s part and result (ranks: those this process holds), each on that rank's device.
+// One step writes every rank's result: the graph's nodes of the ranks this plan evaluates
+// (siblings: one node per rank, the same inputs) are among out; the others are `scratch`, freed
+// after the step. The runner that moves the data (a mesh's communicator) is bound from the
+// graph per evaluation (Bindings::collectives).
+struct CollectiveStep {
+  graph::CollectiveKind kind;
+  graph::CollectiveReduction reduction;
+  int size;
+  std::vector<int> ranks, in, out, scratch;
+};
 struct FreeStep {
   int buffer;
 };
 using Step = std::variant<KernelStep, FftStep, RandomStep, CopyStep, ScatterStep, ScanStep,
-                          CompressStep, MatmulStep, SortStep, FreeStep>;
+                          CompressStep, MatmulStep, SortStep, CollectiveStep, FreeStep>;
 
 struct PlanBuffer {
   DType dtype;
@@ -335,9 +347,13 @@ struct Bindings {
   struct Random {
     int step, value;
   };
+  struct Collective {  // the value is a Collective node: its runner
+    int step, value;
+  };
   std::vector<Buffer> buffers;
   std::vector<Param> params;
   std::vector<Random> randoms;
+  std::vector<Collective> collectives;
 };
 
 struct Plan {
@@ -358,6 +374,10 @@ std::string epilogue_str(Epilogue e);  // " + bias", " + relu", " + bias, relu" 
 // The bytes scatter step s moves: x read and out written, the positions, and the values read
 // (one element where every update takes it).
 int64_t moved_bytes(const ScatterStep& s, const Plan& p);
+
+// What explain() and KILN_DEBUG say of a collective step, e.g. "all-reduce (sum) of float32
+// (4, 8) over 3 ranks (host x 3): 85.333 B sent per rank".
+std::string describe(const CollectiveStep& s, const Plan& p);
 
 // Human-readable plan (used by KILN_DEBUG=2 and explain()).
 std::string to_string(const Plan& p);

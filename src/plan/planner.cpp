@@ -18,7 +18,8 @@ using graph::OpKind;
 
 bool is_library(OpKind k) {
   return k == OpKind::Fft || k == OpKind::Random || k == OpKind::Copy || k == OpKind::Scatter ||
-         k == OpKind::Scan || k == OpKind::Matmul || k == OpKind::Compress || k == OpKind::Sort;
+         k == OpKind::Scan || k == OpKind::Matmul || k == OpKind::Compress || k == OpKind::Sort ||
+         k == OpKind::Collective;
 }
 bool is_view(OpKind k) {
   return k == OpKind::Reshape || k == OpKind::Permute || k == OpKind::Slice ||
@@ -183,6 +184,8 @@ class Planner {
       if (n->kind == OpKind::Compress)
         for (const auto& in : n->inputs)  // x's rows read in place (kiln::masked reshapes x)
           library_inputs_.insert(graph::below_reshapes(in.get()));
+      if (n->kind == OpKind::Collective)  // each rank's part, dense on its device
+        for (const auto& in : n->inputs) library_inputs_.insert(in.get());
     }
     roots_.insert(library_inputs_.begin(), library_inputs_.end());
     fold_matmul_epilogues();
@@ -491,8 +494,10 @@ class Planner {
       if (elementwise) {
         int last_dep = last_dependency(n, group_of);
         for (int g = static_cast<int>(groups.size()); g-- > 0 && target < 0;) {
+          // (A plan may span devices: a mesh's ranks meet at its collectives.)
           bool joinable = !groups[g].reduce && !library(groups[g].roots[0]) &&
-                          groups[g].roots[0]->shape == n->shape;
+                          groups[g].roots[0]->shape == n->shape &&
+                          groups[g].roots[0]->device == n->device;
           // Not an index map over a group of index maps: it would recompute the group's
           // roots at its mapped positions (a root of one's own group is not read from memory),
           // and a loop of Jacobi steps would nest that every step.
@@ -562,6 +567,7 @@ class Planner {
     buffer_ids_.clear();
     param_nodes_.clear();
     random_nodes_.clear();
+    collective_nodes_.clear();
     auto buf = [this](const Node* n) { return buffer_of(n); };
     auto mat = [this](const Node* n) { return materialized(n); };
     for (auto& spec : group_roots()) {
@@ -596,6 +602,8 @@ class Planner {
                                        n == 0 ? 0 : shape_size(in.shape) / n, n});
       } else if (r->kind == OpKind::Scatter) {
         plan_.steps.push_back(scatter_step(*r));
+      } else if (r->kind == OpKind::Collective) {
+        if (!collective_written(r)) plan_.steps.push_back(collective_step(*r));
       } else {
         std::vector<const Node*> params;
         plan_.steps.push_back(kernel_step(lower_group(spec, buf, mat, params), params));
@@ -617,6 +625,45 @@ class Planner {
     if (!g.checks.empty())  // the words its range checks fold into, on its device
       g.check_buffer = check_words(g.checks.size(), plan_.buffers[g.outputs[0].buffer].device);
     return KernelStep{std::move(g)};
+  }
+
+  // The nodes of one collective, a rank each (the same inputs, runner and operation), that this
+  // plan evaluates, in the planner's order.
+  std::vector<const Node*> siblings(const Node& n) const {
+    const auto& a = n.attr<graph::CollectiveAttrs>();
+    std::vector<const Node*> out;
+    for (const Node* m : order_) {
+      if (m->kind != OpKind::Collective || !roots_.count(m) || m->inputs != n.inputs) continue;
+      const auto& b = m->attr<graph::CollectiveAttrs>();
+      if (b.runner == a.runner && b.kind == a.kind && b.reduction == a.reduction) out.push_back(m);
+    }
+    return out;
+  }
+  // Whether an earlier sibling's step writes n.
+  bool collective_written(const Node* n) const { return buffer_ids_.count(n) != 0; }
+
+  // The one step of n's collective: every rank's result, the siblings' into their buffers,
+  // the others' into scratch buffers on their devices.
+  CollectiveStep collective_step(const Node& n) {
+    const auto& a = n.attr<graph::CollectiveAttrs>();
+    collective_nodes_.push_back({static_cast<int>(plan_.steps.size()), &n});
+    const std::vector<const Node*> sibs = siblings(n);
+    CollectiveStep s{a.kind, a.reduction, a.size, a.ranks, {}, {}, {}};
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+      const Node& part = *n.inputs[i];
+      s.in.push_back(buffer_of(&part));
+      auto sib = std::find_if(sibs.begin(), sibs.end(), [&](const Node* m) {
+        return m->attr<graph::CollectiveAttrs>().rank == a.ranks[i];
+      });
+      if (sib != sibs.end()) {
+        s.out.push_back(buffer_of(*sib));
+      } else {
+        plan_.buffers.push_back({n.dtype, n.shape, part.device, {}});
+        s.out.push_back(static_cast<int>(plan_.buffers.size()) - 1);
+        s.scratch.push_back(s.out.back());
+      }
+    }
+    return s;
   }
 
   // A new plan buffer for the two words of each of `checks` range checks on device d.
@@ -750,6 +797,7 @@ class Planner {
     for (const auto& p : param_nodes_)
       if (p.node) b.params.push_back({p.step, p.param, constant(p.node)});
     for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
+    for (const auto& c : collective_nodes_) b.collectives.push_back({c.step, ordinal.at(c.node)});
   }
 
   static std::vector<int> reads(const Step& s) {
@@ -769,6 +817,11 @@ class Planner {
       return m->bias >= 0 ? std::vector<int>{m->a.buffer, m->b.buffer, m->bias}
                           : std::vector<int>{m->a.buffer, m->b.buffer};
     if (auto* o = std::get_if<SortStep>(&s)) return {o->in};
+    if (auto* c = std::get_if<CollectiveStep>(&s)) {  // its scratch results: freed after it
+      std::vector<int> r = c->in;
+      r.insert(r.end(), c->scratch.begin(), c->scratch.end());
+      return r;
+    }
     return {};
   }
 
@@ -789,6 +842,7 @@ class Planner {
     plan_.steps = std::move(steps);
     for (auto& p : plan_.bindings.params) p.step = moved_to[p.step];
     for (auto& r : plan_.bindings.randoms) r.step = moved_to[r.step];
+    for (auto& c : plan_.bindings.collectives) c.step = moved_to[c.step];
   }
 
   static inline const std::vector<graph::NodeRef> kNoArgs{};
@@ -815,6 +869,7 @@ class Planner {
   };
   std::vector<ParamNode> param_nodes_;
   std::vector<RandomNode> random_nodes_;
+  std::vector<RandomNode> collective_nodes_;  // (a step and its node, as a draw's)
   Plan plan_;
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -400,6 +401,34 @@ void PlanRun::run_step(const plan::MatmulStep& s) {
                s.bias >= 0 ? data(s.bias) : nullptr, data(s.out));
   if (debug_level() >= 1)
     report(plan::describe(s, p_), plan::KernelOrigin::None, b, device_of(s.out), bytes, t0);
+}
+
+// Every rank's part is allocated and written (steps before), every rank's result allocated here;
+// the graph's runner (the mesh's communicator, bound per evaluation) moves the data.
+void PlanRun::run_step(const plan::CollectiveStep& s) {
+  Range range(graph::collective_name(s.kind));
+  ++counters().library;
+  const plan::PlanBuffer& part = p_.buffers[s.in.front()];
+  const int64_t bytes =
+      static_cast<int64_t>(s.in.size()) * (bytes_of(part) + bytes_of(p_.buffers[s.out.front()]));
+  counters().bytes += bytes;
+  graph::CollectiveRunner* runner = nullptr;
+  for (const auto& c : p_.bindings.collectives)
+    if (c.step == static_cast<int>(current_))
+      runner = sig_.values[c.value]->attr<graph::CollectiveAttrs>().runner.get();
+  if (!runner) throw std::logic_error("plan: a collective step with no runner bound (kiln bug)");
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (size_t i = 0; i < s.in.size(); ++i) {
+    in.push_back(data(s.in[i]));
+    out.push_back(data(s.out[i]));
+  }
+  auto t0 = debug_clock();
+  runner->run_collective(
+      {s.kind, s.reduction, part.dtype, shape_size(part.shape), s.ranks, in, out});
+  if (debug_level() >= 1)
+    report(plan::describe(s, p_), plan::KernelOrigin::None, backend_of(s.out.front()),
+           device_of(s.out.front()), bytes, t0);
 }
 
 }  // namespace kiln::runtime

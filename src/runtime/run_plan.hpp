@@ -50,6 +50,7 @@ class PlanRun {
   void run_step(const plan::CompressStep& s);
   void run_step(const plan::MatmulStep& s);
   void run_step(const plan::SortStep& s);
+  void run_step(const plan::CollectiveStep& s);
   void run_step(const plan::FreeStep& s) { bufs_[s.buffer].reset(); }
 
   struct Tables {
