@@ -113,6 +113,31 @@ double us_per(const std::function<void()>& f, int iters = 20000) {
   return ms_since(t0) * 1000 / iters;
 }
 
+// A kernel compiled from `source` through kiln's JIT, as a launchable handle.
+const void* bare_kernel(const char* name, const char* source) {
+  auto k = kiln::jit::get({name, source, name, kiln::jit::target_arch(), {}, ""});
+  cudaLibrary_t lib;
+  cudaKernel_t kern;
+  cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  cudaLibraryGetKernel(&kern, lib, name);
+  return reinterpret_cast<const void*>(kern);
+}
+
+// Host us per call of f in bursts of 128 calls, the GPU idle at each burst's start (median of
+// 50 bursts).
+double burst_us(const std::function<void()>& f) {
+  constexpr int kBurst = 128;
+  std::vector<double> t;
+  for (int r = 0; r < 51; ++r) {
+    kiln::synchronize(kiln::cuda());
+    auto t0 = Clock::now();
+    for (int i = 0; i < kBurst; ++i) f();
+    if (r > 0) t.push_back(ms_since(t0) * 1000 / kBurst);  // the first warms up
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, double>>& kv) {
   kv.push_back({"build_us", us_per([&] { auto r = s + 1; })});
   kv.push_back({"build_signature_us", us_per([&] {
@@ -140,24 +165,32 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
   static constexpr const char* names[] = {"to_realize_us", "plan_hit_us", "plan_run_us",
                                           "compile_us", "launch_us"};
   for (int k = 0; k < 5; ++k) kv.push_back({names[k], us_per([&] { stages(k); })});
-  auto k = kiln::jit::get({"k_empty",
-                           "extern \"C\" __global__ void k_empty(float* p) {}",
-                           "empty",
-                           kiln::jit::target_arch(),
-                           {},
-                           ""});
-  cudaLibrary_t lib;
-  cudaKernel_t kern;
-  cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  cudaLibraryGetKernel(&kern, lib, "k_empty");
+  cudaStream_t stream = kiln::gpu::device(0).stream;
+  const void* empty = bare_kernel("k_empty", "extern \"C\" __global__ void k_empty(float* p) {}");
   void* p = nullptr;
   void* args[] = {&p};
-  cudaStream_t stream = kiln::gpu::device(0).stream;
-  kv.push_back({"bare_launch_us", us_per([&] {
-                  cudaLaunchKernel(reinterpret_cast<const void*>(kern), dim3(1), dim3(32), args, 0,
-                                   stream);
-                })});
+  auto launch_empty = [&] { cudaLaunchKernel(empty, dim3(1), dim3(32), args, 0, stream); };
+  kv.push_back({"bare_launch_us", us_per(launch_empty)});
+  // The same work as kiln's kernel (one float read, 1 added, written to another buffer) in a
+  // block of 256 threads as kiln launches it: what a hand-written launch of s + 1 costs.
+  const void* add1 =
+      bare_kernel("k_add1",
+                  "extern \"C\" __global__ void k_add1(const float* x, float* y, int n) {\n"
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "  if (i < n) y[i] = x[i] + 1.0f;\n"
+                  "}");
+  auto out = kiln::gpu::allocate(0, 4);
+  const void* in_ptr = s.data();
+  void* out_ptr = out->data();
+  int n = 1;
+  void* add_args[] = {&in_ptr, &out_ptr, &n};
+  auto launch_add1 = [&] { cudaLaunchKernel(add1, dim3(1), dim3(256), add_args, 0, stream); };
+  kv.push_back({"bare_add1_launch_us", us_per(launch_add1)});
   kiln::synchronize(kiln::cuda());
+  // Host time alone: bursts short enough that the launch queue never fills, so no call waits
+  // for the GPU (the loops above run at the GPU's rate of tiny kernels once the queue is full).
+  kv.push_back({"kiln_burst_us", burst_us([&] { (s + 1).eval(); })});
+  kv.push_back({"bare_add1_burst_us", burst_us(launch_add1)});
 }
 
 void bench_tiny() {
