@@ -539,6 +539,14 @@ TEST_CASE("collectives are lazy plan steps, run once per evaluation and shown by
   CAPTURE(gathered);
   CHECK(gathered.find("all-gather over 3 ranks of float64(3, 5) parts, 240 bytes sent per rank") !=
         std::string::npos);
+  // One rank holds the whole array in every layout: a reshard there moves nothing.
+  const ShardedArray alone = kiln::shard(x, Mesh::host(1), 0);
+  for (std::optional<int> to : {std::optional<int>(1), std::optional<int>()}) {
+    const ShardedArray moved_alone = kiln::reshard(alone, to);
+    CHECK(moved_alone.axis() == to);
+    CHECK(moved_alone.shard(0).node() == alone.shard(0).node());
+    check_same(moved_alone, x);
+  }
 }
 
 // A cached plan is bound to the graph's own communicator: the second mesh's evaluation (a

@@ -86,6 +86,8 @@ ShardedArray split(const ShardedArray& x, int axis) {
 ShardedArray reshard(const ShardedArray& x, std::optional<int> axis) {
   if (axis) axis = graph::normalize_axis(*axis, x.ndim(), "kiln::reshard");
   if (axis == x.axis()) return x;
+  // One rank holds the whole array in every layout: nothing moves.
+  if (x.mesh().size() == 1) return ShardedArray(x.mesh(), axis, x.shape(), x.shards());
   if (x.axis() && axis) return exchanged(x, *axis);
   const ShardedArray whole = x.axis() ? gathered(x) : x;
   return axis ? split(whole, *axis) : whole;
