@@ -27,6 +27,7 @@
 #include "graph/node.hpp"
 #include "jit/jit.hpp"
 #include "plan/planner.hpp"
+#include "runtime/backends.hpp"
 #include "runtime/pipeline.hpp"
 #include "runtime/plan_cache.hpp"
 #include "runtime/run_plan.hpp"
@@ -138,6 +139,39 @@ double burst_us(const std::function<void()>& f) {
   return t[t.size() / 2];
 }
 
+// The plan's one kernel launched through the CUDA backend alone (run_group: the kernel's
+// lookup, its arguments packed, cudaLaunchKernel), its buffers bound once: launch_us less this
+// is what the plan runner adds around a launch (allocation, ordering, counters, the range).
+// Back to back (the queue full), and in bursts (host time alone).
+std::pair<double, double> run_group_us(const kiln::Array& s) {
+  namespace rt = kiln::runtime;
+  auto r = s + 1;
+  auto hold = rt::hold_evaluation();
+  kiln::graph::Signature sig;
+  rt::Request req = rt::to_realize({r.node()}, &sig);
+  const kiln::plan::Plan& p = rt::cached_plan(req.nodes, sig, req.held);
+  {
+    rt::PlanRun run(p, sig);
+    run.compile();  // the kernel prepared and loaded, as every later evaluation finds it
+  }
+  std::vector<void*> data(p.buffers.size(), nullptr);
+  std::vector<std::shared_ptr<kiln::graph::Buffer>> own;
+  for (const auto& b : p.bindings.buffers) data[b.buffer] = sig.values[b.value]->storage()->data();
+  for (size_t i = 0; i < data.size(); ++i)
+    if (!data[i]) {
+      const auto& b = p.buffers[i];
+      own.push_back(kiln::gpu::allocate(0, kiln::shape_size(b.shape) * kiln::itemsize(b.dtype)));
+      data[i] = own.back()->data();
+    }
+  const auto& step = std::get<kiln::plan::KernelStep>(p.steps.front());
+  kiln::plan::Backend& backend = rt::backend_for(kiln::cuda());
+  const std::function<void*(int)> lookup = [&](int id) { return data[id]; };
+  auto launch = [&] { backend.run_group(step, step.group.params, lookup); };
+  const std::pair<double, double> us{us_per(launch), burst_us(launch)};
+  kiln::synchronize(kiln::cuda());
+  return us;
+}
+
 void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, double>>& kv) {
   kv.push_back({"build_us", us_per([&] { auto r = s + 1; })});
   kv.push_back({"build_signature_us", us_per([&] {
@@ -165,6 +199,9 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
   static constexpr const char* names[] = {"to_realize_us", "plan_hit_us", "plan_run_us",
                                           "compile_us", "launch_us"};
   for (int k = 0; k < 5; ++k) kv.push_back({names[k], us_per([&] { stages(k); })});
+  const auto [group_us, group_burst_us] = run_group_us(s);
+  kv.push_back({"run_group_us", group_us});
+  kv.push_back({"run_group_burst_us", group_burst_us});
   cudaStream_t stream = kiln::gpu::device(0).stream;
   const void* empty = bare_kernel("k_empty", "extern \"C\" __global__ void k_empty(float* p) {}");
   void* p = nullptr;

@@ -814,6 +814,23 @@ GPU_TEST_CASE(
   check_gpu_mesh(Mesh::gpu_process(Mesh::nccl_unique_id(), 0, 1, 0));  // the id as MPI passes it
 }
 
+// Joining is non-blocking (ncclCommInitRankConfig) and waited for with the mesh's deadline: a
+// rank whose peer never starts fails instead of hanging in NCCL's bootstrap.
+GPU_TEST_CASE("a process mesh whose other rank never joins fails at the mesh's timeout") {
+  const std::string id_file =
+      (std::filesystem::temp_directory_path() / ("kiln_nccl_alone_" + std::to_string(getpid())))
+          .string();
+  kiln::MeshOptions quick;
+  quick.timeout = std::chrono::seconds(3);
+  CHECK_THROWS_WITH_AS(
+      Mesh::gpu_process(id_file, 0, 2, 0, quick),
+      doctest::Contains("joining NCCL's communicator as rank 0 of 2 on cuda:0 failed: rank 0 did "
+                        "not finish within 3000 ms"),
+      kiln::DeviceError);
+  std::filesystem::remove(id_file);
+  check_gpu_mesh(Mesh::gpu_process(Mesh::nccl_unique_id(), 0, 1, 0));  // the GPU still serves
+}
+
 MULTI_GPU_TEST_CASE("a mesh of every GPU through NCCL gives a host mesh's results") {
   const Mesh mesh = Mesh::all_gpus();
   CHECK(mesh.size() == kiln::cuda_device_count());

@@ -83,8 +83,10 @@ class Mesh {
   // on cuda(device). Rank 0 makes NCCL's unique id and writes it to `id_file` (under a
   // temporary name, then renamed; an earlier run's file is removed first), the others wait for
   // it there (up to options.timeout), so every rank must see that path (a shared filesystem
-  // across hosts). ncclCommInitRank returns once every rank has joined. DeviceError without
-  // NCCL (naming libnccl.so.2), for a missing GPU, or when the id does not come in time.
+  // across hosts). The communicator is non-blocking (ncclCommInitRankConfig), and this returns
+  // once every rank has joined it: DeviceError without NCCL (naming libnccl.so.2; 2.14 or
+  // later), for a missing GPU, when the id does not come in time, or when a rank has not joined
+  // within options.timeout (the communicator is aborted: no rank hangs on one that died).
   static Mesh gpu_process(const std::string& id_file, int rank, int size, int device,
                           MeshOptions options = {});
   // The same, with the id passed by the program: rank 0 calls nccl_unique_id() and sends the

@@ -52,6 +52,19 @@ enum ncclRedOp_t : int {
   ncclAvg = 4,
 };
 
+// The first fields of NCCL's ncclConfig_t, as NCCL 2.14 defined it. NCCL copies `size` bytes of
+// the config it is given and gives every field newer than `version` its default, so this prefix
+// is a whole config to any NCCL since 2.14 (nccl_header_check.cpp compares its offsets with
+// nccl.h). kiln sets `blocking` only.
+struct ncclConfigPrefix {
+  static constexpr int kUndefined = -2147483647 - 1;  // NCCL_CONFIG_UNDEF_INT (INT_MIN)
+  size_t size = sizeof(ncclConfigPrefix);
+  unsigned int magic = 0xcafebeef;  // NCCL_API_MAGIC
+  unsigned int version = 21400;     // NCCL_VERSION(2, 14, 0)
+  int blocking = kUndefined;
+  int cgaClusterSize = kUndefined;
+};
+
 // X(name, return type, parameter list): one row per function kiln loads.
 #define KILN_NCCL_FUNCTIONS(X)                                                                    \
   X(ncclGetVersion, ncclResult_t, (int* version))                                                 \
@@ -59,6 +72,8 @@ enum ncclRedOp_t : int {
   X(ncclCommInitAll, ncclResult_t, (ncclComm_t * comms, int ndev, const int* devlist))            \
   X(ncclCommInitRank, ncclResult_t,                                                               \
     (ncclComm_t * comm, int nranks, ncclUniqueId comm_id, int rank))                              \
+  X(ncclCommInitRankConfig, ncclResult_t,                                                         \
+    (ncclComm_t * comm, int nranks, ncclUniqueId comm_id, int rank, ncclConfigPrefix* config))    \
   X(ncclCommDestroy, ncclResult_t, (ncclComm_t comm))                                             \
   X(ncclCommAbort, ncclResult_t, (ncclComm_t comm))                                               \
   X(ncclCommGetAsyncError, ncclResult_t, (ncclComm_t comm, ncclResult_t * async_error))           \

@@ -10,9 +10,10 @@
 namespace kiln::nccl {
 
 inline constexpr const char* kSoname = "libnccl.so.2";
-// The oldest NCCL whose API and enumerators match mesh/nccl.hpp (bfloat16 came in 2.10); kiln
-// was written against 2.28.
-inline constexpr int kOldestVersion = version_code(2, 10, 0);
+// The oldest NCCL whose API and enumerators match mesh/nccl.hpp (bfloat16 came in 2.10, the
+// non-blocking communicators that let a rank that never joins fail at the mesh's timeout in
+// 2.14); kiln was written against 2.28.
+inline constexpr int kOldestVersion = version_code(2, 14, 0);
 
 struct NcclApi {
 #define KILN_NCCL_MEMBER(name, result, params) result(*name) params = nullptr;

@@ -34,7 +34,46 @@ nccl::ncclRedOp_t nccl_op(Reduction op) {
   return nccl::ncclSum;
 }
 
+// NCCL's asynchronous state of a communicator: ncclInProgress while a non-blocking one is still
+// joining or queueing, an error once it failed.
+nccl::ncclResult_t async_state(nccl::ncclComm_t comm) {
+  nccl::ncclResult_t state = nccl::ncclSuccess;
+  nccl::ncclResult_t asked = nccl::api().ncclCommGetAsyncError(comm, &state);
+  return asked != nccl::ncclSuccess ? asked : state;
+}
+
+std::optional<std::string> async_failure(nccl::ncclComm_t comm) {
+  const nccl::ncclResult_t state = async_state(comm);
+  if (state == nccl::ncclSuccess || state == nccl::ncclInProgress) return std::nullopt;
+  return std::string("NCCL error ") + std::to_string(state) + " (" +
+         nccl::api().ncclGetErrorString(state) + ")";
+}
+
+// NCCL's calls on a non-blocking communicator may answer that they go on in the background.
+void check_queued(nccl::ncclResult_t r, const char* what) {
+  if (r != nccl::ncclInProgress) nccl::check(r, what);
+}
+
 }  // namespace
+
+// A process's rank joining its communicator (non-blocking: ncclCommInitRankConfig returns at
+// once), as the wait polls it: a rank that never joins fails it at the mesh's timeout.
+class NcclCommunicator::Joining final : public InFlight {
+ public:
+  explicit Joining(NcclCommunicator& comm) : comm_(comm) {}
+  int ranks() const override { return static_cast<int>(comm_.comms_.size()); }
+  int rank_name(int i) const override { return comm_.first_ + i; }
+  bool finished(int rank) override {
+    return async_state(comm_.comms_[rank]) != nccl::ncclInProgress;
+  }
+  std::optional<std::string> failure(int rank) override {
+    return async_failure(comm_.comms_[rank]);
+  }
+  void abort() override { comm_.abort_all(); }
+
+ private:
+  NcclCommunicator& comm_;
+};
 
 // The collective queued on each rank's stream, as the wait polls it.
 class NcclCommunicator::Collective final : public InFlight {
@@ -44,19 +83,15 @@ class NcclCommunicator::Collective final : public InFlight {
   int ranks() const override { return static_cast<int>(streams_.size()); }
   int rank_name(int i) const override { return comm_.first_ + i; }
   bool finished(int rank) override {
+    // A non-blocking communicator may still be queueing it: its stream is not the whole story.
+    if (async_state(comm_.comms_[rank]) == nccl::ncclInProgress) return false;
     cudaError_t e = cudaStreamQuery(streams_[rank]);
     if (e == cudaErrorNotReady) return false;
     gpu::check(e, "cudaStreamQuery (a mesh collective's stream)");
     return true;
   }
   std::optional<std::string> failure(int rank) override {
-    const auto& api = nccl::api();
-    nccl::ncclResult_t state = nccl::ncclSuccess;
-    nccl::ncclResult_t asked = api.ncclCommGetAsyncError(comm_.comms_[rank], &state);
-    if (asked != nccl::ncclSuccess) state = asked;
-    if (state == nccl::ncclSuccess || state == nccl::ncclInProgress) return std::nullopt;
-    return std::string("NCCL error ") + std::to_string(state) + " (" +
-           api.ncclGetErrorString(state) + ")";
+    return async_failure(comm_.comms_[rank]);
   }
   void abort() override { comm_.abort_all(); }
 
@@ -85,7 +120,16 @@ NcclCommunicator::NcclCommunicator(int device, int rank, int size, const nccl::n
   gpu::device(device);
   comms_.resize(1);
   gpu::ScopedDevice on(device);
-  KILN_NCCL_CHECK(api.ncclCommInitRank(comms_.data(), size, id, rank));
+  // Non-blocking, so that this process waits for the others with the mesh's deadline (a rank
+  // that died before joining would otherwise hang it in NCCL's bootstrap for ever).
+  nccl::ncclConfigPrefix config;
+  config.blocking = 0;
+  check_queued(api.ncclCommInitRankConfig(comms_.data(), size, id, rank, &config),
+               "ncclCommInitRankConfig");
+  Joining joining(*this);
+  wait_or_abort(joining, timeout_,
+                "joining NCCL's communicator as rank " + std::to_string(rank) + " of " +
+                    std::to_string(size) + " on cuda:" + std::to_string(device));
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -123,12 +167,14 @@ void NcclCommunicator::run(const char* what, Enqueue enqueue) {
     KILN_NCCL_CHECK(api.ncclGroupStart());
     for (size_t i = 0; i < devices_.size(); ++i) {
       nccl::ncclResult_t queued = enqueue(api, first_ + static_cast<int>(i), comms_[i], streams[i]);
-      if (queued != nccl::ncclSuccess) {
+      if (queued != nccl::ncclSuccess && queued != nccl::ncclInProgress) {
         api.ncclGroupEnd();  // closes the group; the error below is the one to report
         nccl::check(queued, what);
       }
     }
-    KILN_NCCL_CHECK(api.ncclGroupEnd());
+    // A process's own rank is non-blocking (gpu_process): the group may go on queueing, which
+    // the wait below sees through NCCL's asynchronous state.
+    check_queued(api.ncclGroupEnd(), "ncclGroupEnd");
   }
   Collective in_flight(*this, std::move(streams));
   try {

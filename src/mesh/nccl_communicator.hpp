@@ -18,7 +18,8 @@ class NcclCommunicator final : public Communicator {
   // NCCL that cannot be loaded, or a missing GPU.
   NcclCommunicator(std::vector<int> devices, std::chrono::milliseconds timeout);
   // Rank `rank` of `size`, on GPU `device`, joining the communicator NCCL's `id` names (every
-  // rank must be given the same id; ncclCommInitRank returns once all have joined).
+  // rank must be given the same id): a non-blocking communicator, joined once every rank has,
+  // or a DeviceError (the communicator aborted) when one has not within `timeout`.
   NcclCommunicator(int device, int rank, int size, const nccl::ncclUniqueId& id,
                    std::chrono::milliseconds timeout);
   ~NcclCommunicator() override;
@@ -45,6 +46,7 @@ class NcclCommunicator final : public Communicator {
 
  private:
   class Collective;
+  class Joining;
   // Queues enqueue(rank, comm, stream) for every rank in one NCCL group, then waits.
   template <class Enqueue>
   void run(const char* what, Enqueue enqueue);

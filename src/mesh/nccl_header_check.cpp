@@ -5,6 +5,8 @@
 #ifdef KILN_HAVE_NCCL_H
 #include <nccl.h>
 
+#include <cstddef>
+
 #include <type_traits>
 
 #include "mesh/nccl_api.hpp"
@@ -45,6 +47,22 @@ static_assert(sizeof(ncclResult_t) == sizeof(::ncclResult_t));
 static_assert(sizeof(ncclDataType_t) == sizeof(::ncclDataType_t));
 static_assert(sizeof(ncclRedOp_t) == sizeof(::ncclRedOp_t));
 static_assert(version_code(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE);
+// The config's prefix: the same fields at the same places, and no longer than NCCL's own.
+#define KILN_SAME_FIELD(field)                                                          \
+  static_assert(offsetof(ncclConfigPrefix, field) == offsetof(::ncclConfig_t, field) && \
+                    sizeof(ncclConfigPrefix::field) == sizeof(::ncclConfig_t::field),   \
+                "ncclConfig_t's " #field " differs from nccl.h");
+KILN_SAME_FIELD(size)
+KILN_SAME_FIELD(magic)
+KILN_SAME_FIELD(version)
+KILN_SAME_FIELD(blocking)
+KILN_SAME_FIELD(cgaClusterSize)
+#undef KILN_SAME_FIELD
+static_assert(sizeof(ncclConfigPrefix) <= sizeof(::ncclConfig_t));
+static_assert(ncclConfigPrefix::kUndefined == NCCL_CONFIG_UNDEF_INT);
+constexpr ::ncclConfig_t kInitialized = NCCL_CONFIG_INITIALIZER;
+static_assert(ncclConfigPrefix{}.magic == kInitialized.magic);
+static_assert(ncclConfigPrefix{}.version == NCCL_VERSION(2, 14, 0));
 
 // NCCL's types mapped to kiln's declarations, so that whole signatures can be compared.
 template <class T>
@@ -70,6 +88,10 @@ struct Ours<::ncclRedOp_t> {
 template <>
 struct Ours<::ncclUniqueId> {
   using type = ncclUniqueId;
+};
+template <>
+struct Ours<::ncclConfig_t> {
+  using type = ncclConfigPrefix;
 };
 template <class T>
 struct Ours<T*> {
