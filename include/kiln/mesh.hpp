@@ -21,8 +21,8 @@
 // n host "ranks" whose collectives are done on the host (kiln's tests run them on CI).
 //
 // A mesh of processes (Mesh::host_processes, Mesh::gpu_process) holds one rank per process:
-// each process holds its rank's pieces, and every process runs the same program, calling each
-// collective (and get()) in the same order.
+// each process holds its rank's pieces, and every process runs the same program, evaluating
+// (eval(), get(), printing) in the same order: a collective runs when an evaluation needs it.
 //
 // Not built yet (docs/multi-gpu.md): statistics over the split axis beyond var and std, and
 // operations beyond the ones declared here.
@@ -68,8 +68,9 @@ class Mesh {
   static Mesh host(int ranks);
 
   // Meshes of processes, one rank per process (as mpirun or srun start them): every process
-  // makes the mesh with its own rank, holds that rank's pieces only, and calls every collective
-  // (and get()) in the same order as the others, as in any SPMD program.
+  // makes the mesh with its own rank, holds that rank's pieces only, and evaluates (eval(),
+  // get(), printing) in the same order as the others, as in any SPMD program: each collective
+  // runs when an evaluation needs it.
   //
   // One host rank per process, meeting in the directory `dir` (created 0700 where missing; one
   // per run: rank 0 removes what an earlier run left there) and combining results through files
