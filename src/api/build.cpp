@@ -86,7 +86,11 @@ NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape&
 NodeRef binary(graph::BinaryOp op, NodeRef a, const Scalar& v, bool left, DType out) {
   graph::Draft d(OpKind::Binary, static_cast<uint8_t>(op), out, a->device);
   d->shape = a->shape;
-  d->attrs = graph::ImmediateAttrs{v, a->dtype, left};
+  // Filled in place: a temporary of attributes copied in stalls on its narrow fields' stores.
+  auto& immediate = d->attrs.emplace<graph::ImmediateAttrs>();
+  immediate.value = v;
+  immediate.dtype = a->dtype;
+  immediate.left = left;
   d->inputs.push_back(std::move(a));
   return graph::make_node(std::move(d));
 }

@@ -99,7 +99,9 @@ HashConsTable& table() {
 struct SpecHashes {
   size_t local, value, cse, leaf;
 };
-SpecHashes spec_hashes(const NodeSpec& s) {
+// Inlined into publish, which then keeps the hashes in registers (a returned struct was stored
+// and reloaded, a stall on every node built).
+[[gnu::always_inline]] inline SpecHashes spec_hashes(const NodeSpec& s) {
   const size_t data = data_hash(s);
   size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
   size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values

@@ -10,6 +10,7 @@
 // evaluation writes those too (runtime::realize), so a loop that keeps reading a value it holds
 // does not recompute that value's history every time. One walk, not two: this runs on every
 // evaluation.
+#include <algorithm>
 #include <atomic>
 
 #include "graph/hash.hpp"
@@ -187,19 +188,21 @@ bool chain_holds(const Node& n) {
 }  // namespace
 
 void note_chain(Node& n) {
-  n.chain.count = 0;
+  Node::Chain& c = n.chain;  // filled in place: a copy of a chain built aside stalls the store
+  c.count = 0;
   if (n.inputs.size() != 1 || n.kind == OpKind::Random || n.kind == OpKind::Collective) return;
   const uint64_t now = g_realized.load(std::memory_order_acquire);
   const Node& in = *n.inputs[0];
-  Node::Chain c;
   size_t below;
+  uint8_t count;
   if (in.is_leaf()) {  // the walk's first value
     c.values[0] = &in;
-    c.count = 1;
+    count = 1;
     c.length = 0;
     below = hash_mix(in.leaf_hash, 0);
   } else if (in.chain.count != 0 && in.chain.realized == now) {
-    c = in.chain;
+    count = in.chain.count;
+    std::copy(in.chain.values, in.chain.values + count, c.values);
     c.length = in.chain.length + 1;
     below = in.chain.hash;
   } else {
@@ -208,19 +211,19 @@ void note_chain(Node& n) {
   size_t h = hash_mix(n.local_hash + 1, below);  // Hasher::hash_node's rule
   if (n.kind == OpKind::Scalar || n.immediate()) {
     size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
-    while (place < c.count &&
+    while (place < count &&
            !(c.values[place]->value_hash == n.value_hash && same_constant(*c.values[place], n)))
       ++place;
-    if (place == c.count) {
-      if (c.count == Node::Chain::kValues) return;  // too many constants to keep
-      c.values[c.count++] = &n;
+    if (place == count) {
+      if (count == Node::Chain::kValues) return;  // too many constants to keep (count stays 0)
+      c.values[count++] = &n;
     }
     h = hash_mix(h, place);
   }
   c.hash = h;
   c.realized = now;
   c.next = &in;
-  n.chain = c;
+  c.count = count;  // last: a chain is whole once its count says so
 }
 
 void note_realized() {
