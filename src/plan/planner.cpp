@@ -863,13 +863,14 @@ class Planner {
     int step, param;
     const Node* node;
   };
-  struct RandomNode {
+  // A step whose values come from its node: a random draw's seed, a collective's runner.
+  struct StepNode {
     int step;
     const Node* node;
   };
   std::vector<ParamNode> param_nodes_;
-  std::vector<RandomNode> random_nodes_;
-  std::vector<RandomNode> collective_nodes_;  // (a step and its node, as a draw's)
+  std::vector<StepNode> random_nodes_;
+  std::vector<StepNode> collective_nodes_;
   Plan plan_;
 };
 
