@@ -17,7 +17,7 @@ PerDevice<DeviceInfo>& contexts() {
   return *all;
 }
 
-// Runs before every launch: the strings are built only when there is something to report.
+// The strings are built only when there is something to report.
 void validate(int index) {
   int n = cuda_device_count();
   if (n > 0 && index >= 0 && index < n) return;
@@ -53,7 +53,9 @@ void init(DeviceInfo& d, int index) {
 
 }  // namespace
 
+// Asked several times by every evaluation on a GPU: a device already set up was validated then.
 const DeviceInfo& device(int index) {
+  if (const DeviceInfo* d = contexts().find(index)) return *d;
   validate(index);
   return contexts().get(index, [index](DeviceInfo& d) { init(d, index); });
 }

@@ -45,19 +45,14 @@ Loaded load(const jit::Kernel& k, int device) {
 class ArgPack {
  public:
   void add(const void* p, size_t n) {
-    if (count_ == kMaxArgs)
-      throw Error("a fused kernel needs more than " + std::to_string(kMaxArgs) +
-                  " parameters; evaluate part of the expression first (.eval())");
     size_t slots = (n + sizeof(Slot) - 1) / sizeof(Slot);
-    if (!heap_.empty() || used_ + slots > kInline) spill(slots);
-    Slot* at = heap_.empty() ? &inline_[used_] : &heap_[used_];
-    std::memcpy(at, p, n);
-    starts_[count_++] = used_;
-    used_ += slots;
+    std::memcpy(reserve(slots), p, n);
   }
+  // An address or a scalar (most arguments): one slot, copied with its size known here.
   template <class T>
   void add(const T& v) {
-    add(&v, sizeof v);
+    static_assert(sizeof(T) <= sizeof(Slot));
+    std::memcpy(reserve(1), &v, sizeof v);
   }
   void add_index(int64_t v, bool index64) {
     if (index64)
@@ -79,6 +74,17 @@ class ArgPack {
   // Most launches fit inline (no allocation on the hot path); a big layout moves to the heap.
   static constexpr size_t kInline = 48;
   static constexpr int kMaxArgs = 256;
+  // Where the next argument's `slots` slots go, now counted.
+  Slot* reserve(size_t slots) {
+    if (count_ == kMaxArgs)
+      throw Error("a fused kernel needs more than " + std::to_string(kMaxArgs) +
+                  " parameters; evaluate part of the expression first (.eval())");
+    if (!heap_.empty() || used_ + slots > kInline) spill(slots);
+    Slot* at = heap_.empty() ? &inline_[used_] : &heap_[used_];
+    starts_[count_++] = used_;
+    used_ += slots;
+    return at;
+  }
   void spill(size_t more) {
     if (heap_.empty()) heap_.assign(inline_, inline_ + used_);
     heap_.resize(used_ + more);

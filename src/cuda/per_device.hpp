@@ -21,6 +21,8 @@ class PerDevice {
   template <class Init>
   T& get(int index, Init&& init) {
     Slot& s = slots_[index];
+    // Built long ago on every call but the first few: one load, not call_once's library call.
+    if (s.ready.load(std::memory_order_acquire)) return s.value;
     std::call_once(s.once, [&] {
       init(s.value);
       s.ready.store(true, std::memory_order_release);

@@ -1,6 +1,7 @@
 // The Plan: what the planner hands to a backend. Both executors (host and CUDA) read this one
 // IR, which is what makes host-vs-GPU and eager-vs-fused comparisons meaningful.
 #pragma once
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <memory>
@@ -362,6 +363,10 @@ struct Plan {
   std::vector<int> outputs;  // buffer per requested output, in request order (-1: a held
                              // value the plan does not write, see make_plan)
   Bindings bindings;         // filled when planned against a signature
+  // Set once every kernel step was prepared on its backend (runtime/run_plan.cpp: compiled or
+  // found, loaded, user code checked), which then holds for good: a cached plan's later runs
+  // skip those lookups. Shared by copies, as KernelStep::compiled.
+  std::shared_ptr<std::atomic<bool>> prepared = std::make_shared<std::atomic<bool>>(false);
 };
 
 // What explain() and KILN_DEBUG say of a matmul step: the library, its arithmetic and the

@@ -98,7 +98,9 @@ PlanRun::~PlanRun() { bufs_.clear(); }  // the plan's buffers are released now, 
 
 plan::Backend& PlanRun::backend_of(int id) const { return backend_for(device_of(id)); }
 
-graph::BufferRef PlanRun::get(int id) {
+// A reference into the table: most callers only need the buffer to exist, and a copy would
+// count a reference up and down again (two locked instructions per buffer of every launch).
+const graph::BufferRef& PlanRun::get(int id) {
   if (!bufs_[id]) {
     const auto& b = p_.buffers[id];
     bufs_[id] =
@@ -145,6 +147,8 @@ std::vector<plan::PreparedGroup> PlanRun::compile_new_kernels() {
 }
 
 void PlanRun::compile() {
+  // KILN_DEBUG reports what each kernel's lookup found, so it looks them up every time.
+  if (p_.prepared->load(std::memory_order_acquire) && debug_level() < 1) return;
   const std::vector<plan::PreparedGroup> early = compile_new_kernels();
   if (debug_level() >= 1) kernels_.assign(p_.steps.size(), {nullptr});
   for (size_t i = 0; i < p_.steps.size(); ++i) {
@@ -156,6 +160,7 @@ void PlanRun::compile() {
     if (!kernels_.empty()) kernels_[i] = prepared;
     if (!k->group.user_calls.empty()) check_user_code(*k, b);
   }
+  p_.prepared->store(true, std::memory_order_release);
 }
 
 // Compiled first (above), so that a machine without a GPU but with KILN_JIT_ARCH still
@@ -174,7 +179,8 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
 // step throws, so those streams still wait for what this run queued before their frees.
 class PlanRun::Ordering {
  public:
-  explicit Ordering(const PlanRun& r) {
+  explicit Ordering(const PlanRun& r) : backends_(tables().backends) {
+    backends_.clear();
     const Device* last =
         nullptr;  // plans mostly keep to one device: one lookup, not one per buffer
     for (size_t i = 0; i < r.p_.buffers.size(); ++i) {
@@ -195,16 +201,17 @@ class PlanRun::Ordering {
         b->end_run();
       } catch (...) {  // a broken context: the step's own error is the one to report
       }
+    backends_.clear();
   }
   Ordering(const Ordering&) = delete;
   Ordering& operator=(const Ordering&) = delete;
 
  private:
-  std::vector<plan::Backend*> backends_;
+  std::vector<plan::Backend*>& backends_;  // tables().backends: no allocation per run
 };
 
 void PlanRun::run() {
-  ++counters().plans;
+  bump(counters().plans);
   Ordering ordering(*this);  // before any step: bufs_ holds exactly what the plan did not write
   for (current_ = 0; current_ < p_.steps.size(); ++current_)
     std::visit([this](const auto& s) { run_step(s); }, p_.steps[current_]);
@@ -252,9 +259,9 @@ graph::BufferRef PlanRun::output(size_t i) {
 }
 
 void PlanRun::run_step(const plan::KernelStep& s) {
-  ++counters().kernels;
+  bump(counters().kernels);
   int64_t bytes = kernel_bytes(p_, s.group);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   Range range(s.group.name);
   auto t0 = debug_clock();
   // Allocate first: the group's worker threads only read the buffer table.
@@ -278,8 +285,8 @@ void PlanRun::run_step(const plan::KernelStep& s) {
 // both, through a staging buffer, between two GPUs.
 void PlanRun::run_step(const plan::CopyStep& s) {
   Range range("copy");
-  ++counters().copies;
-  counters().bytes += 2 * bytes_of(p_.buffers[s.src]);
+  bump(counters().copies);
+  bump(counters().bytes, 2 * bytes_of(p_.buffers[s.src]));
   auto src = get(s.src);
   void* dst = data(s.dst);
   plan::Backend &from = backend_of(s.src), &to = backend_of(s.dst);
@@ -298,9 +305,9 @@ void PlanRun::run_step(const plan::CopyStep& s) {
 
 void PlanRun::run_step(const plan::FftStep& s) {
   Range range("fft");
-  ++counters().library;
+  bump(counters().library);
   int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_fft(s, p_.buffers[s.in], data(s.in), p_.buffers[s.out], data(s.out));
@@ -311,8 +318,8 @@ void PlanRun::run_step(const plan::FftStep& s) {
 
 void PlanRun::run_step(const plan::RandomStep& cached) {
   Range range("random");
-  ++counters().library;
-  counters().bytes += bytes_of(p_.buffers[cached.out]);
+  bump(counters().library);
+  bump(counters().bytes, bytes_of(p_.buffers[cached.out]));
   plan::RandomStep s = cached;  // this graph's seed, offset and bounds
   for (const auto& r : p_.bindings.randoms)
     if (r.step == static_cast<int>(current_)) {
@@ -332,10 +339,10 @@ void PlanRun::run_step(const plan::RandomStep& cached) {
 
 void PlanRun::run_step(const plan::ScatterStep& s) {
   Range range("scatter");
-  ++counters().library;
+  bump(counters().library);
   const int64_t count = shape_size(p_.buffers[s.positions].shape);
   const int64_t bytes = plan::moved_bytes(s, p_);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   const auto* values = static_cast<const char*>(data(s.values)) +
@@ -350,9 +357,9 @@ void PlanRun::run_step(const plan::ScatterStep& s) {
 
 void PlanRun::run_step(const plan::ScanStep& s) {
   Range range("scan");
-  ++counters().library;
+  bump(counters().library);
   int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_scan(s, p_.buffers[s.out], data(s.in), data(s.out));
@@ -363,10 +370,10 @@ void PlanRun::run_step(const plan::ScanStep& s) {
 
 void PlanRun::run_step(const plan::CompressStep& s) {
   Range range("compress");
-  ++counters().library;
+  bump(counters().library);
   int64_t bytes = bytes_of(p_.buffers[s.mask]) + bytes_of(p_.buffers[s.out]) +
                   (s.values >= 0 ? bytes_of(p_.buffers[s.values]) : 0);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_compress(s, p_.buffers[s.out], static_cast<const bool*>(data(s.mask)),
@@ -377,9 +384,9 @@ void PlanRun::run_step(const plan::CompressStep& s) {
 
 void PlanRun::run_step(const plan::SortStep& s) {
   Range range("sort");
-  ++counters().library;
+  bump(counters().library);
   int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_sort(s, p_.buffers[s.out], data(s.in), data(s.out));
@@ -390,11 +397,11 @@ void PlanRun::run_step(const plan::SortStep& s) {
 
 void PlanRun::run_step(const plan::MatmulStep& s) {
   Range range("matmul");
-  ++counters().library;
+  bump(counters().library);
   int64_t bytes = bytes_of(p_.buffers[s.a.buffer]) + bytes_of(p_.buffers[s.b.buffer]) +
                   bytes_of(p_.buffers[s.out]) +
                   (s.bias >= 0 ? s.n * itemsize(p_.buffers[s.out].dtype) : 0);
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
   b.run_matmul(s, p_.buffers[s.out], data(s.a.buffer), data(s.b.buffer),
@@ -407,11 +414,11 @@ void PlanRun::run_step(const plan::MatmulStep& s) {
 // the graph's runner (the mesh's communicator, bound per evaluation) moves the data.
 void PlanRun::run_step(const plan::CollectiveStep& s) {
   Range range(graph::collective_name(s.kind));
-  ++counters().library;
+  bump(counters().library);
   const plan::PlanBuffer& part = p_.buffers[s.in.front()];
   const int64_t bytes =
       static_cast<int64_t>(s.in.size()) * (bytes_of(part) + bytes_of(p_.buffers[s.out.front()]));
-  counters().bytes += bytes;
+  bump(counters().bytes, bytes);
   graph::CollectiveRunner* runner = nullptr;
   for (const auto& c : p_.bindings.collectives)
     if (c.step == static_cast<int>(current_))

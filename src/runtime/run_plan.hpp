@@ -31,7 +31,7 @@ class PlanRun {
 
  private:
   class Ordering;
-  graph::BufferRef get(int id);
+  const graph::BufferRef& get(int id);  // allocated on first use
   void* data(int id) { return get(id)->data(); }
   const Device& device_of(int id) const { return p_.buffers[id].device; }
   plan::Backend& backend_of(int id) const;
@@ -56,6 +56,7 @@ class PlanRun {
   struct Tables {
     std::vector<graph::BufferRef> bufs;
     std::vector<std::vector<Scalar>> params;
+    std::vector<plan::Backend*> backends;  // the run's backends (Ordering)
   };
   static Tables& tables();
 

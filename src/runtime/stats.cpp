@@ -1,5 +1,7 @@
 #include "runtime/stats.hpp"
 
+#include "runtime/pipeline.hpp"
+
 #include "kiln/stats.hpp"
 
 #include <initializer_list>
@@ -20,6 +22,7 @@ EngineStats engine_stats() {
   return {c.plans, c.kernels, c.library, c.copies, c.bytes};
 }
 void reset_engine_stats() {
+  auto hold = runtime::hold_evaluation();  // the counters' writers hold it (runtime/stats.hpp)
   auto& c = runtime::counters();
   for (auto* n : {&c.plans, &c.kernels, &c.library, &c.copies, &c.bytes}) *n = 0;
 }
