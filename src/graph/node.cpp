@@ -1,8 +1,8 @@
 #include "graph/node.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <iterator>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -318,29 +318,29 @@ Draft::~Draft() {
 
 NodeRef make_node(Draft&& d) { return publish(std::exchange(d.n_, nullptr)); }
 
-// The inputs are released after the lock, since freeing takes it. They leave through a list
-// this thread keeps, so that the node's own list keeps its memory for the node that reuses it
-// from the pool (an evaluation's result is mostly a pooled node soon again).
+// The inputs are released after the lock, since freeing takes it. A short list (the pool
+// keeps only those, kRoomy) is moved out element by element, so that the node's own list keeps
+// its memory for the node that reuses it from the pool (an evaluation's result is mostly a
+// pooled node soon again); a long one is taken whole.
 void set_realized(const Node& n, BufferRef b) {
-  thread_local std::vector<NodeRef> spare;
-  std::vector<NodeRef> dropped = std::move(spare);  // empty, with its capacity
+  NodeRef few[kRoomy];
+  std::vector<NodeRef> many;
   {
     std::lock_guard lock(table().mu);
     auto& node = const_cast<Node&>(n);
-    if (!node.has_result_.load(std::memory_order_relaxed)) {  // listed twice: stored once
-      dropped.reserve(node.inputs.size());  // the one step that may throw, before any change
-      if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
-      node.cse_hash = 0;
-      node.realized_ = std::move(b);
-      node.has_result_.store(true, std::memory_order_release);
-      note_realized();
-      dropped.insert(dropped.end(), std::make_move_iterator(node.inputs.begin()),
-                     std::make_move_iterator(node.inputs.end()));
+    if (node.has_result_.load(std::memory_order_relaxed)) return;  // listed twice: stored once
+    if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
+    node.cse_hash = 0;
+    node.realized_ = std::move(b);
+    node.has_result_.store(true, std::memory_order_release);
+    note_realized();
+    if (node.inputs.size() > kRoomy) {
+      many.swap(node.inputs);
+    } else {
+      std::move(node.inputs.begin(), node.inputs.end(), few);
       node.inputs.clear();
     }
   }
-  dropped.clear();
-  spare = std::move(dropped);
 }
 
 NodeRef buffer_node(BufferRef b, DType t, Shape s) {
