@@ -71,9 +71,10 @@ std::chrono::steady_clock::time_point debug_clock() {
 
 }  // namespace
 
+// Never destroyed, as the pipeline's scratch lists: evaluations may run during exit.
 PlanRun::Tables& PlanRun::tables() {
-  static Tables t;
-  return t;
+  static auto* t = new Tables;
+  return *t;
 }
 
 PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
