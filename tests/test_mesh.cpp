@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/node.hpp"
 #include "mesh/collective_wait.hpp"
 #include "mesh/communicator.hpp"
 #include "mesh/nccl_api.hpp"
@@ -451,6 +452,26 @@ TEST_CASE("host collectives: integer sums wrap as on a GPU, gathers stack in ran
                                    kiln::asarray({std::complex<double>(3, 4)})},
                                   kiln::mesh::Reduction::Max),
                   kiln::DTypeError);
+}
+
+// A collective's node takes every held rank's part as an input: with ten ranks, more inputs
+// than a pooled node keeps, which storing its result lets go of as one list
+// (graph::set_realized).
+TEST_CASE("an evaluated collective lets go of every rank's part") {
+  const Mesh mesh = Mesh::host(10);
+  std::vector<Array> parts;
+  for (int r = 0; r < 10; ++r) parts.push_back(kiln::asarray(std::vector<double>{double(r), 1}));
+  for (auto& p : parts) p.eval();
+  const long refs = parts[4].node().use_count();
+  auto sums = mesh.communicator().all_reduce(parts, kiln::mesh::Reduction::Sum);
+  REQUIRE(sums[3].node()->inputs.size() == 10);
+  sums[3].eval();
+  CHECK(sums[3].node()->is_leaf());
+  CHECK(sums[3].node()->inputs.empty());
+  CHECK(sums[3].to_vector<double>() == std::vector<double>{45, 10});
+  CHECK(parts[4].node().use_count() == refs + 9);  // the nine sums not evaluated
+  sums.clear();
+  CHECK(parts[4].node().use_count() == refs);
 }
 
 TEST_CASE("empty pieces: fewer elements than ranks, and an empty split axis") {

@@ -406,6 +406,22 @@ TEST_CASE("compile(): a kernel that fails among several compiling at once throws
   CHECK_THROWS_AS(bad.eval(), kiln::CompileError);
 }
 
+// Storing a result turns its node into a leaf and lets go of its inputs (graph::set_realized):
+// every input's count is back where it was, and the node keeps its short list's memory for the
+// node that reuses its block from the pool. (A long list: test_mesh's ten-rank collective.)
+TEST_CASE("plan cache: an evaluated node lets go of its inputs") {
+  auto x = kiln::arange(0, 4, 1, DType::Float64).eval();
+  const long x_refs = x.node().use_count();
+  Array y = x * 2.0 + x;
+  CHECK(x.node().use_count() > x_refs);
+  y.eval();
+  CHECK(y.node()->is_leaf());
+  CHECK(y.node()->inputs.empty());
+  CHECK(y.node()->inputs.capacity() >= 2);
+  CHECK(x.node().use_count() == x_refs);
+  CHECK(y.to_vector<double>() == std::vector<double>{0, 3, 6, 9});
+}
+
 // A node that dies goes to its thread's pool still constructed (graph/draft.hpp), and the next
 // node built may be that very block: it must carry nothing of what the block was (a result, an
 // immediate, attributes, inputs, a count), and what it keeps must be its own hashes.
