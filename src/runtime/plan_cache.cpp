@@ -52,29 +52,44 @@ class PlanCache {
   const plan::Plan& lookup_or_make(const std::vector<graph::NodeRef>& outputs,
                                    const graph::Signature& sig, size_t held) {
     const size_t key = forced_hash.value_or(sig.hash);
-    auto it = plans_.find(key);
-    if (it != plans_.end()) {
-      if (same_values(it->second.values, sig)) {
+    CachedPlan* found = last_key_ == key ? last_ : nullptr;
+    if (!found)
+      if (auto it = plans_.find(key); it != plans_.end()) found = &it->second;
+    if (found) {
+      if (same_values(found->values, sig)) {
         ++counters.hits;
-        return it->second.plan;
+        remember(key, found);
+        return found->plan;
       }
       ++counters.collisions;
     }
     if (plans_.size() >= kMaxCachedPlans) {  // a crude bound; plans are cheap to redo
       plans_.clear();
+      last_ = nullptr;
       ++counters.clears;
     }
     ++counters.misses;
     CachedPlan c{plan::make_plan(outputs, &sig, held), value_shapes(sig)};
     for (const auto& b : c.plan.bindings.buffers) c.plan.buffers[b.buffer].external.reset();
-    return (plans_[key] = std::move(c)).plan;
+    CachedPlan& entry = plans_[key] = std::move(c);
+    remember(key, &entry);
+    return entry.plan;
   }
 
   PlanCacheCounters counters;
   std::optional<size_t> forced_hash;
 
  private:
+  // The entry found last: a program evaluating one structure again and again finds it without
+  // the map's lookup (its bucket index is a division). Entries stay put until the map is cleared.
+  void remember(size_t key, CachedPlan* entry) {
+    last_key_ = key;
+    last_ = entry;
+  }
+
   std::unordered_map<size_t, CachedPlan> plans_;
+  size_t last_key_ = 0;
+  CachedPlan* last_ = nullptr;
 };
 
 PlanCache& plan_cache() {
