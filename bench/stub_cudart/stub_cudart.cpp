@@ -50,7 +50,7 @@ struct Eviction {
       void* p = mmap(nullptr, n + 1, PROT_READ | PROT_WRITE | PROT_EXEC,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) return;
-      std::memset(p, 0x90, n);                  // nop
+      std::memset(p, 0x90, n);                   // nop
       static_cast<unsigned char*>(p)[n] = 0xc3;  // ret
       code = reinterpret_cast<void (*)()>(p);
     }
