@@ -294,6 +294,77 @@ TEST_CASE("verify reports entries another user can write as untrusted; --fix rem
   CHECK(fs::exists(entry_path(dir.path, k3)));
 }
 
+// A usage/ that another user could have planted: a link to a directory of someone's files, or
+// one every user can write. Folding, listing, clearing must neither delete nor create a file
+// through it, and the tool must say why.
+TEST_CASE("a usage/ link or a usage/ others can write: nothing read, deleted or created there") {
+  TempDir dir, victim;
+  use_cache(dir.path);
+  std::string key = key_of(7);
+  write_text(victim.path + "/app.log", key + " 5 1700000000\n");  // a log's name and format
+  write_text(victim.path + "/summary", "someone's file\n");
+  std::string fix, usage;  // usage: where the usage/ path leads
+  size_t files = 0;        // what is there
+  SUBCASE("a link") {
+    fs::create_directory_symlink(victim.path, dir.path + "/usage");
+    fix = "rm " + dir.path + "/usage";
+    usage = victim.path, files = 2;
+  }
+  SUBCASE("writable by every user") {
+    fs::create_directories(dir.path + "/usage");
+    REQUIRE(::chmod((dir.path + "/usage").c_str(), 0777) == 0);
+    write_text(dir.path + "/usage/app.log", key + " 5 1700000000\n");
+    fix = "chmod go-w " + dir.path + "/usage";
+    usage = dir.path + "/usage", files = 1;
+  }
+  CHECK(jit::read_usage(dir.path).empty());
+  CHECK(jit::fold_usage(dir.path).empty());
+  CHECK_FALSE(jit::remove_usage(dir.path));
+  jit::get(kernel(7));  // a disk hit: its log is not written there either
+  jit::flush_usage();
+  auto list = tool(dir.path, "list");
+  CHECK(list.rc == 0);
+  CHECK(contains(list.out, "1 entry"));  // the entries still load: only the hits are not kept
+  CHECK_MESSAGE(contains(list.err, "so kiln keeps no hits there; run `" + fix + "`"), list.err);
+  auto verify = tool(dir.path, "verify");
+  CHECK(verify.rc == 1);
+  CHECK(contains(verify.out, "bad: " + dir.path + ": has a usage/ that "));
+  auto clear = tool(dir.path, "clear");
+  CHECK(clear.rc == 1);
+  CHECK(contains(clear.err, "leaves alone a directory kiln does not trust"));
+  CHECK(fs::exists(entry_path(dir.path, key)));
+  CHECK(read_text(usage + "/app.log") == key + " 5 1700000000\n");
+  CHECK(names_in(usage).size() == files);  // nothing added
+  CHECK(read_text(victim.path + "/summary") == "someone's file\n");
+}
+
+TEST_CASE(
+    "a cache directory every user can write: the tool reads it with a warning, changes nothing") {
+  TempDir dir;
+  use_cache(dir.path);
+  std::string key = key_of(8);
+  REQUIRE(::chmod(dir.path.c_str(), 01777) == 0);
+  auto stats = tool(dir.path, "stats");
+  CHECK(stats.rc == 0);
+  CHECK_MESSAGE(contains(stats.err,
+                         "is writable by every user, so kiln does not use it; run "
+                         "`chmod go-w " +
+                             dir.path + "`"),
+                stats.err);
+  auto verify = tool(dir.path, "verify --json");
+  CHECK(verify.rc == 1);
+  CHECK(valid_json(verify.out));
+  CHECK(contains(verify.out, "\"file\":\"" + dir.path + "\""));
+  for (std::string write : {"clear", "verify --fix", "prune"}) {
+    auto r = tool(dir.path, write + (write == "prune" ? " --max-bytes 1" : ""));
+    CHECK_MESSAGE(r.rc == 1, write);
+    CHECK_MESSAGE(contains(r.err, "`kiln-cache " + write + "` leaves alone"), r.err);
+  }
+  CHECK(fs::exists(entry_path(dir.path, key)));
+  CHECK_FALSE(fs::exists(dir.path + "/usage/summary"));
+  REQUIRE(::chmod(dir.path.c_str(), 0700) == 0);
+}
+
 TEST_CASE("LRU eviction counts memory hits through the usage log, not only file mtimes") {
   TempDir sizes;
   use_cache(sizes.path);

@@ -33,12 +33,6 @@ void warn_untrusted_entry(const std::string& path, const Trust& t) {
        t.fix + "`, or `kiln-cache verify --fix` to remove such entries.");
 }
 
-// The directory's trust; a stat failure is left to the access() checks that follow.
-Trust directory_trust(const std::string& dir) {
-  struct stat st;
-  return ::stat(dir.c_str(), &st) == 0 ? trust_of(st, dir) : Trust{};
-}
-
 }  // namespace
 
 void reset_disk_warning_for_testing() {

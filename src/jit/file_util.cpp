@@ -58,6 +58,20 @@ Trust trust_of(const struct stat& st, const std::string& path) {
   return t;
 }
 
+Trust directory_trust(const std::string& dir) {
+  struct stat st;
+  return ::stat(dir.c_str(), &st) == 0 ? trust_of(st, dir) : Trust{};
+}
+
+Trust subdirectory_trust(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) return {};
+  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+    return {std::string("is a ") + (S_ISLNK(st.st_mode) ? "link" : "file") + ", not a directory",
+            "rm " + dir};
+  return trust_of(st, dir);
+}
+
 std::optional<std::vector<char>> read_trusted_file(const std::string& path, Trust& trust) {
   trust = {};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -106,7 +120,7 @@ std::optional<std::vector<char>> read_all(int fd) {
 }
 
 std::optional<std::vector<char>> read_whole_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   auto data = read_all(fd);
   ::close(fd);

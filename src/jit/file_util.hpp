@@ -25,11 +25,19 @@ struct Trust {
 };
 Trust trust_of(const struct stat& st, const std::string& path);
 
+// A cache directory's trust (the path may be a link to it, as ~/.cache often is). A directory
+// that cannot be examined is trusted here: the access checks that follow report it.
+Trust directory_trust(const std::string& dir);
+
+// A directory inside the cache (usage/): trusted only as a real directory, not a link, since
+// a link there would send kiln's writes and deletions elsewhere. A missing one is trusted.
+Trust subdirectory_trust(const std::string& dir);
+
 // The whole file, or nullopt when it cannot be opened or read, or when it is not trusted; then
 // `trust` says why. The check is made on the open file, so a swap after it cannot slip through.
 std::optional<std::vector<char>> read_trusted_file(const std::string& path, Trust& trust);
 
-// The whole file, or nullopt when it cannot be opened or read.
+// The whole file, or nullopt when it cannot be opened or read, or is a symbolic link.
 std::optional<std::vector<char>> read_whole_file(const std::string& path);
 
 // Sets a file's access and modification times from the fine-grained realtime clock.

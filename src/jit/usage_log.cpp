@@ -110,10 +110,12 @@ bool same_file(int fd, const std::string& path) {
 // Appends under the log's lock. Never creates the cache directory itself: a directory that
 // disappeared (a test's temporary one, a `rm -rf`) must stay gone.
 void append_locked(const std::string& dir, const std::string& name, const std::string& text) {
+  if (!usage_trust(dir).ok()) return;  // (a usage/ this creates is trusted: ours, private)
   if (::mkdir(usage_dir(dir).c_str(), cache_modes().dir) != 0 && errno != EEXIST) return;
   std::string path = usage_dir(dir) + "/" + name;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, cache_modes().file);
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                    cache_modes().file);
     if (fd < 0) return;  // read-only cache: the hits are simply not kept
     bool done = false;
     if (::flock(fd, LOCK_EX) == 0 && same_file(fd, path)) {
@@ -219,7 +221,7 @@ Recorder& recorder() {
 // Reads and deletes one log under its lock, so an appender either finished before (its lines
 // are read) or reopens a fresh file after (its lines wait for the next fold).
 void consume_log(const std::string& path, UsageMap& into) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
   if (::flock(fd, LOCK_EX) == 0 && same_file(fd, path)) {
     if (auto text = read_all(fd)) {
@@ -280,8 +282,16 @@ void flush_usage() { recorder().flush(); }
 UsageMap pending_usage(const std::string& dir) { return recorder().pending(dir); }
 void forget_pending_usage(const std::string& dir) { recorder().forget(dir); }
 
+Trust usage_trust(const std::string& dir) {
+  if (Trust t = directory_trust(dir); !t.ok()) return t;
+  Trust t = subdirectory_trust(usage_dir(dir));
+  if (!t.ok()) t.problem = "has a usage/ that " + t.problem;
+  return t;
+}
+
 UsageMap read_usage(const std::string& dir) {
   UsageMap total;
+  if (!usage_trust(dir).ok()) return total;
   std::vector<std::string> paths = log_paths(dir);
   paths.insert(paths.begin(), summary_path(dir));
   for (const auto& p : paths)
@@ -290,8 +300,10 @@ UsageMap read_usage(const std::string& dir) {
 }
 
 UsageMap fold_usage(const std::string& dir) {
+  if (!usage_trust(dir).ok()) return {};
   std::string lock_path = usage_dir(dir) + "/fold.lock";
-  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, cache_modes().file);
+  int lock =
+      ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, cache_modes().file);
   if (lock < 0 || ::access(usage_dir(dir).c_str(), W_OK) != 0 || ::flock(lock, LOCK_EX) != 0) {
     if (lock >= 0) ::close(lock);
     return read_usage(dir);
@@ -308,6 +320,7 @@ UsageMap fold_usage(const std::string& dir) {
 }
 
 bool remove_usage(const std::string& dir) {
+  if (!usage_trust(dir).ok()) return false;
   bool ok = true;
   std::vector<std::string> paths = log_paths(dir);
   paths.push_back(summary_path(dir));

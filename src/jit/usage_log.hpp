@@ -14,10 +14,18 @@
 // to a deleted file. Folds are serialised by <dir>/usage/fold.lock, and the summary is replaced
 // by rename, so a reader sees the old or the new one. A fold that dies between deleting logs
 // and renaming the summary loses those hits: they are statistics, nothing depends on them.
+//
+// Trust: the logs live where kiln loads GPU code from, and folding deletes and creates files.
+// In a directory another user could write (or with usage/ a link, or writable by others),
+// a planted link would turn those into deletions and writes elsewhere (run as root by
+// kiln-cache), so nothing here reads or writes the usage of an untrusted directory
+// (usage_trust), and no file in usage/ is opened through a link.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+
+#include "jit/file_util.hpp"
 
 namespace kiln::jit {
 
@@ -45,14 +53,21 @@ UsageMap pending_usage(const std::string& dir);
 // Drops this process's pending hits in `dir` (after clearing the cache).
 void forget_pending_usage(const std::string& dir);
 
-// The summary plus every log, read-only: what a process without write access can know.
+// Whether the usage of the cache in `dir` may be read and written: the directory and its usage/
+// both trusted (file_util.hpp); else the first problem found.
+Trust usage_trust(const std::string& dir);
+
+// The summary plus every log, read-only: what a process without write access can know. Empty
+// when the usage is not trusted.
 UsageMap read_usage(const std::string& dir);
 
 // Folds the logs into the summary, dropping keys that have no entry file any more, and returns
-// the totals. Falls back to read_usage() when the usage directory cannot be written.
+// the totals. Falls back to read_usage() when the usage directory cannot be written; empty,
+// touching nothing, when it is not trusted.
 UsageMap fold_usage(const std::string& dir);
 
-// Removes the summary and every log. Returns false when some could not be removed.
+// Removes the summary and every log. Returns false when some could not be removed or the usage
+// is not trusted (nothing is removed then).
 bool remove_usage(const std::string& dir);
 
 // Serialises one line of the log format (used by tests to write logs by hand too).

@@ -7,14 +7,18 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include "cli.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/usage_log.hpp"
 
 namespace kiln_cache {
 namespace jit = kiln::jit;
 
-void require_directory(const std::string& dir) {
+namespace {
+
+void require_readable_directory(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT)
@@ -26,6 +30,29 @@ void require_directory(const std::string& dir) {
   if (!S_ISDIR(st.st_mode)) throw Failure(dir + " is not a directory");
   if (::access(dir.c_str(), R_OK | X_OK) != 0)
     throw Failure("cannot read cache directory " + dir + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::optional<std::string> distrust(const std::string& dir) {
+  jit::Trust t = jit::usage_trust(dir);
+  if (t.ok()) return std::nullopt;
+  const bool whole = !jit::directory_trust(dir).ok();  // else only usage/: entries still load
+  return t.problem + (whole ? ", so kiln does not use it" : ", so kiln keeps no hits there") +
+         "; run `" + t.fix + "`";
+}
+
+void require_directory(const std::string& dir) {
+  require_readable_directory(dir);
+  if (auto why = distrust(dir))
+    std::cerr << "kiln-cache: warning: cache directory " << dir << " " << *why << "\n";
+}
+
+void require_trusted_directory(const std::string& dir, const std::string& command) {
+  require_readable_directory(dir);
+  if (auto why = distrust(dir))
+    throw Failure("`kiln-cache " + command +
+                  "` leaves alone a directory kiln does not trust: " + dir + " " + *why + " first");
 }
 
 std::vector<jit::EntryFile> load_entries(const std::string& dir) {

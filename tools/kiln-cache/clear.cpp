@@ -6,7 +6,7 @@
 namespace kiln_cache {
 
 int run_clear(const Options& o) {
-  require_directory(o.dir);
+  require_trusted_directory(o.dir, "clear");
   kiln::jit::ClearResult r = kiln::jit::clear_directory(o.dir);
   if (o.json) {
     write_json({{"dir", o.dir},

@@ -51,8 +51,15 @@ int run_clear(const Options& o);
 
 // ---- the cache -----------------------------------------------------------------------------
 
-// Throws Failure unless `dir` is a readable directory.
+// Why kiln does not trust `dir` or its usage/ (another user could write them: jit::usage_trust),
+// what that costs and the fix, as a clause after the path; nullopt when it trusts them.
+std::optional<std::string> distrust(const std::string& dir);
+// Throws Failure unless `dir` is a readable directory. One kiln does not trust is read with a
+// warning on stderr (distrust); its usage is not read, so hits show as 0.
 void require_directory(const std::string& dir);
+// As require_directory, but an untrusted directory is a Failure: the commands that delete or
+// write (clear, prune, verify --fix) leave it alone until its owner fixes it.
+void require_trusted_directory(const std::string& dir, const std::string& command);
 // Every entry file with its hits (the usage logs are folded first when the directory allows).
 std::vector<kiln::jit::EntryFile> load_entries(const std::string& dir);
 // The entry file whose key starts with `prefix`; Failure when none or several match.

@@ -32,7 +32,8 @@ const std::vector<Command>& commands() {
       {"verify", "verify [--fix]", "check every entry (exit 1 if any is bad)",
        "Reads and checks every entry (magic, format version, size, checksum, key) and names each\n"
        "bad file with the reason. --fix removes them. Exit status 1 while bad entries remain.\n"
-       "Files kiln did not write are mentioned but never touched.\n",
+       "Files kiln did not write are mentioned but never touched. A directory kiln does not\n"
+       "trust (another user can write it or its usage/) is named as bad; --fix refuses it.\n",
        run_verify},
       {"prune", "prune [--max-bytes N] [--older-than DAYS]", "remove least recently used entries",
        "--max-bytes N removes least recently used entries until the rest fit in N bytes (500M,\n"

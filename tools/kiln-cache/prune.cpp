@@ -54,7 +54,7 @@ void print_text(const std::string& dir, const jit::PruneResult& p) {
 
 int run_prune(const Options& o) {
   jit::PruneRequest r = request_from(o);
-  require_directory(o.dir);
+  require_trusted_directory(o.dir, "prune");
   jit::PruneResult p = jit::prune(o.dir, r);
   if (o.json)
     print_json(o.dir, p);

@@ -62,6 +62,8 @@ void print_text(const std::string& dir, size_t checked, const std::vector<Findin
     std::cout << "all good\n";
   else if (fix)
     std::cout << bad.size() << " bad, " << removed << " removed\n";
+  else if (bad[0].file == dir)  // the directory: no --fix for that
+    std::cout << bad.size() << " bad; fix the directory first, as said above\n";
   else
     std::cout << bad.size() << " bad; `kiln-cache verify --fix` removes them\n";
 }
@@ -70,10 +72,15 @@ void print_text(const std::string& dir, size_t checked, const std::vector<Findin
 
 int run_verify(const Options& o) {
   bool fix = o.fix;
-  require_directory(o.dir);
+  if (fix)
+    require_trusted_directory(o.dir, "verify --fix");
+  else
+    require_directory(o.dir);
   auto files = jit::list_entry_files(o.dir, {});
   size_t checked = files.size();
   std::vector<Finding> bad = check(files, fix);
+  // The directory itself first: while another user can write it, no entry in it is used.
+  if (auto why = distrust(o.dir)) bad.insert(bad.begin(), {o.dir, *why, false, ""});
   bool ok = true;
   for (const auto& b : bad) ok &= b.removed;
   auto unknown = jit::unknown_files(o.dir);
