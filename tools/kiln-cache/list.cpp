@@ -50,14 +50,15 @@ void print_text(const std::string& dir, const std::vector<jit::EntryFile>& files
   std::vector<std::vector<std::string>> rows = {
       {"KEY", "NAME", "SUMMARY", "DTYPES", "ARCH", "SIZE", "COMPILE MS", "HITS", "LAST USED"}};
   int64_t now = jit::now_us(), hits = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, bad_bytes = 0;
   size_t bad = 0;
   for (const auto& f : files) {
-    bytes += f.bytes;
     if (!f.valid) {
       ++bad;
+      bad_bytes += f.bytes;
       continue;
     }
+    bytes += f.bytes;
     hits += f.usage.hits;
     rows.push_back(row(f, now));
   }
@@ -66,8 +67,8 @@ void print_text(const std::string& dir, const std::vector<jit::EntryFile>& files
   std::cout << count(files.size() - bad, "entry", "entries") << ", " << human_bytes(bytes) << ", "
             << count(uint64_t(hits), "hit", "hits") << " in " << dir << "\n";
   if (bad)
-    std::cout << bad << " damaged file" << (bad == 1 ? "" : "s")
-              << " not shown: run kiln-cache verify\n";
+    std::cout << count(bad, "bad file", "bad files") << " (damaged or untrusted, "
+              << human_bytes(bad_bytes) << ") not shown: run kiln-cache verify\n";
 }
 
 }  // namespace

@@ -16,8 +16,9 @@ const std::vector<Command>& commands() {
       {"list", "list [--sort hits|size|compile|used]", "the entries as a table",
        "One row per entry: key prefix, kernel name, what it computes, arch, file size, compile\n"
        "time, hits (by every process) and last use. --sort orders by that column, largest or\n"
-       "most recent first (default: used). Damaged files are counted below the table; `verify`\n"
-       "names them. --json lists every entry, damaged ones with \"valid\": false.\n",
+       "most recent first (default: used). Damaged or untrusted files are counted below the\n"
+       "table (with their size, which the total leaves out); `verify` names them. --json\n"
+       "lists every entry, bad ones with \"valid\": false.\n",
        run_list},
       {"show", "show KEY", "one entry: metadata, CUDA source, options, SASS",
        "KEY may be any unique prefix of the key (as `list` prints it). Prints the metadata, the\n"

@@ -158,7 +158,7 @@ int run_show(const Options& o) {
   std::string key = resolve_key(o.dir, *o.key);
   jit::EntryFile f = jit::read_entry_file(o.dir + "/" + key + ".kkc", true);
   if (!f.valid)
-    throw Failure("entry " + key + " is damaged (" + f.problem +
+    throw Failure("entry " + key + " is damaged or untrusted (" + f.problem +
                   "); `kiln-cache verify --fix` removes it");
   jit::UsageMap usage = jit::fold_usage(o.dir);
   if (auto it = usage.find(key); it != usage.end()) f.usage = it->second;

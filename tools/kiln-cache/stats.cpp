@@ -42,7 +42,7 @@ void print_json(const std::string& dir, const Totals& t) {
 
 void print_text(const std::string& dir, const Totals& t) {
   std::cout << "directory     " << dir << "\nentries       " << t.entries;
-  if (t.bad) std::cout << " (and " << t.bad << " damaged: run kiln-cache verify)";
+  if (t.bad) std::cout << " (and " << t.bad << " damaged or untrusted: run kiln-cache verify)";
   std::cout << "\nsize          " << human_bytes(t.bytes) << "\nhits          " << t.hits
             << "\ncompile time  " << human_ms(t.compile_ms)
             << " (compiling every entry once)\ntime saved    " << human_ms(t.saved_ms)
