@@ -817,3 +817,38 @@ TEST_CASE("advanced indexing: errors say what was wrong") {
   // Without an array among them the entries index as index() does.
   CHECK(kiln::array_equal(x.advanced_index({1, _, Slice(0, 2)}), x(1, _, "0:2")));
 }
+
+// NumPy: "boolean index did not match indexed array along dimension 0; dimension is 2 but
+// corresponding boolean dimension is 3". Before, a mask whose true entries fell inside the axis
+// selected quietly, and one past it failed as a take with advice about take's modes.
+TEST_CASE("advanced indexing: a bool index must have the shape of the axes it selects from") {
+  Array a = kiln::arange(0, 6, 1, DType::Int64).reshape({2, 3});
+  auto mask = [](std::vector<bool> m) { return kiln::asarray(m); };
+  const kiln::Ellipsis etc{};
+  auto refused = [](auto&& f, const std::string& says) {
+    try {
+      f();
+      FAIL("no error: " << says);
+    } catch (const kiln::ShapeError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(says) != std::string::npos, e.what());
+    }
+  };
+  refused([&] { a(mask({true, false, false})); }, "along axis 0 (3 against 2)");
+  refused([&] { a(mask({true})); }, "along axis 0 (1 against 2)");
+  refused([&] { a(_, mask({true, false, false, false})); }, "along axis 1 (4 against 3)");
+  refused(
+      [&] {
+        a(mask({true, false, true, false}).reshape({2, 2}));
+      },
+      "along axis 1 (2 against 3)");
+  refused([&] { a(etc, mask({true, false})); }, "of shape (2,) does not match");
+  refused([&] { a.advanced_index({mask({true, false, true})}); }, "a mask needs the shape");
+  // Masks of the right shape, after slices, ellipses and new axes, select as NumPy does.
+  CHECK(kiln::array_equal(a(mask({false, true})), a(Slice(1, 2))));
+  CHECK(kiln::array_equal(a(etc, mask({true, false, true})),
+                          kiln::asarray(std::vector<int64_t>{0, 2, 3, 5}).reshape({2, 2})));
+  CHECK(kiln::array_equal(a(kiln::NewAxis{}, mask({false, true})),
+                          a(Slice(1, 2)).reshape({1, 1, 3})));
+  CHECK(kiln::array_equal(a(mask({true, false, true, false, true, true}).reshape({2, 3})),
+                          kiln::asarray(std::vector<int64_t>{0, 2, 4, 5})));
+}

@@ -282,12 +282,46 @@ Array Array::index(const std::vector<Array>& indices) const {
 
 namespace {
 
+// How many of the array's axes an entry indexes: a bool array one per dimension, a new axis
+// none, an ellipsis none here (it stands for the axes the others leave).
+int axes_indexed(const IndexEntry& e) {
+  if (e.is_array) return e.array.dtype() == DType::Bool ? e.array.ndim() : 1;
+  const bool none =
+      std::holds_alternative<NewAxis>(e.index) || std::holds_alternative<Ellipsis>(e.index);
+  return none ? 0 : 1;
+}
+
+// Each bool array must have the shape of the axes it selects from, as NumPy requires: its
+// nonzero() would otherwise pick elements of a different layout, or run past the axis.
+void check_masks(const std::vector<IndexEntry>& entries, const Shape& shape) {
+  int named = 0;
+  for (const IndexEntry& e : entries) named += axes_indexed(e);
+  const int rank = static_cast<int>(shape.size()), elided = std::max(0, rank - named);
+  int axis = 0;
+  for (const IndexEntry& e : entries) {
+    if (!e.is_array && std::holds_alternative<Ellipsis>(e.index)) axis += elided;
+    if (e.is_array && e.array.dtype() == DType::Bool) {
+      const Shape& m = e.array.shape();
+      for (int j = 0; j < static_cast<int>(m.size()) && axis + j < rank; ++j)  // (past: too many)
+        if (m[j] != shape[axis + j])
+          throw ShapeError("index: a bool index of shape " + shape_str(m) +
+                           " does not match the indexed array of shape " + shape_str(shape) +
+                           " along axis " + std::to_string(axis + j) + " (" + std::to_string(m[j]) +
+                           " against " + std::to_string(shape[axis + j]) +
+                           "); a mask needs the shape of the axes it selects from");
+    }
+    axis += axes_indexed(e);
+  }
+}
+
 // Where any entry is an array: the entries with every bool array replaced by the integer
 // arrays of its nonzero() (one per axis it covers) and every integer by a 0-d int64 array on
 // device d, as NumPy treats them beside arrays.
-std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries, Device d) {
+std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries, const Shape& shape,
+                                       Device d) {
   if (std::none_of(entries.begin(), entries.end(), [](const IndexEntry& e) { return e.is_array; }))
     return entries;
+  check_masks(entries, shape);
   std::vector<IndexEntry> out;
   for (const IndexEntry& e : entries) {
     if (e.is_array) {
@@ -313,7 +347,7 @@ std::vector<IndexEntry> integer_arrays(const std::vector<IndexEntry>& entries, D
 // the front, in order, and index(arrays) gathers them into the broadcast shape; when the arrays
 // were next to each other, the broadcast axes move back to where the first of them was.
 Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
-  const std::vector<IndexEntry> entries = integer_arrays(entries_in, device());
+  const std::vector<IndexEntry> entries = integer_arrays(entries_in, shape(), device());
   int consumed = 0, ellipses = 0;
   for (const IndexEntry& e : entries) {
     if (e.is_array || std::holds_alternative<Slice>(e.index))
