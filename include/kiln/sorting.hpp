@@ -50,15 +50,15 @@ enum class Side { Left, Right };
 Array searchsorted(const Array& a, const Array& v, Side side = Side::Left);
 
 // The median along `axis` (none: of the raveled array): the middle value of the sorted axis, or
-// the mean of the two middle ones. bool and integers give float64, floats their own dtype. A NaN
-// in the axis gives NaN; an empty axis NaN. Complex raises DTypeError.
+// the mean of the two middle ones. bool and integers give float64, floats and complex their own
+// dtype (complex in NumPy's lexicographic order). A NaN in the axis gives NaN; an empty axis NaN.
 Array median(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
 // NumPy's quantile with its default method ('linear'): the value at position q * (n - 1) of the
 // sorted axis, interpolated between its neighbours as NumPy's _lerp, in float64 (NumPy 1.24's
 // result dtype; integers interpolate from their float64 values, where NumPy 1.24 subtracts in the
 // integer dtype and may wrap). q in [0, 1] (else kiln::Error). A vector q adds a leading axis of
 // its length. A NaN in the axis gives NaN; an empty axis raises ShapeError; complex and bool
-// raise DTypeError (NumPy: TypeError).
+// raise DTypeError (NumPy 1.25 and later: TypeError).
 Array quantile(const Array& a, double q, std::optional<int> axis = std::nullopt,
                bool keepdims = false);
 Array quantile(const Array& a, const std::vector<double>& q, std::optional<int> axis = std::nullopt,

@@ -51,8 +51,8 @@ std::pair<Array, Array> runs(const Array& a) {
 void check_real(const Array& a, const char* what) {
   if (is_complex(a.dtype()))
     throw DTypeError(std::string(what) + " of a " + dtype_name(a.dtype()) +
-                     " array: complex values have no median or quantile here (NumPy's "
-                     "quantile refuses them too); take real() or abs() first");
+                     " array: complex values have no quantile (NumPy 1.25 and later refuse "
+                     "them: \"a must be an array of real numbers\"); take real() or abs() first");
 }
 
 // The sorted axis moved last (rows x n), the axis's length, and the shape the result takes.
@@ -74,7 +74,8 @@ Rows sorted_rows(const Array& a, std::optional<int> axis, const char* what) {
   else
     keep = Shape(a.ndim(), 1);
   const int64_t n = rows.shape()[last];
-  return {n == 0 ? rows : sort(rows, -1), n, keep, is_floating(a.dtype())};
+  const bool nan_possible = is_floating(a.dtype()) || is_complex(a.dtype());
+  return {n == 0 ? rows : sort(rows, -1), n, keep, nan_possible};
 }
 
 // Element k of each sorted row, (rest...).
@@ -194,10 +195,12 @@ Array searchsorted(const Array& a, const Array& v, Side side) {
   return out.reshape(v.shape());
 }
 
+// Complex too, as NumPy: the middle of the lexicographic order (NaNs last), or the mean of the
+// two middle values.
 Array median(const Array& a, std::optional<int> axis, bool keepdims) {
-  check_real(a, "median");
   Rows r = sorted_rows(a, axis, "median");
-  const DType t = is_floating(a.dtype()) ? a.dtype() : DType::Float64;
+  const bool own = is_floating(a.dtype()) || is_complex(a.dtype());
+  const DType t = own ? a.dtype() : DType::Float64;
   if (r.n == 0) {  // NumPy: the mean of an empty slice, NaN (with a warning)
     Shape s = r.s.shape();
     s.pop_back();
