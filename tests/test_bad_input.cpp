@@ -377,8 +377,10 @@ TEST_CASE("random: bounds, dtypes and shapes; a failed call leaves the stream al
 
 GPU_TEST_CASE("devices: kiln::cuda(i) refuses an index that names no device") {
   int n = kiln::cuda_device_count();
-  EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(n));
-  EXPECT_ERROR(kiln::DeviceError, "CUDA devices", kiln::cuda(-1));
+  EXPECT_ERROR(kiln::DeviceError,
+               n == 1 ? "one CUDA device, kiln::cuda(0);" : "CUDA devices, kiln::cuda(0) to",
+               kiln::cuda(n));
+  EXPECT_ERROR(kiln::DeviceError, "kiln::cuda_device_count() says how many", kiln::cuda(-1));
 }
 
 NO_GPU_TEST_CASE("devices: kiln::cuda() and cuda arrays without a GPU") {
@@ -819,4 +821,30 @@ TEST_CASE("index arrays out of range name the offending index, whatever their dt
   Array big = kiln::arange(0, 300, 1, DType::Int64);
   CHECK(kiln::take(big, ints({299, 0, 7}, DType::UInt8), 0).to_vector<int64_t>() ==
         std::vector<int64_t>{43, 0, 7});  // uint8 299 wraps to 43 when cast, as NumPy's astype
+}
+
+// A function that works through another (dot and inner through matmul and tensordot, compress
+// through moveaxis) names itself in its errors, the one the user called.
+TEST_CASE("errors name the function called, and say what to do") {
+  Array a = kiln::arange(0, 6, 1, DType::Float32).reshape({2, 3});
+  Array b = kiln::arange(0, 8, 1, DType::Float32).reshape({4, 2});
+  EXPECT_ERROR(kiln::ShapeError, "dot: shapes (2, 3) and (4, 2) do not align", kiln::dot(a, b));
+  EXPECT_ERROR(kiln::ShapeError, "dot: shapes (1, 2, 3) and (4, 2) do not align",
+               kiln::dot(a.reshape({1, 2, 3}), b));
+  EXPECT_ERROR(kiln::ShapeError, "inner: shapes (2, 3) and (4, 2) do not align", kiln::inner(a, b));
+  EXPECT_ERROR(kiln::ShapeError, "matmul: shapes (2, 3) and (4, 2)", kiln::matmul(a, b));
+  EXPECT_ERROR(kiln::ShapeError, "compress: axis 4 is out of bounds",
+               kiln::compress(kiln::asarray(std::vector<bool>{true, false}), a, 4));
+  // The first true entry past the axis is the one named.
+  EXPECT_ERROR(kiln::ShapeError, "selects index 6, past the axis's length 5; entries",
+               kiln::compress(kiln::asarray(std::vector<bool>{1, 0, 0, 0, 0, 0, 1, 1}),
+                              kiln::arange(0, 5, 1, DType::Int64)));
+  EXPECT_ERROR(kiln::ShapeError,
+               "take_along_axis: indices of shape (3, 2) do not broadcast against an array of "
+               "shape (2, 3) along axis 0 (3 against 2)",
+               kiln::take_along_axis(a, kiln::zeros({3, 2}, DType::Int64), 1));
+  // Away from the axis, either side may be 1 (NumPy broadcasts both).
+  Array picked = kiln::take_along_axis(
+      a(Slice(0, 1)), kiln::asarray(std::vector<int64_t>{0, 2, 1, 1}).reshape({2, 2}), 1);
+  CHECK(picked.to_vector<float>() == std::vector<float>{0, 2, 1, 1});
 }

@@ -29,9 +29,10 @@ std::string pair_str(const Shape& a, const Shape& b) {
   return "shapes " + shape_str(a) + " and " + shape_str(b);
 }
 
-Shapes matmul_shapes(const Shape& a, const Shape& b) {
+// `what`: the function the user called (dot and inner multiply through matmul and tensordot).
+Shapes matmul_shapes(const Shape& a, const Shape& b, const std::string& what) {
   if (a.empty() || b.empty())
-    throw ShapeError("matmul: " + pair_str(a, b) +
+    throw ShapeError(what + ": " + pair_str(a, b) +
                      ": an operand is 0-d, and matmul takes no scalars (as NumPy); multiply "
                      "with a * b instead");
   Shapes s{a, b, {}, {}, 0, 0, 0};
@@ -41,7 +42,7 @@ Shapes matmul_shapes(const Shape& a, const Shape& b) {
   s.k = s.a.back();
   s.n = s.b.back();
   if (s.b[s.b.size() - 2] != s.k)
-    throw ShapeError("matmul: " + pair_str(a, b) + " do not align: a's last axis (" +
+    throw ShapeError(what + ": " + pair_str(a, b) + " do not align: a's last axis (" +
                      std::to_string(s.k) + ") must equal b's " +
                      (b.size() == 1 ? "only" : "second-to-last") + " axis (" +
                      std::to_string(s.b[s.b.size() - 2]) + ")");
@@ -49,7 +50,7 @@ Shapes matmul_shapes(const Shape& a, const Shape& b) {
     s.batch = graph::broadcast_shapes(Shape(s.a.begin(), s.a.end() - 2),
                                       Shape(s.b.begin(), s.b.end() - 2));
   } catch (const ShapeError&) {
-    throw ShapeError("matmul: " + pair_str(a, b) +
+    throw ShapeError(what + ": " + pair_str(a, b) +
                      ": the batch axes (all but the last two) do not broadcast");
   }
   s.result = s.batch;
@@ -74,18 +75,13 @@ Array exact_matmul(const Array& a, const Array& b, const Shapes& s, DType t) {
   return sum(x * y, -2).astype(t);
 }
 
-}  // namespace
-
-void set_matmul_precision(MatmulPrecision p) { g_precision = p; }
-MatmulPrecision get_matmul_precision() { return g_precision; }
-
-Array matmul(const Array& a, const Array& b) {
+Array matmul_as(const Array& a, const Array& b, const std::string& what) {
   const graph::Node& x = api::node_of(a);
   const graph::Node& y = api::node_of(b);
-  Shapes s = matmul_shapes(x.shape, y.shape);
-  graph::check_rank(with(s.batch, {s.m, s.n}), "matmul");
+  Shapes s = matmul_shapes(x.shape, y.shape, what);
+  graph::check_rank(with(s.batch, {s.m, s.n}), what.c_str());
   const graph::Node* nodes[] = {&x, &y};
-  Device d = api::common_device(nodes, "matmul");
+  Device d = api::common_device(nodes, what.c_str());
   DType t = promote_types(x.dtype, y.dtype);
   if (is_integer_or_bool(t))
     return exact_matmul(Array(api::copy_to(a.node(), d)), Array(api::copy_to(b.node(), d)), s, t)
@@ -102,6 +98,13 @@ Array matmul(const Array& a, const Array& b) {
   Array product = api::finish(graph::make_node(std::move(spec)));
   return product.shape() == s.result ? product : product.reshape(s.result);
 }
+
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision p) { g_precision = p; }
+MatmulPrecision get_matmul_precision() { return g_precision; }
+
+Array matmul(const Array& a, const Array& b) { return matmul_as(a, b, "matmul"); }
 
 }  // namespace kiln
 
@@ -135,20 +138,18 @@ std::vector<int> other_axes(const std::vector<int>& axes, int ndim) {
   return rest;
 }
 
-}  // namespace
-
-Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
-                const std::vector<int>& b_axes) {
+Array tensordot_as(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                   const std::vector<int>& b_axes, const std::string& what) {
   const Shape &sa = a.shape(), &sb = b.shape();
   if (a_axes.size() != b_axes.size())
-    throw ShapeError("tensordot: " + axes_str(a_axes) + " and " + axes_str(b_axes) +
+    throw ShapeError(what + ": " + axes_str(a_axes) + " and " + axes_str(b_axes) +
                      " pair different numbers of axes; give one b axis per a axis");
-  std::vector<int> ca = checked_axes(a_axes, a.ndim(), "tensordot");
-  std::vector<int> cb = checked_axes(b_axes, b.ndim(), "tensordot");
+  std::vector<int> ca = checked_axes(a_axes, a.ndim(), what.c_str());
+  std::vector<int> cb = checked_axes(b_axes, b.ndim(), what.c_str());
   int64_t k = 1;
   for (size_t i = 0; i < ca.size(); ++i) {
     if (sa[ca[i]] != sb[cb[i]])
-      throw ShapeError("tensordot: shapes " + shape_str(sa) + " and " + shape_str(sb) +
+      throw ShapeError(what + ": shapes " + shape_str(sa) + " and " + shape_str(sb) +
                        " do not align: a's axis " + std::to_string(ca[i]) + " (" +
                        std::to_string(sa[ca[i]]) + ") against b's axis " + std::to_string(cb[i]) +
                        " (" + std::to_string(sb[cb[i]]) + ")");
@@ -164,7 +165,14 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
   pa.insert(pa.end(), ca.begin(), ca.end());
   pb.insert(pb.end(), fb.begin(), fb.end());
   Array x = a.transpose(pa).reshape({m, k}), y = b.transpose(pb).reshape({k, n});
-  return matmul(x, y).reshape(out);
+  return matmul_as(x, y, what).reshape(out);
+}
+
+}  // namespace
+
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                const std::vector<int>& b_axes) {
+  return tensordot_as(a, b, a_axes, b_axes, "tensordot");
 }
 
 Array tensordot(const Array& a, const Array& b, int axes) {
@@ -182,8 +190,8 @@ Array tensordot(const Array& a, const Array& b, int axes) {
 
 Array dot(const Array& a, const Array& b) {
   if (a.ndim() == 0 || b.ndim() == 0) return a * b;
-  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
-  return tensordot(a, b, {-1}, {b.ndim() == 1 ? 0 : -2});
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul_as(a, b, "dot");
+  return tensordot_as(a, b, {-1}, {b.ndim() == 1 ? 0 : -2}, "dot");
 }
 
 Array vdot(const Array& a, const Array& b) {
@@ -191,12 +199,12 @@ Array vdot(const Array& a, const Array& b) {
     throw ShapeError("vdot: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
                      " have different sizes; vdot needs as many elements in each");
   Array x = a.reshape({-1});
-  return matmul(is_complex(a.dtype()) ? conj(x) : x, b.reshape({-1}));
+  return matmul_as(is_complex(a.dtype()) ? conj(x) : x, b.reshape({-1}), "vdot");
 }
 
 Array inner(const Array& a, const Array& b) {
   if (a.ndim() == 0 || b.ndim() == 0) return a * b;
-  return tensordot(a, b, {-1}, {-1});
+  return tensordot_as(a, b, {-1}, {-1}, "inner");
 }
 
 Array outer(const Array& a, const Array& b) { return a.reshape({-1, 1}) * b.reshape({1, -1}); }

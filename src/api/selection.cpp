@@ -118,7 +118,14 @@ Array take_along_axis(const Array& a, const Array& indices, std::optional<int> a
   const Shape& s = a.shape();
   Shape out = indices.shape();
   for (int d = 0; d < a.ndim(); ++d)
-    if (d != ax) out[d] = graph::broadcast_shapes({s[d]}, {out[d]})[0];
+    if (d != ax && s[d] != out[d] && s[d] != 1 && out[d] != 1)
+      throw ShapeError("take_along_axis: indices of shape " + shape_str(indices.shape()) +
+                       " do not broadcast against an array of shape " + shape_str(s) +
+                       " along axis " + std::to_string(d) + " (" + std::to_string(out[d]) +
+                       " against " + std::to_string(s[d]) +
+                       "); away from `axis` each must match or be 1");
+    else if (d != ax)
+      out[d] = std::max(s[d], out[d]);
   const int64_t n = s[ax];
   if (indices.size() > 0 && shape_size(out) > 0) {
     if (const auto bad = api::out_of_range(indices, n))
@@ -143,13 +150,18 @@ Array compress(const Array& condition, const Array& a, std::optional<int> axis) 
   if (condition.ndim() != 1)
     throw ShapeError("compress: the condition must be 1-d, not of shape " +
                      shape_str(condition.shape()));
-  Array src = axis ? moveaxis(a, *axis, 0) : a.reshape({-1});
+  Array src =
+      axis ? moveaxis(a, graph::normalize_axis(*axis, a.ndim(), "compress"), 0) : a.reshape({-1});
   const int64_t len = src.ndim() ? src.shape()[0] : 0, given = condition.size();
   Array cond = condition.astype(DType::Bool);
   if (given > len) {  // entries past the axis must be false, as NumPy requires
-    if (any(cond(Slice(len, given))).item<bool>())
-      throw ShapeError("compress: the condition selects index " + std::to_string(len) +
-                       " or later, past the axis's length " + std::to_string(len));
+    if (any(cond(Slice(len, given))).item<bool>()) {
+      const int64_t past =
+          len + argmax(cond(Slice(len, given)).astype(DType::Int8)).item<int64_t>();
+      throw ShapeError("compress: the condition selects index " + std::to_string(past) +
+                       ", past the axis's length " + std::to_string(len) +
+                       "; entries of the condition past the axis must be false");
+    }
     cond = cond(Slice(0, len));
   } else if (given < len) {
     cond = concatenate({cond, zeros({len - given}, DType::Bool, cond.device())});

@@ -30,8 +30,11 @@ Device cuda(int index) {
                       "): no CUDA device is available on this machine (no GPU or no driver); "
                       "use kiln::host(), or check kiln::cuda_available() first");
   if (index < 0 || index >= n)
-    throw DeviceError("kiln::cuda(" + std::to_string(index) + "): there are " + std::to_string(n) +
-                      " CUDA devices (0.." + std::to_string(n - 1) + ")");
+    throw DeviceError("kiln::cuda(" + std::to_string(index) + "): this machine has " +
+                      (n == 1 ? std::string("one CUDA device, kiln::cuda(0)")
+                              : std::to_string(n) + " CUDA devices, kiln::cuda(0) to kiln::cuda(" +
+                                    std::to_string(n - 1) + ")") +
+                      "; kiln::cuda_device_count() says how many");
   return {Device::Kind::Cuda, index};
 }
 
