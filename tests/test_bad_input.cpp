@@ -381,6 +381,9 @@ GPU_TEST_CASE("devices: kiln::cuda(i) refuses an index that names no device") {
                n == 1 ? "one CUDA device, kiln::cuda(0);" : "CUDA devices, kiln::cuda(0) to",
                kiln::cuda(n));
   EXPECT_ERROR(kiln::DeviceError, "kiln::cuda_device_count() says how many", kiln::cuda(-1));
+  Array h = kiln::arange(0, 4, 1, DType::Float32);
+  EXPECT_ERROR(kiln::DeviceError, "isclose: operands are on different devices",
+               kiln::allclose(h, kiln::asarray(h, kiln::cuda())));
 }
 
 NO_GPU_TEST_CASE("devices: kiln::cuda() and cuda arrays without a GPU") {

@@ -1,5 +1,6 @@
 #include "kiln/sorting.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -46,6 +47,13 @@ std::pair<Array, Array> runs(const Array& a) {
           : concatenate({first, differs(s(Slice(1, std::nullopt)), s(Slice(std::nullopt, n - 1)))});
   kiln::eval({s, mask});
   return {s, mask};
+}
+
+// q as a person writes it: 150, 1.5, not 150.000000 (std::to_chars: the shortest that reads
+// back as q).
+std::string shortest(double q) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, q).ptr);
 }
 
 void check_real(const Array& a, const char* what) {
@@ -100,8 +108,9 @@ Array quantiles(const Array& a, const std::vector<double>& qs, bool vector, std:
                      "subtracts bools, which it refuses; astype(int64) first");
   for (double q : qs)
     if (!(q >= 0 && q <= scale))
-      throw Error(std::string(what) + ": q = " + std::to_string(q) + " is outside [0, " +
-                  (scale == 1 ? "1" : "100") + "]");
+      throw Error(std::string(what) + ": q = " + shortest(q) + " is outside [0, " +
+                  (scale == 1 ? "1" : "100") + "]; give " +
+                  (scale == 1 ? "q from 0 to 1" : "q from 0 to 100"));
   Rows r = sorted_rows(a, axis, what);
   if (r.n == 0)
     throw ShapeError(std::string(what) +

@@ -360,6 +360,8 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
 Array isclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan) {
   // NumPy's rule: |a - b| <= atol + rtol * |b|, elementwise, after broadcasting. Like NumPy,
   // b is first made floating (bool and integers to float64), so bool arrays subtract too.
+  const graph::Node* operands[] = {&api::node_of(a), &api::node_of(b)};
+  api::common_device(operands, "isclose");  // named here, not by the subtraction below
   DType bt = b.dtype();
   Array y = is_floating(bt) || is_complex(bt) ? b : b.astype(DType::Float64);
   // The tolerance applies where b is finite: an infinite b would make it infinite and every a
