@@ -746,6 +746,12 @@ TEST_CASE("bad command lines and missing directories: a message and a non-zero e
     auto r = shell(KILN_CACHE_TOOL " " + c.args);
     CHECK(r.rc == c.rc);
     CHECK(contains(r.err, c.message));
+    // With --json the failure is a document on stdout too, for scripts that read it.
+    auto j = shell(KILN_CACHE_TOOL " --json " + c.args);
+    CHECK(j.rc == c.rc);
+    CHECK_MESSAGE(valid_json(j.out), j.out);
+    CHECK(contains(j.out, "\"exit_status\":" + std::to_string(c.rc)));
+    CHECK(contains(j.out, "\"error\":\""));
   }
   auto help = shell(KILN_CACHE_TOOL " --help");
   CHECK(help.rc == 0);

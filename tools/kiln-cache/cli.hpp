@@ -83,6 +83,9 @@ using Json = nlohmann::ordered_json;
 // Writes the document, compact, and a newline to stdout. Bytes that are not UTF-8 (in a path or
 // a kernel's source) print as U+FFFD instead of failing the command.
 void write_json(const Json& document);
+// Whether a document was written: a command that fails after its output (clear, when some files
+// stay) must not add a second one.
+bool json_written();
 
 // The fields kiln::cache::Entry has, as one JSON object (the commands add their own).
 Json entry_json(const kiln::jit::EntryFile& f);

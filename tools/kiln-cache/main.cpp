@@ -1,10 +1,12 @@
 // kiln-cache: inspect and maintain kiln's kernel cache. The command line (through CLI11), help
 // and dispatch.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "cli.hpp"
 #include "jit/cache_config.hpp"
@@ -196,16 +198,29 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace kiln_cache
 
-int main(int argc, char** argv) {
+namespace {
+
+// With --json, a failure is a document too ({"error": ..., "exit_status": ...}), so a script
+// reading stdout gets JSON either way; the message also goes to stderr, as without --json.
+int fail(int argc, char** argv, const std::string& message, int status) {
   using namespace kiln_cache;
+  const bool json = std::any_of(argv + 1, argv + argc,
+                                [](const char* a) { return std::string_view(a) == "--json"; });
+  if (json && !json_written()) write_json({{"error", message}, {"exit_status", status}});
+  std::cout.flush();
+  std::cerr << "kiln-cache: " << (status == 2 ? "" : "error: ") << message
+            << (status == 2 ? "\nrun 'kiln-cache --help' for usage" : "") << "\n";
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "kiln-cache: " << e.what() << "\nrun 'kiln-cache --help' for usage\n";
-    return 2;
+    return kiln_cache::run(argc, argv);
+  } catch (const kiln_cache::UsageError& e) {
+    return fail(argc, argv, e.what(), 2);
   } catch (const std::exception& e) {  // Failure, and anything unexpected (bad_alloc, ...)
-    std::cout.flush();
-    std::cerr << "kiln-cache: error: " << e.what() << "\n";
-    return 1;
+    return fail(argc, argv, e.what(), 1);
   }
 }

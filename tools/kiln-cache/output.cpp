@@ -92,9 +92,16 @@ void print_table(const std::vector<std::vector<std::string>>& rows,
 
 // ---- JSON ------------------------------------------------------------------------------------
 
+namespace {
+bool g_json_written = false;
+}  // namespace
+
 void write_json(const Json& document) {
   std::cout << document.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+  g_json_written = true;
 }
+
+bool json_written() { return g_json_written; }
 
 Json entry_json(const kiln::jit::EntryFile& f) {
   const auto& e = f.entry;
