@@ -63,10 +63,8 @@ Array irfftn(const Array& a, Lengths s = std::nullopt, FftAxes axes = std::nullo
 Array fftfreq(int64_t n, double d = 1.0, Device device = host());
 Array rfftfreq(int64_t n, double d = 1.0, Device device = host());
 // Moves the zero frequency to the centre: a roll by n / 2 along each of `axes` (default: every
-// axis); ifftshift rolls by -(n / 2) and undoes it for odd n too. kiln has no gather or
-// concatenate yet: each rolled axis is a slice of the array repeated twice along that axis (a
-// broadcast, written once: a kernel that writes 2 * size(a) elements), which the reading kernel
-// then reads as a view.
+// axis); ifftshift rolls by -(n / 2) and undoes it for odd n too. A roll (an index map), which
+// the kernel reading the result gathers through: nothing is written for the shift itself.
 Array fftshift(const Array& a, FftAxes axes = std::nullopt);
 Array ifftshift(const Array& a, FftAxes axes = std::nullopt);
 

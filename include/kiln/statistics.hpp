@@ -65,7 +65,7 @@ std::pair<Array, Array> average_returned(const Array& a, AxesArg axes = {},
 // m is 1-d (one variable) or 2-d: rows are variables when rowvar, else columns. ddof defaults to
 // 1, or 0 with bias. The result is (variables x variables), squeezed as NumPy (0-d for one
 // variable), float64 (complex128 for complex input) like NumPy; n - ddof <= 0 gives inf / NaN.
-// Computed without a matrix product (kiln has none): one fused reduction of p * p * n products.
+// Computed as NumPy does, by a matrix product of the centred rows and their conjugate transpose.
 // Not supported: NumPy's y, fweights and aweights.
 Array cov(const Array& m, bool rowvar = true, bool bias = false,
           std::optional<double> ddof = std::nullopt);

@@ -15,6 +15,7 @@
 #include "api/build.hpp"
 #include "graph/shape.hpp"
 #include "kiln/fft.hpp"
+#include "kiln/linalg.hpp"
 #include "kiln/joining.hpp"
 
 namespace kiln {
@@ -219,9 +220,9 @@ Array cov(const Array& m, bool rowvar, bool bias, std::optional<double> ddof) {
   if (p == 0) return zeros({0, 0}, DType::Float64, m.device());
   double fact = static_cast<double>(n) - ddof.value_or(bias ? 0 : 1);
   Array d = x - mean(x, {1}, true);
-  // c[i, j] = sum_k d[i, k] * conj(d[j, k]): NumPy's dot(X, X.T.conj()), as one reduction of the
-  // broadcast products (kiln has no matrix product).
-  Array c = sum(d.reshape({p, 1, n}) * conj(d).reshape({1, p, n}), {2});
+  // c[i, j] = sum_k d[i, k] * conj(d[j, k]): NumPy's dot(X, X.T.conj()), a matrix product
+  // (cuBLASLt or Eigen's GEMM) of d and its conjugate transpose, read as a view.
+  Array c = matmul(d, (is_complex(d.dtype()) ? conj(d) : d).T());
   // NumPy multiplies by 1 / fact, with fact 0 (inf) when n <= ddof.
   c = c * (1.0 / std::max(fact, 0.0));
   return p == 1 ? c.reshape({}) : c;  // NumPy's squeeze: only one variable's matrix has 1s
@@ -295,7 +296,7 @@ Histogram histogram(const Array& a, int64_t bins, std::optional<std::pair<double
   Array edges = linspace(first, last, bins + 1, true, edge_t, a.device());
   // NumPy's fast path for equal bins: an estimated index from the scaled value, then moved by
   // one where the value lies on the other side of its bin's edges (as the edges are rounded).
-  // The edges are recomputed from the index with linspace's formula (kiln has no gather).
+  // The edges are recomputed from the index with linspace's formula (no gather of the edges).
   double step = (last - first) / static_cast<double>(bins);
   auto edge = [&](const Array& j) {
     return where(j == bins, last, j.astype(DType::Float64) * step + first).astype(edge_t);
