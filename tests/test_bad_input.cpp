@@ -828,6 +828,15 @@ TEST_CASE("index arrays out of range name the offending index, whatever their dt
 
 // A function that works through another (dot and inner through matmul and tensordot, compress
 // through moveaxis) names itself in its errors, the one the user called.
+// NumPy: taking from an empty axis is an error only when the result would hold elements.
+TEST_CASE("take from an empty axis: an empty result, else an error") {
+  Array i = kiln::asarray(std::vector<int64_t>{4});
+  Array none = kiln::take(kiln::zeros({0, 0}), i, 0, kiln::TakeMode::Clip);
+  CHECK(none.shape() == kiln::Shape{1, 0});
+  EXPECT_ERROR(kiln::ShapeError, "take: cannot take 1 elements from axis 0, which is empty",
+               kiln::take(kiln::zeros({0, 3}), i, 0, kiln::TakeMode::Clip));
+}
+
 TEST_CASE("errors name the function called, and say what to do") {
   Array a = kiln::arange(0, 6, 1, DType::Float32).reshape({2, 3});
   Array b = kiln::arange(0, 8, 1, DType::Float32).reshape({4, 2});

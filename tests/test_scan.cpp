@@ -109,7 +109,27 @@ GPU_TEST_CASE("long scans on the GPU equal the host's where every order is exact
         Array got = scan(on_gpu(x), product, l.axis, as).eval();
         CHECK(got.device() == kiln::cuda());
         CHECK(kiln::array_equal(got.to(kiln::host()), want));
+        if (t == DType::Bool)  // and a bool accumulator: a running OR / AND
+          CHECK(kiln::array_equal(scan(on_gpu(x), product, l.axis, DType::Bool).to(kiln::host()),
+                                  scan(x, product, l.axis, DType::Bool)));
       }
+}
+
+// NumPy's dtype=bool accumulates in bool, the values cast to bool first: a running OR for
+// cumsum, AND for cumprod (before, a bug report from the host executor). Hand-derived values.
+TEST_CASE("cumsum and cumprod with a bool accumulator: a running OR and AND") {
+  auto bools = [](const Array& a) { return a.astype(DType::Int64).to_vector<int64_t>(); };
+  Array v = kiln::asarray(std::vector<int64_t>{0, 0, -2, 0, 5});
+  Array or_ = kiln::cumsum(v, 0, DType::Bool), and_ = kiln::cumprod(v * v - 3, 0, DType::Bool);
+  CHECK(or_.dtype() == DType::Bool);
+  CHECK(bools(or_) == std::vector<int64_t>{0, 0, 1, 1, 1});
+  CHECK(bools(and_) == std::vector<int64_t>{1, 1, 1, 1, 1});  // v * v - 3: -3, -3, 1, -3, 22
+  CHECK(bools(kiln::cumprod(v + 2, 0, DType::Bool)) ==
+        std::vector<int64_t>{1, 1, 0, 0, 0});  // v + 2: 2, 2, 0, 2, 7
+  Array m = kiln::asarray(std::vector<bool>{1, 0, 1, 1, 1, 0}).reshape({2, 3});
+  CHECK(bools(kiln::cumprod(m, 1, DType::Bool)) == std::vector<int64_t>{1, 0, 0, 1, 1, 0});
+  CHECK(bools(kiln::cumsum(m, 0, DType::Bool)) == std::vector<int64_t>{1, 0, 1, 1, 1, 1});
+  CHECK(bools(kiln::cumsum(m, std::nullopt, DType::Bool)) == std::vector<int64_t>(6, 1));
 }
 
 GPU_TEST_CASE("long float scans on the GPU stay within two summation orders of the host's") {

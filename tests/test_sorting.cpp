@@ -243,6 +243,20 @@ TEST_CASE("median of complex values, as NumPy") {
   CHECK(v[1] == std::complex<float>(1.5f, -0.5f));
 }
 
+// NumPy: an empty q gives an empty array whose leading axis has length 0; a 0-d array has no
+// axis to take a statistic along (AxisError).
+TEST_CASE("quantile of no q is empty; a 0-d array's median along an axis is refused") {
+  Array x = kiln::arange(0, 6, 1, DType::Float64).reshape({2, 3});
+  CHECK(kiln::quantile(x, std::vector<double>{}).shape() == kiln::Shape{0});
+  CHECK(kiln::quantile(x, std::vector<double>{}, 1).shape() == kiln::Shape{0, 2});
+  CHECK(kiln::percentile(x, std::vector<double>{}, 1, true).shape() == kiln::Shape{0, 2, 1});
+  Array s = kiln::full({}, 3.0);
+  CHECK(kiln::median(s).item<double>() == 3.0);
+  CHECK_THROWS_WITH_AS(kiln::median(s, 0), doctest::Contains("axis 0 is out of bounds"),
+                       kiln::ShapeError);
+  CHECK_THROWS_AS(kiln::quantile(s, 0.5, -1), kiln::ShapeError);
+}
+
 TEST_CASE("bad input raises kiln's errors and names the fix") {
   Array x = kiln::arange(0, 6, 1, DType::Float32).reshape({2, 3});
   CHECK_THROWS_AS(kiln::sort(x, 2), kiln::ShapeError);

@@ -19,7 +19,7 @@
 namespace kiln {
 
 // The sorted copy of a along `axis` (negative counts from the end; none: of the raveled array,
-// NumPy's axis=None). A 0-d array sorts as itself (none: as one element).
+// NumPy's axis=None). A 0-d array has no axis to sort along: axis none sorts it as one element.
 Array sort(const Array& a, std::optional<int> axis = -1);
 // Where sort's values came from: int64 positions along `axis` (of the raveled array for none).
 Array argsort(const Array& a, std::optional<int> axis = -1);

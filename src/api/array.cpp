@@ -210,9 +210,6 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
   if (!axis) return take(a.reshape({-1}), indices, 0, mode);
   const int ax = graph::normalize_axis(*axis, a.ndim(), "take");
   const int64_t n = a.shape()[ax], count = indices.size();
-  if (n == 0 && count > 0)
-    throw ShapeError("take: cannot take " + std::to_string(count) + " elements from axis " +
-                     std::to_string(ax) + ", which is empty");
   // NumPy raises IndexError on a bad index, unless the result is empty (then nothing is read).
   // Here the kernel that gathers checks each index it reads (IndexMode::Raise): the
   // evaluation throws and stores nothing, and no pass over the indices runs before it.
@@ -224,6 +221,11 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
       continue;
     }
     for (int64_t e : indices.shape()) out.push_back(e);
+  }
+  if (n == 0 && count > 0) {  // nothing to take from: only an empty result is possible
+    if (shape_size(out) == 0) return zeros(out, a.dtype(), a.device());
+    throw ShapeError("take: cannot take " + std::to_string(count) + " elements from axis " +
+                     std::to_string(ax) + ", which is empty");
   }
   std::vector<graph::RemapAxis> axes(a.ndim());
   axes[ax] = {mode == TakeMode::Wrap   ? graph::IndexMode::Wrap

@@ -27,6 +27,10 @@ Array scanned(Array a, std::optional<int> axis, std::optional<DType> dtype, grap
             : graph::reduce_result_dtype(like, graph::accumulation_dtype(like, from), from);
   Array in = src.astype(t);
   if (in.size() == 0) return in;
+  // A bool accumulator (NumPy's dtype=bool): a running OR for a sum, AND for a product, the
+  // values made bool first. The scans work in int64: counts of trues, products of 0s and 1s.
+  if (t == DType::Bool)
+    return api::finish(api::scan(in.astype(DType::Int64), ax, op)) != int64_t{0};
   return api::finish(api::scan(in, ax, op));
 }
 

@@ -1,5 +1,6 @@
 #include "kiln/sorting.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -71,9 +72,9 @@ struct Rows {
   bool any_nan_possible;
 };
 Rows sorted_rows(const Array& a, std::optional<int> axis, const char* what) {
-  Array src = axis && a.ndim() > 0 ? a : a.reshape({-1});
   int ax = 0;
-  if (axis) ax = graph::normalize_axis(*axis, std::max(a.ndim(), 1), what);
+  if (axis) ax = graph::normalize_axis(*axis, a.ndim(), what);  // a 0-d array has no axis
+  Array src = axis ? a : a.reshape({-1});
   const int last = src.ndim() - 1;
   Array rows = ax == last ? src : moveaxis(src, ax, last);
   Shape keep = a.shape();
@@ -117,6 +118,12 @@ Array quantiles(const Array& a, const std::vector<double>& qs, bool vector, std:
                      " of an empty axis (NumPy raises IndexError); there "
                      "is no value to interpolate");
   std::vector<Array> out;
+  if (qs.empty()) {  // NumPy: a leading axis of length 0 before one quantile's shape
+    const Shape& rows = r.s.shape();
+    Shape empty = keepdims ? r.keep : Shape(rows.begin(), rows.end() - 1);
+    empty.insert(empty.begin(), 0);
+    return zeros(empty, DType::Float64, a.device());
+  }
   for (double q0 : qs) {
     // NumPy's 'linear' method: the virtual index q (n - 1) between its floor and the next
     // position, interpolated in float64 as _lerp (from the upper side when gamma >= 0.5).

@@ -15,8 +15,8 @@
 #include "api/build.hpp"
 #include "graph/shape.hpp"
 #include "kiln/fft.hpp"
-#include "kiln/linalg.hpp"
 #include "kiln/joining.hpp"
+#include "kiln/linalg.hpp"
 
 namespace kiln {
 
