@@ -129,7 +129,7 @@ Array take_along_axis(const Array& a, const Array& indices, std::optional<int> a
                        " against " + std::to_string(s[d]) +
                        "); away from `axis` each must match or be 1");
     else if (d != ax)
-      out[d] = std::max(s[d], out[d]);
+      out[d] = s[d] == 1 ? out[d] : s[d];  // (0 against 1 is 0)
   const int64_t n = s[ax];
   if (indices.size() > 0 && shape_size(out) > 0) {
     if (const auto bad = api::out_of_range(indices, n))
