@@ -164,6 +164,26 @@ TEST_CASE("reductions of the smaller and unsigned integers as NumPy (uint64 sums
   CHECK(check_reductions(kiln::host()) == 8 * 2 * 7 * 3);
 }
 
+// NumPy's rule (@TYPE@_fill): start and start + step are stored in the dtype, and element i is
+// first + i * (second - first) in the dtype (float32 for float16, the parts' dtype for complex).
+// Expected values from NumPy 1.24 (/usr/bin/python3, printed with %.17g / %.9g).
+TEST_CASE("arange fills as NumPy: the stored first two elements give the step") {
+  auto ints = [](const Array& a) { return a.astype(DType::Int64).to_vector<int64_t>(); };
+  CHECK(ints(kiln::arange(3, 0, -0.5, DType::Int32)) == std::vector<int64_t>{3, 2, 1, 0, -1, -2});
+  CHECK(ints(kiln::arange(-2.5, 3, 1.7, DType::Int64)) == std::vector<int64_t>{-2, 0, 2, 4});
+  CHECK(ints(kiln::arange(2.5, 7, 1.5, DType::Int32)) == std::vector<int64_t>{2, 4, 6});
+  CHECK(ints(kiln::arange(0, 300, 1, DType::Int8)(kiln::Slice(254, 258))) ==
+        std::vector<int64_t>{-2, -1, 0, 1});  // wraps
+  CHECK(kiln::arange(1.0, 2.0, 0.1)(2).item<double>() == 1.2000000000000002);
+  CHECK(kiln::arange(1e16, 1e16 + 10, 3.0)(3).item<double>() == 10000000000000012.0);
+  CHECK(kiln::arange(0.0, 1.0, 0.1, DType::Float32)(9).item<float>() == 0.900000036f);
+  CHECK(kiln::arange(0.0, 1.0, 0.1, DType::Complex64)(9).item<std::complex<float>>() ==
+        std::complex<float>(0.900000036f, 0));
+  CHECK(static_cast<float>(kiln::arange(0.0, 3.0, 0.3, DType::Float16)(9).item<kiln::float16>()) ==
+        2.70117188f);
+  CHECK(ints(kiln::arange(0.5, 2.5, 1.0, DType::Bool)) == std::vector<int64_t>{1, 1});
+}
+
 TEST_CASE("NumPy's promotion rules the brief names") {
   using kiln::promote_types;
   CHECK(promote_types(DType::UInt64, DType::Int64) == DType::Float64);

@@ -329,6 +329,10 @@ GPU_TEST_CASE("gpu: where, clip, casts, arange, linspace") {
                   {sample({33}, from, 1e3)});
   check_same("arange", kiln::arange(3, 1000, 7).eval(),
              kiln::arange(3, 1000, 7, std::nullopt, kiln::cuda()).eval());
+  for (DType t : {DType::Int8, DType::Int32, DType::Float16, DType::Float32, DType::Float64,
+                  DType::Complex64})  // float steps: NumPy's fill rule, in each compute dtype
+    check_same("arange float step", kiln::arange(-2.5, 300.0, 0.3, t).eval(),
+               kiln::arange(-2.5, 300.0, 0.3, t, kiln::cuda()).eval());
   check_same("linspace", kiln::linspace(-1, 1, 101).eval(),
              kiln::linspace(-1, 1, 101, true, DType::Float64, kiln::cuda()).eval());
   check_same("zeros", kiln::zeros({3, 3}, DType::Int32).eval(),

@@ -58,6 +58,50 @@ Array empty(Shape s, DType t, Device d) { return zeros(std::move(s), t, d); }
 
 Array arange(Scalar stop) { return arange(0, stop, 1); }
 
+namespace {
+
+// NumPy's fill rule for arange (@TYPE@_fill): the first two elements are start and start + step
+// stored in the dtype, and element i is first + i * (second - first), computed in the dtype (in
+// float32 for float16 and bfloat16, in the parts' dtype for complex). So a float step with an
+// integer dtype steps by the stored difference (arange(3, 0, -0.5, int32) by 2 - 3 = -1), and a
+// float range carries the rounding of start + step (arange(1, 2, 0.1)[2] is 1.2000000000000002).
+// The Iota node computes first + i * delta in `compute`.
+struct IotaTerms {
+  Scalar first, delta;
+  DType compute;
+};
+
+IotaTerms iota_terms(const Scalar& start, const Scalar& step, DType dt, bool ints) {
+  const DType compute = dt == DType::Bool         ? DType::Float64
+                        : dt == DType::Complex64  ? DType::Float32
+                        : dt == DType::Complex128 ? DType::Float64
+                        : is_half(dt)             ? DType::Float32
+                                                  : dt;
+  if (ints && is_integer(dt)) return {start, step, compute};  // second - first is step, wrapped
+  const Scalar second =
+      ints ? Scalar(static_cast<double>(static_cast<__int128>(start.as_int()) + step.as_int()))
+           : Scalar(start.as_double() + step.as_double());
+  const DType stored = is_complex(dt) ? compute : dt;
+  return visit_dtype(stored, [&](auto z) -> IotaTerms {
+    using T = decltype(z);
+    const T a = start.as<T>(), b = second.as<T>();
+    if constexpr (std::is_same_v<T, bool>)  // (at most two elements: a, then b)
+      return {Scalar(a ? 1.0 : 0.0), Scalar((b ? 1.0 : 0.0) - (a ? 1.0 : 0.0)), compute};
+    else if constexpr (std::is_integral_v<T>)
+      return {Scalar(a), Scalar(static_cast<T>(b - a)), compute};
+    else if constexpr (std::is_same_v<T, double>)
+      return {Scalar(a), Scalar(b - a), compute};
+    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> ||
+                       std::is_same_v<T, bfloat16>)  // in float32
+      return {Scalar(static_cast<float>(a)), Scalar(static_cast<float>(b) - static_cast<float>(a)),
+              compute};
+    else
+      throw std::logic_error("arange: a complex dtype's parts are stored real (kiln bug)");
+  });
+}
+
+}  // namespace
+
 Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Device d) {
   if (d.is_cuda()) cuda(d.index);
   bool ints = start.kind() != Scalar::Kind::Float && stop.kind() != Scalar::Kind::Float &&
@@ -98,9 +142,14 @@ Array arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> t, Dev
   if (dt == DType::Bool && n > 2)
     throw DTypeError("arange: a bool range has at most 2 elements, this one " + std::to_string(n) +
                      "; make an integer range and compare it (a != 0)");
-  DType it = is_complex(dt) || dt == DType::Bool ? DType::Float64 : dt;
-  graph::NodeSpec spec{
-      graph::OpKind::Iota, 0, it, {n}, d, {api::scalar(start, it, d), api::scalar(step, it, d)}};
+  const IotaTerms terms = iota_terms(start, step, dt, ints);
+  const DType it = terms.compute;
+  graph::NodeSpec spec{graph::OpKind::Iota,
+                       0,
+                       it,
+                       {n},
+                       d,
+                       {api::scalar(terms.first, it, d), api::scalar(terms.delta, it, d)}};
   return api::finish(api::cast(graph::make_node(std::move(spec)), dt));
 }
 
