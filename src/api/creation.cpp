@@ -82,7 +82,7 @@ IotaTerms iota_terms(const Scalar& start, const Scalar& step, DType dt, bool int
       ints ? Scalar(static_cast<double>(static_cast<__int128>(start.as_int()) + step.as_int()))
            : Scalar(start.as_double() + step.as_double());
   const DType stored = is_complex(dt) ? compute : dt;
-  return visit_dtype(stored, [&](auto z) -> IotaTerms {
+  const IotaTerms terms = visit_dtype(stored, [&](auto z) -> IotaTerms {
     using T = decltype(z);
     const T a = start.as<T>(), b = second.as<T>();
     if constexpr (std::is_same_v<T, bool>)  // (at most two elements: a, then b)
@@ -98,6 +98,12 @@ IotaTerms iota_terms(const Scalar& start, const Scalar& step, DType dt, bool int
     else
       throw std::logic_error("arange: a complex dtype's parts are stored real (kiln bug)");
   });
+  // Integer bounds that the dtype holds exactly give start and step themselves: kept as the
+  // integers they are, so they stay the same constants as a program's other integers.
+  if (ints && terms.first.as_double() == start.as_double() &&
+      terms.delta.as_double() == step.as_double())
+    return {start, step, compute};
+  return terms;
 }
 
 }  // namespace
