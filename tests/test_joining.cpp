@@ -818,6 +818,34 @@ TEST_CASE("advanced indexing: errors say what was wrong") {
   CHECK(kiln::array_equal(x.advanced_index({1, _, Slice(0, 2)}), x(1, _, "0:2")));
 }
 
+// As NumPy, and as the header says: the index arrays are checked at the call (not when the
+// result is evaluated), and the axis named is the array's own, however the entries around it
+// (slices, new axes, an ellipsis) move it. Messages from NumPy 1.24 ("index 4 is out of bounds
+// for axis 1 with size 4").
+TEST_CASE("advanced indexing: an index out of range throws at the call, naming its own axis") {
+  Array a = kiln::arange(0, 12, 1, DType::Int64).reshape({3, 4});
+  Array four = kiln::asarray(std::vector<int64_t>{4}),
+        five = kiln::asarray(std::vector<int64_t>{5});
+  const kiln::Ellipsis etc{};
+  auto says = [](auto&& f, const std::string& text) {
+    try {
+      f();  // no eval(): the call itself must throw
+      FAIL("no error at the call: " << text);
+    } catch (const kiln::ShapeError& e) {
+      CHECK(std::string(e.what()) == "index: " + text);
+    }
+  };
+  says([&] { a(_, four); }, "index 4 is out of bounds for axis 1 with size 4");
+  says([&] { a(kiln::NewAxis{}, _, four); }, "index 4 is out of bounds for axis 1 with size 4");
+  says([&] { a(etc, four); }, "index 4 is out of bounds for axis 1 with size 4");
+  says([&] { a(five, _); }, "index 5 is out of bounds for axis 0 with size 3");
+  says([&] { a(0, four); }, "index 4 is out of bounds for axis 1 with size 4");
+  says([&] { a.index(std::vector<Array>{five}); },
+       "index 5 is out of bounds for axis 0 with size 3");
+  CHECK(a(_, kiln::asarray(std::vector<int64_t>{3, -1})).to_vector<int64_t>() ==
+        std::vector<int64_t>{3, 3, 7, 7, 11, 11});
+}
+
 // NumPy: "boolean index did not match indexed array along dimension 0; dimension is 2 but
 // corresponding boolean dimension is 3". Before, a mask whose true entries fell inside the axis
 // selected quietly, and one past it failed as a take with advice about take's modes.

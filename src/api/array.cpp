@@ -244,17 +244,20 @@ Array Array::index(const Array& indices) const {
   return indices.dtype() == DType::Bool ? masked(*this, indices) : take(*this, indices, 0);
 }
 
-// The indexed leading axes become one (a reshape, a view where x's layout allows it), and each
-// index array's position along it is summed in: flat = (i0 * n1 + i1) * n2 + i2 ..., taken in
-// Clip mode, since every index was checked already.
-Array Array::index(const std::vector<Array>& indices) const {
-  const auto& n = node_of(*this);
+namespace {
+
+// x[i0, i1, ...] on x's leading axes. The indexed axes become one (a reshape, a view where x's
+// layout allows it), and each index array's position along it is summed in: flat = (i0 * n1 +
+// i1) * n2 + i2 ..., taken in Clip mode, since every index is checked here, at the call (the
+// indices are evaluated): one out of range throws ShapeError naming its axis as the user counts
+// it, `user_axes[k]` (advanced indexing moves the indexed axes to the front first).
+Array gather_leading(const Array& x, const std::vector<Array>& indices,
+                     const std::vector<int>& user_axes) {
+  const Shape& shape = x.shape();
   const size_t m = indices.size();
-  if (m == 1) return index(indices[0]);
-  if (m == 0) return *this;
-  if (m > n.shape.size())
+  if (m > shape.size())
     throw ShapeError("index: " + std::to_string(m) + " index arrays for an array of " +
-                     std::to_string(n.shape.size()) + " dimensions");
+                     std::to_string(shape.size()) + " dimensions");
   Shape common = indices[0].shape();
   for (size_t k = 1; k < m; ++k) common = graph::broadcast_shapes(common, indices[k].shape());
   Array flat;
@@ -264,20 +267,30 @@ Array Array::index(const std::vector<Array>& indices) const {
       throw DTypeError(std::string("index: index array ") + std::to_string(k) + " is " +
                        dtype_name(i.dtype()) +
                        "; give an integer array (astype(kiln::DType::Int64))");
-    const int64_t len = n.shape[k];
+    const int64_t len = shape[k];
     if (i.size() > 0 && shape_size(common) > 0) {
       if (const auto bad = api::out_of_range(i, len))
         throw ShapeError("index: index " + std::to_string(*bad) + " is out of bounds for axis " +
-                         std::to_string(k) + " with size " + std::to_string(len));
+                         std::to_string(user_axes[k]) + " with size " + std::to_string(len));
     }
     Array i64 = i.astype(DType::Int64);
     Array pos = where(i64 < 0, i64 + len, i64);
     flat = k == 0 ? pos : flat * len + pos;
   }
   Shape folded = {-1};
-  folded.insert(folded.end(), n.shape.begin() + static_cast<std::ptrdiff_t>(m), n.shape.end());
-  if (shape_size(n.shape) == 0) folded[0] = shape_size(Shape(n.shape.begin(), n.shape.begin() + m));
-  return take(reshape(folded), flat.broadcast_to(common), 0, TakeMode::Clip);
+  folded.insert(folded.end(), shape.begin() + static_cast<std::ptrdiff_t>(m), shape.end());
+  if (shape_size(shape) == 0) folded[0] = shape_size(Shape(shape.begin(), shape.begin() + m));
+  return take(x.reshape(folded), flat.broadcast_to(common), 0, TakeMode::Clip);
+}
+
+}  // namespace
+
+Array Array::index(const std::vector<Array>& indices) const {
+  node_of(*this);
+  if (indices.empty()) return *this;
+  std::vector<int> axes(indices.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  return gather_leading(*this, indices, axes);
 }
 
 // ---- NumPy's advanced indexing: arrays mixed with slices ------------------------------------
@@ -364,11 +377,13 @@ Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
   std::vector<Index> basic;
   std::vector<Array> arrays;
   std::vector<int> array_axes;  // their axes in the sliced array
-  int axis = 0, first_entry = -1, last_entry = -1;
+  std::vector<int> user_axes;   // and in this array, for messages (new axes not counted)
+  int axis = 0, user_axis = 0, first_entry = -1, last_entry = -1;
   for (size_t k = 0; k < entries.size(); ++k) {
     if (entries[k].is_array) {
       arrays.push_back(entries[k].array);
       array_axes.push_back(axis++);
+      user_axes.push_back(user_axis++);
       basic.push_back(Slice());
       if (first_entry < 0) first_entry = static_cast<int>(k);
       last_entry = static_cast<int>(k);
@@ -376,9 +391,10 @@ Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
     }
     const Index& i = entries[k].index;
     if (std::holds_alternative<Ellipsis>(i)) {
-      for (int w = 0; w < ndim() - consumed; ++w) basic.push_back(Slice()), ++axis;
+      for (int w = 0; w < ndim() - consumed; ++w) basic.push_back(Slice()), ++axis, ++user_axis;
       continue;
     }
+    if (!std::holds_alternative<NewAxis>(i)) ++user_axis;
     basic.push_back(i);
     ++axis;  // a slice or a new axis: one axis of the result
   }
@@ -387,7 +403,7 @@ Array Array::advanced_index(const std::vector<IndexEntry>& entries_in) const {
   std::vector<int> order = array_axes;
   for (int d = 0; d < sliced.ndim(); ++d)
     if (std::find(array_axes.begin(), array_axes.end(), d) == array_axes.end()) order.push_back(d);
-  Array gathered = sliced.transpose(order).index(arrays);
+  Array gathered = gather_leading(sliced.transpose(order), arrays, user_axes);
   const bool adjacent = last_entry - first_entry + 1 == static_cast<int>(arrays.size());
   if (!adjacent || array_axes[0] == 0) return gathered;
   // The broadcast axes (the first b) go back after the array_axes[0] axes sliced before them.
