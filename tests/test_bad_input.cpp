@@ -680,6 +680,11 @@ TEST_CASE("shapes too large to count or to allocate") {
   EXPECT_ERROR(kiln::ShapeError, "int64", kiln::zeros({1}).broadcast_to({big, big, 2}));
   EXPECT_ERROR(kiln::ShapeError, "int64", kiln::zeros({big}).reshape({big, big, -1}));
   EXPECT_ERROR(kiln::ShapeError, "int64", kiln::fft::fft(kiln::zeros({big, 2}), big));
+  // Widths whose sum overflows int64 (before: a shape with a negative dimension).
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  for (auto mode : {kiln::PadMode::Constant, kiln::PadMode::Edge, kiln::PadMode::Wrap})
+    EXPECT_ERROR(kiln::ShapeError, "pad: widths (1, 9223372036854775807) for axis 0 would give it",
+                 kiln::pad(kiln::arange(0, 3, 1, DType::Int64), {{1, most}}, mode));
   // As NumPy, the other dimensions of an empty shape must be countable too.
   EXPECT_ERROR(kiln::ShapeError, "int64", kiln::zeros({big, big, 0}));
   Array e = kiln::zeros({big, 1 << 10, 0});

@@ -449,6 +449,11 @@ Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, Pa
       throw ShapeError("pad: widths (" + str(before) + ", " + str(after) + ") for axis " + str(i) +
                        " are negative; pad only adds elements (slice to remove them)");
     if (before == 0 && after == 0) continue;
+    int64_t padded;  // (before + after + the length, in int64, or the shape check cannot see it)
+    if (__builtin_add_overflow(before, after, &padded) ||
+        __builtin_add_overflow(padded, a.shape()[i], &padded))
+      throw ShapeError("pad: widths (" + str(before) + ", " + str(after) + ") for axis " + str(i) +
+                       " would give it more elements than kiln can address; pad by less");
     if (a.shape()[i] == 0 && mode != PadMode::Constant)
       throw ShapeError("pad: axis " + str(i) +
                        " is empty, and only the constant mode can extend an empty axis");
