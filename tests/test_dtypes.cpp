@@ -225,6 +225,21 @@ TEST_CASE("integer overflow wraps as NumPy; weak Python-style scalars must fit t
   CHECK_THROWS_AS(kiln::full({2}, -1, DType::UInt32), kiln::DTypeError);
   CHECK((vec<uint8_t>({1}) + 255).item<uint8_t>() == 0);
   CHECK((vec<int8_t>({-128}) - 127).item<int8_t>() == 1);
+  // Comparisons with such an integer are answered, as NumPy 2 answers them: every element lies
+  // on one side of it (NumPy 1.24 gives the same values).
+  auto bools = [](const Array& a) { return a.astype(DType::Int64).to_vector<int64_t>(); };
+  Array u8 = vec<uint8_t>({0, 255}), i8 = vec<int8_t>({-128, 127});
+  const std::vector<int64_t> yes{1, 1}, no{0, 0};
+  CHECK(bools(u8 < -1) == no);
+  CHECK(bools(u8 > -1) == yes);
+  CHECK(bools(u8 == 256) == no);
+  CHECK(bools(u8 != 256) == yes);
+  CHECK(bools(i8 <= 300) == yes);
+  CHECK(bools(i8 >= -300) == yes);
+  CHECK(bools(300 > i8) == yes);
+  CHECK(bools(-1 >= u8) == no);
+  CHECK(bools(vec<uint64_t>({0, 7}) < -1) == no);
+  CHECK((u8 < -1).shape() == u8.shape());
 }
 
 TEST_CASE("sum and prod of small integers accumulate in int64 / uint64, as NumPy") {

@@ -138,12 +138,28 @@ DType scalar_compute_dtype(BinaryOp op, graph::BinaryForm form, DType tx, const 
   return compute;
 }
 
+// An integer array compared with an integer its dtype cannot hold (u8 < -1, i8 == 300): every
+// element lies on one side of it, so the answer is the same everywhere, as NumPy 2 gives it
+// (where arithmetic with such a constant is refused).
+Array beyond_range_comparison(BinaryOp op, const Array& x, const Scalar& s, bool left) {
+  const bool above = s.as_int() > 0;  // else below (a uint64 array's negative constant too)
+  // x op s, for every x; with s on the left, s op x is x op' s with op' mirrored.
+  const bool less = above != left;  // whether x is on the smaller side of the comparison
+  const bool value = op == BinaryOp::Ne                           ? true
+                     : op == BinaryOp::Eq                         ? false
+                     : (op == BinaryOp::Lt || op == BinaryOp::Le) ? less
+                                                                  : !less;
+  return full(x.shape(), value, DType::Bool, x.device());
+}
+
 // One array and one constant (x * 2, 1 - x), the usual case: the constant is the node's
 // immediate. Built directly, without the operand variants and the general alignment: this runs
 // for most operations a program builds. `left`: the constant is the left operand.
 Array binary_scalar_op(BinaryOp op, Array x, const Scalar& s, bool left) {
   const graph::BinaryForm form = graph::form_of(op);
   const DType tx = api::node_of(x).dtype;
+  if (form == graph::BinaryForm::Compare && !api::fits(s, tx))
+    return beyond_range_comparison(op, x, s, left);
   const DType compute = scalar_compute_dtype(op, form, tx, s, left);
   const DType out = form == graph::BinaryForm::Compare ? DType::Bool : compute;
   NodeRef n = api::ref_of(std::move(x));

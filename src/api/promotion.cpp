@@ -36,10 +36,10 @@ DType weak_result(DType array, const Scalar& s) {
 
 // NumPy 2 refuses a Python integer that the array's integer dtype cannot hold (OverflowError)
 // rather than wrapping it or widening the result.
-void check_fits(const Scalar& s, DType t, const char* what) {
-  if (s.kind() != Scalar::Kind::Int || !is_integer(t) || t == DType::Int64) return;
-  int64_t v = s.as_int();
-  bool fits = visit_dtype(t, [&](auto z) {
+bool fits(const Scalar& s, DType t) {
+  if (s.kind() != Scalar::Kind::Int || !is_integer(t) || t == DType::Int64) return true;
+  const int64_t v = s.as_int();
+  return visit_dtype(t, [&](auto z) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, uint64_t>)
       return v >= 0;  // (kiln's scalars hold int64: a uint64_t above 2^63 arrives negative)
@@ -49,8 +49,11 @@ void check_fits(const Scalar& s, DType t, const char* what) {
     else
       return true;
   });
-  if (!fits)
-    throw DTypeError(std::string(what) + ": the integer " + std::to_string(v) +
+}
+
+void check_fits(const Scalar& s, DType t, const char* what) {
+  if (!fits(s, t))
+    throw DTypeError(std::string(what) + ": the integer " + std::to_string(s.as_int()) +
                      " is out of bounds for " + dtype_name(t) +
                      "; cast the array to a wider type first (a.astype(kiln::DType::Int64))");
 }
