@@ -860,6 +860,13 @@ TEST_CASE("errors name the function called, and say what to do") {
                "take_along_axis: indices of shape (3, 2) do not broadcast against an array of "
                "shape (2, 3) along axis 0 (3 against 2)",
                kiln::take_along_axis(a, kiln::zeros({3, 2}, DType::Int64), 1));
+  Array u8 = kiln::arange(0, 3, 1, DType::UInt8);
+  EXPECT_ERROR(kiln::DTypeError, "pad: the integer -1 is out of bounds for uint8",
+               kiln::pad(u8, 1, kiln::PadMode::Constant, -1));
+  EXPECT_ERROR(kiln::DTypeError, "at(...).set: the integer 300 is out of bounds for uint8",
+               u8.at(std::vector<kiln::Index>{1}).set(300));
+  EXPECT_ERROR(kiln::DTypeError, "clip: the integer -1 is out of bounds for uint8",
+               kiln::clip(u8, -1, 2));
   // Away from the axis, either side may be 1 (NumPy broadcasts both).
   Array picked = kiln::take_along_axis(
       a(Slice(0, 1)), kiln::asarray(std::vector<int64_t>{0, 2, 1, 1}).reshape({2, 2}), 1);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "api/build.hpp"
+#include "api/promotion.hpp"
 #include "graph/dtype_table.hpp"
 #include "graph/shape.hpp"
 #include "kiln/selection.hpp"
@@ -545,6 +546,7 @@ Array Array::At::set(const Operand& v) const {
                      dtype_name(x_.dtype()) +
                      " array (NumPy raises TypeError); store its real part, or cast x to a "
                      "complex dtype first");
+  if (const auto* s = std::get_if<Scalar>(&v)) api::check_fits(*s, x_.dtype(), "at(...).set");
   if (!arrays_.empty())
     return scatter(v, static_cast<uint8_t>(graph::ScatterOp::Set), x_.dtype(), "set");
   if (auto* a = std::get_if<Array>(&v)) return place(*a);

@@ -365,6 +365,8 @@ Array clip(const Array& a, const Operand& lo, const Operand& hi) {
     if (auto* arr = std::get_if<Array>(o)) t = promote_types(t, api::node_of(*arr).dtype);
   for (const Operand* o : {&lo, &hi})
     if (auto* s = std::get_if<Scalar>(o)) t = api::weak_result(t, *s);
+  for (const Operand* o : {&lo, &hi})  // named here, not by maximum or minimum below
+    if (auto* s = std::get_if<Scalar>(o)) api::check_fits(*s, t, "clip");
   return minimum(maximum(t == a.dtype() ? a : a.astype(t), lo), hi);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/build.hpp"
+#include "api/promotion.hpp"
 #include "graph/shape.hpp"
 
 namespace kiln {
@@ -429,6 +430,7 @@ Array reflect_axis(const Array& a, int ax, int64_t before, int64_t after, bool s
 Array pad(const Array& a, std::vector<std::pair<int64_t, int64_t>> pad_width, PadMode mode,
           Scalar constant) {
   size_t nd = a.shape().size();
+  api::check_fits(constant, a.dtype(), "pad");
   if (pad_width.empty())
     throw ShapeError(
         "pad: no widths given; give one (before, after) pair per axis, or one for all");
