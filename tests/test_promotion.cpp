@@ -307,7 +307,9 @@ TEST_CASE("errors: bool subtraction and negation, out-of-bounds scalars, bitwise
   int64_t two40 = int64_t{1} << 40;
   CHECK_THROWS_AS(i32 + two40, kiln::DTypeError);
   CHECK_THROWS_AS(two40 * i32, kiln::DTypeError);
-  CHECK_THROWS_AS(i32 == two40, kiln::DTypeError);
+  // A comparison with it is answered, as NumPy 2 answers it (gh-24915): i32 == 2^40 nowhere.
+  CHECK_FALSE(kiln::any(i32 == two40).item<bool>());
+  CHECK(kiln::all(i32 < two40).item<bool>());
   CHECK_THROWS_AS(kiln::maximum(i32, -two40), kiln::DTypeError);
   CHECK_THROWS_AS(kiln::where(sample(DType::Bool), i32, two40), kiln::DTypeError);
   // The limits themselves fit.

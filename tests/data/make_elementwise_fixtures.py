@@ -56,7 +56,8 @@ Three NumPy 1.24 behaviours that NumPy 2 changed are computed the NumPy 2 way:
   * clip() with a scalar NaN bound: NumPy >= 1.25 propagates the NaN (1.24 ignores the bound).
 A Python integer that the array's integer dtype cannot hold (uint8 + 300, uint8 + -1) is
 NumPy 2's OverflowError (also under 1.24's "weak" promotion state): an "error" case, where kiln
-throws DTypeError.
+throws DTypeError. Compared with such an integer (uint8 < -1), NumPy 2 answers (every element
+lies on one side of it), where 1.24's weak state raises: computed the NumPy 2 way.
 Float to unsigned 32-bit integer conversion of NaN and of values below -2^63 gives 0 or 2^31 in
 NumPy depending on the element's position (vectorised loop or not); such values are not cast.
 NumPy rejects negative integer powers of integer arrays (ValueError), by value; those cases
@@ -387,9 +388,22 @@ def numpy_call(op, args):
                 return numpy_where(*args)
             if op == "clip":
                 return numpy_clip(*vals)
-    except (TypeError, OverflowError):
+    except OverflowError:
+        return numpy2_comparison(op, vals) if op in COMPARISONS else None
+    except TypeError:
         return None
     raise KeyError(op)
+
+
+COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def numpy2_comparison(op, vals):
+    # NumPy 2 (gh-24915) answers a comparison of an integer array with a Python integer its
+    # dtype cannot hold (uint8 < -1: False everywhere), where 1.24's "weak" state raises
+    # OverflowError: compared here as Python integers, exactly.
+    objs = [v.astype(object) if isinstance(v, np.ndarray) else v for v in vals]
+    return np.asarray(BINARY[op](*objs), dtype=bool)
 
 
 def numpy_where(cond, x, y):
