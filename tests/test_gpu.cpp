@@ -339,6 +339,17 @@ GPU_TEST_CASE("gpu: where, clip, casts, arange, linspace") {
              kiln::zeros({3, 3}, DType::Int32, kiln::cuda()).eval());
 }
 
+// A loop that adds a new constant each step fuses into one kernel with a parameter per step:
+// past 256 launch arguments the packer used to refuse it (the host took it).
+GPU_TEST_CASE("gpu: a kernel with 300 scalar parameters launches and matches the host") {
+  auto chain = [](kiln::Device d) {
+    Array x = kiln::zeros({7, 13}, DType::Float32, d);
+    for (int i = 0; i < 300; ++i) x = x * 0.5f + static_cast<float>(i);
+    return x.eval();
+  };
+  check_same("300 scalars", chain(kiln::host()), chain(kiln::cuda()));
+}
+
 GPU_TEST_CASE("gpu: views inside fused kernels") {
   auto in = std::vector<Array>{sample({6, 8}, DType::Float32), sample({8, 6}, DType::Float32)};
   same_on_gpu(

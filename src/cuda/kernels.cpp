@@ -63,25 +63,36 @@ class ArgPack {
   // Valid until the next add().
   void** pointers() {
     Slot* base = heap_.empty() ? inline_ : heap_.data();
-    for (int i = 0; i < count_; ++i) ptrs_[i] = &base[starts_[i]];
-    return ptrs_;
+    const size_t* starts = more_starts_.empty() ? starts_ : more_starts_.data();
+    void** ptrs = ptrs_;
+    if (count_ > kInlineArgs) {
+      more_ptrs_.resize(count_);
+      ptrs = more_ptrs_.data();
+    }
+    for (size_t i = 0; i < count_; ++i) ptrs[i] = &base[starts[i]];
+    return ptrs;
   }
 
  private:
   struct alignas(16) Slot {
     unsigned char bytes[16];
   };
-  // Most launches fit inline (no allocation on the hot path); a big layout moves to the heap.
+  // Most launches fit inline (no allocation on the hot path); a big layout, or more arguments
+  // than kInlineArgs (a concatenate of many arrays, a loop of many scalars), moves to the heap.
+  // CUDA itself takes up to 32764 bytes of parameters per kernel (since 12.1); past that,
+  // NVRTC refuses to compile the kernel.
   static constexpr size_t kInline = 48;
-  static constexpr int kMaxArgs = 256;
+  static constexpr size_t kInlineArgs = 64;
   // Where the next argument's `slots` slots go, now counted.
   Slot* reserve(size_t slots) {
-    if (count_ == kMaxArgs)
-      throw Error("a fused kernel needs more than " + std::to_string(kMaxArgs) +
-                  " parameters; evaluate part of the expression first (.eval())");
     if (!heap_.empty() || used_ + slots > kInline) spill(slots);
     Slot* at = heap_.empty() ? &inline_[used_] : &heap_[used_];
-    starts_[count_++] = used_;
+    if (count_ == kInlineArgs) more_starts_.assign(starts_, starts_ + kInlineArgs);
+    if (count_ < kInlineArgs)
+      starts_[count_] = used_;
+    else
+      more_starts_.push_back(used_);
+    ++count_;
     used_ += slots;
     return at;
   }
@@ -92,9 +103,11 @@ class ArgPack {
   Slot inline_[kInline];
   std::vector<Slot> heap_;
   size_t used_ = 0;
-  size_t starts_[kMaxArgs];
-  void* ptrs_[kMaxArgs];
-  int count_ = 0;
+  size_t starts_[kInlineArgs];
+  void* ptrs_[kInlineArgs];
+  std::vector<size_t> more_starts_;
+  std::vector<void*> more_ptrs_;
+  size_t count_ = 0;
 };
 
 // The collapsed layout as kiln::layout<R, A> lays it out: shape[R], then strides[A][R].
