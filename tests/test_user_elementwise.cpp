@@ -301,3 +301,14 @@ GPU_TEST_CASE("on a GPU the results match kiln's own operations") {
       (a.reshape({100, 100})(kiln::Slice(0, 4)) * n.astype(DType::Float32)).astype(DType::Int64);
   CHECK(kiln::array_equal(h.get(), href));
 }
+
+// Not a user expression, but the same compile path: a chain whose every value is read twice
+// (y = where(y > i, y, c)). Kernel temporaries were const locals, which NVRTC's front end tried
+// to fold as constant expressions through every reader, in time doubling with each step (22
+// steps took 20 s, 26 steps 33 s under the stub runtime): 40 steps would not finish. Its
+// kernel must compile (the suite's timeout is what fails it otherwise).
+TEST_CASE("a where chain that reads each value twice compiles: 40 steps in one kernel") {
+  Array y = kiln::zeros({5}, DType::Float32);
+  for (int i = 0; i < 40; ++i) y = kiln::where(y > static_cast<float>(i), y, i * 0.5f);
+  CHECK(compile(y).find("where") != std::string::npos);
+}
