@@ -1,5 +1,7 @@
 #include "cuda/executor.hpp"
 
+#include <cstring>
+
 #include "cuda/kernels.hpp"
 #include "cuda/library.hpp"
 #include "cuda/runtime.hpp"
@@ -16,6 +18,14 @@ plan::PreparedGroup prepared_group(const LaunchRecord& rec) {
 
 std::shared_ptr<graph::Buffer> Executor::allocate(size_t nbytes) {
   return gpu::allocate(device_, nbytes);
+}
+
+std::shared_ptr<graph::Buffer> Executor::allocate_check_words(size_t nbytes) {
+  // A block from the pinned cache is reused only once the work queued when it was freed has
+  // finished (allocate_pinned), so no kernel of an earlier run still writes it.
+  auto b = gpu::allocate_pinned(nbytes);
+  std::memset(b->data(), 0, nbytes);
+  return b;
 }
 
 plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) {

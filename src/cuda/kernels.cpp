@@ -363,9 +363,6 @@ void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, 
   const OnDevice& on = loaded_on(p, device);
   const codegen::Launch& s = on.launch;
   set_device(device);
-  if (step.group.check_buffer >= 0)  // range checks fold into words that start at zero
-    KILN_CUDA_CHECK(cudaMemsetAsync(data(step.group.check_buffer), 0, 16 * step.group.checks.size(),
-                                    current_stream(device)));
   if (s.grid_x == 0) return;
   ArgPack args;
   std::shared_ptr<graph::Buffer> scratch;

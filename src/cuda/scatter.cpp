@@ -160,8 +160,6 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
   cudaStream_t stream = gpu::current_stream(device);
   const int64_t size = shape_size(out_desc.shape);
   const size_t bytes = static_cast<size_t>(size * itemsize(t));
-  if (check)  // the range check's words start at zero
-    KILN_CUDA_CHECK(cudaMemsetAsync(check, 0, 2 * sizeof(uint64_t), stream));
   // kernels/scatter.cuh: landing (-1: flat positions)
   long long n = count, stride = step.values_stride, length = step.indices ? size : -1;
   if (packs(step, t, count, size)) {

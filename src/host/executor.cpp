@@ -16,6 +16,12 @@ namespace kiln::cpu {
 
 std::shared_ptr<graph::Buffer> Executor::allocate(size_t nbytes) { return cpu::allocate(nbytes); }
 
+std::shared_ptr<graph::Buffer> Executor::allocate_check_words(size_t nbytes) {
+  auto b = allocate(nbytes);
+  std::memset(b->data(), 0, nbytes);
+  return b;
+}
+
 // Nothing to generate: the host interprets the group's instructions.
 plan::PreparedGroup Executor::prepare(const plan::KernelStep& step) { return {&step.group.name}; }
 

@@ -9,6 +9,7 @@ namespace kiln::cpu {
 class Executor : public plan::Backend {
  public:
   std::shared_ptr<graph::Buffer> allocate(size_t nbytes) override;
+  std::shared_ptr<graph::Buffer> allocate_check_words(size_t nbytes) override;
   plan::PreparedGroup prepare(const plan::KernelStep& step) override;
   void check_user_code(const plan::KernelStep& step) override;
   void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params,

@@ -206,7 +206,6 @@ void run_scatter(const plan::ScatterStep& step, const plan::PlanBuffer& out_desc
       dispatch(step.op, o, from, n, Flat{positions}, v, count);
       return;
     }
-    check[0] = check[1] = 0;
     if (!dispatch(step.op, o, from, n, Indices{positions, n}, v, count))
       fold_out_of_range(positions, count, n, check);
   });

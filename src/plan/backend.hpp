@@ -32,6 +32,11 @@ class Backend {
   // Memory for a plan buffer. It is freed when its last reference drops (a FreeStep drops the
   // runner's), so there is no free() to call.
   virtual std::shared_ptr<graph::Buffer> allocate(size_t nbytes) = 0;
+  // Zeroed memory for a plan's range-check words (PlanBuffer::check_words), which this
+  // backend's steps write and the host reads in place once synchronize() has returned: no copy
+  // and no zeroing step on the device's queue (the CUDA executor: page-locked host memory,
+  // which kernels address directly).
+  virtual std::shared_ptr<graph::Buffer> allocate_check_words(size_t nbytes) = 0;
 
   // Generates and compiles the group's kernel (kept in step.compiled), before any step runs.
   virtual PreparedGroup prepare(const KernelStep& step) = 0;
@@ -59,8 +64,8 @@ class Backend {
   // repeated positions; the other operations apply every update (float sums may round differently
   // between backends). Value k is values[k * step.values_stride] (values: at the step's offset).
   // With step.indices the positions are indices (a negative one from the end), and the
-  // backend zeroes the two words at `check` and folds into them every index outside the range
-  // (below_word, above_word), whose update it leaves out.
+  // backend folds into the two words at `check` (zero, from allocate_check_words) every index
+  // outside the range (below_word, above_word), whose update it leaves out.
   virtual void run_scatter(const ScatterStep& step, const PlanBuffer& out_desc, const void* x,
                            const int64_t* positions, const void* values, int64_t count, void* out,
                            uint64_t* check) = 0;

@@ -185,9 +185,9 @@ struct FusedGroup {
   std::optional<ScanFold> scan;
   // Range checks of take's indices (graph::IndexMode::Raise), one per Check instruction: the
   // kernel folds the indices it meets outside [-length, length) into two words of plan buffer
-  // check_buffer (int64, 2 per check; kernels/scalar.cuh: below_word, above_word), which the
-  // executor zeroes before the run; the plan runner reads them after the plan and throws before
-  // any result is stored. The axis is the take's, for the message.
+  // check_buffer (int64, 2 per check; kernels/scalar.cuh: below_word, above_word), which start
+  // at zero (Backend::allocate_check_words); the plan runner reads them after the plan and
+  // throws before any result is stored. The axis is the take's, for the message.
   struct IndexCheck {
     int64_t length;
     int axis;
@@ -251,7 +251,7 @@ struct SortStep {
 // which is then never written out once per update. With `indices` (graph::ScatterAttrs) the
 // positions are indices into a 1-d x of n elements, a negative one counted from the end: the
 // step folds those outside [-n, n) into the two words of plan buffer
-// check_buffer (kernels/scalar.cuh: below_word, above_word; it zeroes them first) and leaves
+// check_buffer (kernels/scalar.cuh: below_word, above_word; they start at zero) and leaves
 // their updates out; the plan runner reads the words after the plan and throws.
 struct ScatterStep {
   int x, positions, values, out;
@@ -334,6 +334,9 @@ struct PlanBuffer {
   Shape shape;
   Device device;
   graph::BufferRef external;  // set for leaves that are already evaluated
+  // Range-check words (FusedGroup::check_buffer, ScatterStep::check_buffer): allocated by
+  // Backend::allocate_check_words, zeroed and readable by the host without a copy.
+  bool check_words = false;
 };
 
 // Where a plan's values come from, as ordinals into graph::Signature::values, so a cached plan

@@ -668,7 +668,7 @@ class Planner {
 
   // A new plan buffer for the two words of each of `checks` range checks on device d.
   int check_words(size_t checks, Device d) {
-    plan_.buffers.push_back({DType::Int64, {2 * static_cast<int64_t>(checks)}, d, {}});
+    plan_.buffers.push_back({DType::Int64, {2 * static_cast<int64_t>(checks)}, d, {}, true});
     return static_cast<int>(plan_.buffers.size()) - 1;
   }
 

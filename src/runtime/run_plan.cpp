@@ -104,8 +104,9 @@ plan::Backend& PlanRun::backend_of(int id) const { return backend_for(device_of(
 const graph::BufferRef& PlanRun::get(int id) {
   if (!bufs_[id]) {
     const auto& b = p_.buffers[id];
+    const auto bytes = static_cast<size_t>(shape_size(b.shape)) * itemsize(b.dtype);
     bufs_[id] =
-        backend_of(id).allocate(static_cast<size_t>(shape_size(b.shape)) * itemsize(b.dtype));
+        b.check_words ? backend_of(id).allocate_check_words(bytes) : backend_of(id).allocate(bytes);
   }
   return bufs_[id];
 }
@@ -236,14 +237,13 @@ void PlanRun::check_ranges() {
   }
 }
 
-// The words that `checks` folded the indices they found out of range into (one copy, which
-// waits for the step that wrote them): the lowest index below the range is reported, else the
-// highest above it, as NumPy reports a bad index.
+// The words that `checks` folded the indices they found out of range into, read in place
+// (Backend::allocate_check_words) once the steps that wrote them have finished: the lowest
+// index below the range is reported, else the highest above it, as NumPy reports a bad index.
 void PlanRun::check_words(int buffer, std::span<const plan::FusedGroup::IndexCheck> checks,
                           const char* what, const char* advice) {
-  std::vector<uint64_t> words(2 * checks.size());
-  backend_of(buffer).copy_to_host(words.data(), data(buffer), words.size() * sizeof(uint64_t),
-                                  false);
+  backend_of(buffer).synchronize();
+  const auto* words = static_cast<const uint64_t*>(data(buffer));
   for (size_t c = 0; c < checks.size(); ++c) {
     const uint64_t below = words[2 * c], above = words[2 * c + 1];
     if (!below && !above) continue;
