@@ -311,4 +311,6 @@ TEST_CASE("a where chain that reads each value twice compiles: 40 steps in one k
   Array y = kiln::zeros({5}, DType::Float32);
   for (int i = 0; i < 40; ++i) y = kiln::where(y > static_cast<float>(i), y, i * 0.5f);
   CHECK(compile(y).find("where") != std::string::npos);
+  // Step i keeps y only where y > i; y is (i - 1) / 2 then, below i, so each step sets i / 2.
+  CHECK(kiln::array_equal(y.get(), kiln::full({5}, 19.5f)));
 }
