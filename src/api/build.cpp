@@ -51,7 +51,7 @@ NodeRef cast(const NodeRef& n, DType t) {
                               }),
                   t, n->device);
   graph::Draft d(OpKind::Cast, 0, t, n->device);
-  d->shape = n->shape;  // (assigned: the pooled node's own memory)
+  d.copy_shape(*n);
   d->inputs.push_back(n);
   return graph::make_node(std::move(d));
 }
@@ -70,7 +70,7 @@ NodeRef broadcast(const NodeRef& n, const Shape& shape) {
 
 NodeRef unary(graph::UnaryOp op, NodeRef a, DType out) {
   graph::Draft d(OpKind::Unary, static_cast<uint8_t>(op), out, a->device);
-  d->shape = a->shape;
+  d.copy_shape(*a);
   d->inputs.push_back(std::move(a));
   return graph::make_node(std::move(d));
 }
@@ -85,7 +85,7 @@ NodeRef binary(graph::BinaryOp op, NodeRef a, NodeRef b, DType out, const Shape&
 
 NodeRef binary(graph::BinaryOp op, NodeRef a, const Scalar& v, bool left, DType out) {
   graph::Draft d(OpKind::Binary, static_cast<uint8_t>(op), out, a->device);
-  d->shape = a->shape;
+  d.copy_shape(*a);
   // Filled in place: a temporary of attributes copied in stalls on its narrow fields' stores.
   auto& immediate = d->attrs.emplace<graph::ImmediateAttrs>();
   immediate.value = v;

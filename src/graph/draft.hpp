@@ -16,15 +16,19 @@ namespace kiln::graph {
 class Draft {
  public:
   Draft(OpKind k, uint8_t op, DType t, Device d);
-  Draft(Draft&& o) noexcept : n_(std::exchange(o.n_, nullptr)) {}
+  Draft(Draft&& o) noexcept : n_(std::exchange(o.n_, nullptr)), same_data_(o.same_data_) {}
   Draft& operator=(Draft&&) = delete;
   ~Draft();
 
   NodeSpec* operator->() const { return n_; }
+  // The node's shape is in's (an elementwise node's input): copied, and remembered so that
+  // make_node takes in's data hash rather than hashing the shape again where dtypes agree.
+  void copy_shape(const Node& in);
 
  private:
   friend NodeRef make_node(Draft&& d);
   Node* n_;
+  const Node* same_data_ = nullptr;
 };
 
 // The node the draft describes: an equal node if one is alive (the draft goes back to the

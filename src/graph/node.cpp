@@ -102,8 +102,13 @@ struct SpecHashes {
 };
 // Inlined into publish, which then keeps the hashes in registers (a returned struct was stored
 // and reloaded, a stall on every node built).
-[[gnu::always_inline]] inline SpecHashes spec_hashes(const NodeSpec& s) {
-  const size_t data = data_hash(s);
+// `same_data`, when not null, is a node of s's shape (a builder copied it): of s's dtype and
+// device too, its data hash is s's, taken instead of hashing the shape again.
+[[gnu::always_inline]] inline SpecHashes spec_hashes(const NodeSpec& s,
+                                                     const Node* same_data = nullptr) {
+  const size_t data = same_data && same_data->dtype == s.dtype && same_data->device == s.device
+                          ? same_data->leaf_hash
+                          : data_hash(s);
   size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
   size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
@@ -111,7 +116,7 @@ struct SpecHashes {
   } else if (const ImmediateAttrs* im = s.immediate()) {
     h = hash_mix(h, static_cast<uint64_t>(im->left) << 8 | static_cast<uint64_t>(im->dtype));
     // A plan that folds a relu into a matmul is no plan for maximum(x, 0.5).
-    if (is_relu(s)) h = hash_mix(h, 0x7e1u);
+    if (s.op == static_cast<uint8_t>(BinaryOp::Maximum) && is_relu(s)) h = hash_mix(h, 0x7e1u);
     value = constant_hash(s);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
@@ -207,6 +212,7 @@ void retire(Node* n) noexcept {
   n->has_result_.store(false, std::memory_order_relaxed);
   n->refs_.store(1, std::memory_order_relaxed);
   n->cse_hash = 0;
+  n->chain_input = nullptr;
   n->shape.clear();
   Pool* p = Pool::of_thread();
   if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
@@ -262,8 +268,8 @@ void release(const Node* n) noexcept {
 long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
 
 // Finds the node equal to n, a node not yet in the graph, or enters n as new.
-NodeRef publish(Node* n) {
-  const SpecHashes hashes = spec_hashes(*n);
+NodeRef publish(Node* n, const Node* same_data) {
+  const SpecHashes hashes = spec_hashes(*n, same_data);
   size_t h = hashes.cse;
   if (h == 0) h = 1;  // 0 marks "not in the table"
   // What n keeps of itself is found before the lock: no other thread sees n until it is in the
@@ -272,7 +278,10 @@ NodeRef publish(Node* n) {
   n->value_hash = hashes.value;
   n->leaf_hash = hashes.leaf;
   n->depth = n->kind == OpKind::Buffer ? 0 : depth_of(*n);
-  note_chain(*n);
+  n->chain_input =
+      n->inputs.size() == 1 && n->kind != OpKind::Random && n->kind != OpKind::Collective
+          ? n->inputs[0].get()
+          : nullptr;
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
   NodeRef found;
@@ -302,7 +311,7 @@ NodeRef publish(Node* n) {
 NodeRef make_node(NodeSpec&& spec) {
   Node* n = fresh_node();
   static_cast<NodeSpec&>(*n) = std::move(spec);
-  return publish(n);
+  return publish(n, nullptr);
 }
 
 Draft::Draft(OpKind k, uint8_t op, DType t, Device d) : n_(fresh_node()) {
@@ -312,11 +321,19 @@ Draft::Draft(OpKind k, uint8_t op, DType t, Device d) : n_(fresh_node()) {
   n_->device = d;
 }
 
+void Draft::copy_shape(const Node& in) {
+  Shape& shape = n_->shape;  // empty: a pooled node's (its memory kept) or a new one's
+  // Element by element, not assigned: assigning a few words is a call of memmove, and this runs
+  // for nearly every node built.
+  for (int64_t d : in.shape) shape.push_back(d);
+  same_data_ = &in;
+}
+
 Draft::~Draft() {
   if (n_) retire(n_);
 }
 
-NodeRef make_node(Draft&& d) { return publish(std::exchange(d.n_, nullptr)); }
+NodeRef make_node(Draft&& d) { return publish(std::exchange(d.n_, nullptr), d.same_data_); }
 
 // The inputs are released after the lock, since freeing takes it. A short list (the pool
 // keeps only those, kRoomy) is moved out element by element, so that the node's own list keeps
@@ -332,8 +349,8 @@ void set_realized(const Node& n, BufferRef b) {
     if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
     node.cse_hash = 0;
     node.realized_ = std::move(b);
+    node.chain_input = nullptr;  // (its inputs go below)
     node.has_result_.store(true, std::memory_order_release);
-    note_realized();
     if (node.inputs.size() > kRoomy) {
       many.swap(node.inputs);
     } else {
@@ -371,7 +388,8 @@ bool is_relu(const NodeSpec& n) {
 }
 
 size_t constant_hash(const NodeSpec& n) {
-  return hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
+  const size_t h = hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
+  return h ? h : 1;  // never 0, the value_hash of a node that carries no constant
 }
 
 size_t data_hash(const NodeSpec& n) {

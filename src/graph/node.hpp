@@ -94,30 +94,19 @@ struct Node : NodeSpec {
   // random draw). Its inputs are left out: the signature mixes in theirs as they are when it
   // walks (an input evaluated since this node was built is a leaf by then).
   size_t local_hash = 0;
-  // constant_hash of a Scalar node or of a Binary node's immediate (0 for other nodes): the
-  // signature numbers constants by value.
+  // constant_hash of a Scalar node or of a Binary node's immediate (never 0), 0 for other
+  // nodes: the signature numbers constants by value.
   size_t value_hash = 0;
   // The hash of the node's dtype, device and shape (data_hash): its token in the signature
   // once it is a leaf, whatever computed it, hashed here for the same reason.
   size_t leaf_hash = 0;
-  uint32_t depth = 0;  // longest chain of unevaluated nodes below, for graph growth limits
-  // The signature of this node as the one output of an evaluation, found when it was built,
-  // for a node with one input that is a leaf or has a chain itself (a loop's steps, x * 2 + 1):
-  // the hash and the values the walk would find (graph/signature.cpp). It holds while no node
-  // has been evaluated since (`realized`) and nothing else references the nodes below; the
-  // signature checks both, and then skips the walk of every node but their counts.
-  struct Chain {
-    static constexpr size_t kValues = 4;  // the leaf and up to 3 distinct constants
-    size_t hash = 0;
-    uint64_t realized = 0;  // evaluations stored when it was found
-    uint8_t count = 0;      // values; 0: no chain
-    const Node* values[kValues];
-    uint32_t length = 0;  // unevaluated nodes below: the nodes whose counts the check reads
-    // The input, read by that check: beside the count (refs_, declared right after `chain`),
-    // so each node below costs the check one cache line, not three (node, input list, node).
-    const Node* next = nullptr;
-  };
-  Chain chain;  // (kept last of the public fields: see Chain::next)
+  // Longest chain of unevaluated nodes below, for graph growth limits; 0 for a Buffer leaf.
+  uint32_t depth = 0;
+  // inputs[0] of a node with one input, null for others and for a Random or a Collective (whose
+  // input the signature does not walk; graph/signature.cpp): the next step down a chain, kept
+  // beside the count and the result flag, so that the signature's walk of a loop's steps reads
+  // one cache line per node and not three (node, input list, node).
+  const Node* chain_input = nullptr;
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
   // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a
@@ -131,6 +120,8 @@ struct Node : NodeSpec {
   }
   // The evaluated data: a Buffer leaf's own buffer, or the stored result.
   BufferRef storage() const { return kind == OpKind::Buffer ? buffer : realized(); }
+  // Whether the result is stored (is_leaf without reading the kind; a Buffer has depth 0).
+  bool has_result() const { return has_result_.load(std::memory_order_acquire); }
   // References to the node (its use_count): read by the signature's walk on every node.
   long ref_count() const { return refs_.load(std::memory_order_relaxed); }
   // Inputs as the planner sees them: none once evaluated.
@@ -141,7 +132,7 @@ struct Node : NodeSpec {
   friend void retain(const Node* n) noexcept;
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
-  friend NodeRef publish(Node* n);
+  friend NodeRef publish(Node* n, const Node* same_data);
   friend void retire(Node* n) noexcept;
   friend bool drop_under_lock(const Node& n) noexcept;
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
@@ -200,14 +191,12 @@ Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* h
 // The same into `sig`, whose list keeps its memory: for the evaluation path, which reuses one
 // Signature rather than allocating a list per evaluation.
 void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig);
+// The same by the general walk alone, never a chain's shortcut (for tests: both must agree).
+Signature walked_signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held);
 // Unevaluated nodes below `outputs` (not the outputs themselves) that something besides the
 // graph still references, such as an Array the program keeps: in the order the walk finishes
 // them, views and constants left out (see signature.cpp).
 std::vector<NodeRef> held_nodes(const std::vector<NodeRef>& outputs);
-// Finds n's Node::chain, n being new (make_node).
-void note_chain(Node& n);
-// Marks that a node was evaluated (set_realized): the chains found before no longer hold.
-void note_realized();
 // Number of live hash-consed nodes (for tests).
 size_t live_node_count();
 

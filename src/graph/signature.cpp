@@ -166,92 +166,55 @@ struct Hasher {
   }
 };
 
-// Evaluations so far that stored a result (set_realized): a node's chain is what the walk
-// would find only while no node has been evaluated since it was built.
-std::atomic<uint64_t> g_realized{0};
+// The signature of a chain (a loop's steps, x * 2 + 1): one output above nodes of one input
+// each, every one below it referenced only by the node above (so none is held, none reached
+// twice), down to a leaf. The walk's hash and values, by its rule, without its tables: one pass
+// down that collects the nodes, one pass up that hashes them and numbers the constants by a
+// linear search among the few distinct ones. False, with `sig` left to the walk, for any other
+// graph, and for a chain of more than kChainConstants distinct constants (a search among many
+// wants the walk's table).
+constexpr size_t kChainConstants = 8;
 
-// Whether n's chain (Node::chain) is what a walk of n as the only output would find now:
-// nothing evaluated since n was built (so every node below is as it was), and nothing but
-// the chain's own edges referencing the nodes below n (so none is held, none reached twice).
-// The check reads each node's count, the walk's least part.
-bool chain_holds(const Node& n) {
-  if (n.chain.count == 0 || n.chain.realized != g_realized.load(std::memory_order_acquire))
-    return false;
-  const Node* p = &n;
-  for (uint32_t i = n.chain.length; i > 0; --i) {  // (none evaluated: the count says)
-    p = p->chain.next;
-    if (p->ref_count() != 1) return false;
+bool chain_signature(const Node& top, Signature& sig, size_t& h) {
+  thread_local std::vector<const Node*> path;
+  path.clear();
+  // Down: Node::chain_input and the count, the result flag and the depth (0: a Buffer leaf),
+  // all in one cache line of each node.
+  const Node* p = &top;
+  for (; p->depth != 0 && !p->has_result(); p = p->chain_input) {
+    if (!p->chain_input || (p != &top && p->ref_count() != 1)) return false;
+    path.push_back(p);
   }
+  if (path.empty()) return false;  // the output is itself a leaf
+  sig.values.push_back(p);         // the walk's first value
+  size_t below = hash_mix(p->leaf_hash, 0);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    const Node& n = **it;
+    below = hash_mix(n.local_hash + 1, below);  // Hasher::hash_node's rule
+    if (n.value_hash == 0) continue;            // not a constant (constant_hash is never 0)
+    size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
+    const size_t count = sig.values.size();
+    while (place < count &&
+           !(sig.values[place]->value_hash == n.value_hash && same_constant(*sig.values[place], n)))
+      ++place;
+    if (place == count) {
+      if (count == 1 + kChainConstants) return false;
+      sig.values.push_back(&n);
+    }
+    below = hash_mix(below, place);
+  }
+  h = hash_mix(h, below);
   return true;
 }
 
 }  // namespace
 
-void note_chain(Node& n) {
-  Node::Chain& c = n.chain;  // filled in place: a copy of a chain built aside stalls the store
-  c.count = 0;
-  if (n.inputs.size() != 1 || n.kind == OpKind::Random || n.kind == OpKind::Collective) return;
-  const uint64_t now = g_realized.load(std::memory_order_acquire);
-  const Node& in = *n.inputs[0];
-  size_t below;
-  uint8_t count;
-  if (in.is_leaf()) {  // the walk's first value
-    c.values[0] = &in;
-    count = 1;
-    c.length = 0;
-    below = hash_mix(in.leaf_hash, 0);
-  } else if (in.chain.count != 0 && in.chain.realized == now) {
-    count = in.chain.count;
-    std::copy(in.chain.values, in.chain.values + count, c.values);
-    c.length = in.chain.length + 1;
-    below = in.chain.hash;
-  } else {
-    return;
-  }
-  size_t h = hash_mix(n.local_hash + 1, below);  // Hasher::hash_node's rule
-  if (n.kind == OpKind::Scalar || n.immediate()) {
-    size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
-    while (place < count &&
-           !(c.values[place]->value_hash == n.value_hash && same_constant(*c.values[place], n)))
-      ++place;
-    if (place == count) {
-      if (count == Node::Chain::kValues) return;  // too many constants to keep (count stays 0)
-      c.values[count++] = &n;
-    }
-    h = hash_mix(h, place);
-  }
-  c.hash = h;
-  c.realized = now;
-  c.next = &in;
-  c.count = count;  // last: a chain is whole once its count says so
-}
+namespace {
 
-void note_realized() {
-  g_realized.store(g_realized.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
-  Signature sig;
-  sig.values.reserve(8);  // one allocation for most graphs
-  signature(outputs, held, sig);
-  return sig;
-}
-
-void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig) {
+// The walk itself, for any graph: sig.hash and sig.values, held found when asked for.
+void walk(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig,
+          size_t h) {
   sig.values.clear();
-  size_t h = hash_mix(0x6b696c6e, kCount ^ outputs.size());  // "kiln"
-  // One output whose chain holds: its hash and values, kept since it was built, are the walk's.
-  if (outputs.size() == 1 && chain_holds(*outputs[0])) {
-    const Node::Chain& c = outputs[0]->chain;
-    sig.values.assign(c.values, c.values + c.count);
-    h = hash_mix(h, c.hash);
-    if (held) {
-      held->clear();
-      h = hash_mix(h, kCount ^ 0);
-    }
-    sig.hash = h;
-    return;
-  }
   thread_local Scratch scratch;
   scratch.index.clear();
   scratch.seen.clear();
@@ -265,6 +228,40 @@ void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, 
     h = hash_mix(h, kCount ^ held->size());
   }
   sig.hash = h;
+}
+
+size_t first_hash(const std::vector<NodeRef>& outputs) {
+  return hash_mix(0x6b696c6e, kCount ^ outputs.size());  // "kiln"
+}
+
+}  // namespace
+
+Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
+  Signature sig;
+  sig.values.reserve(8);  // one allocation for most graphs
+  signature(outputs, held, sig);
+  return sig;
+}
+
+void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig) {
+  sig.values.clear();
+  size_t h = first_hash(outputs);
+  // One output above a chain: its hash and values without the walk's tables.
+  if (outputs.size() == 1 && chain_signature(*outputs[0], sig, h)) {
+    if (held) {
+      held->clear();
+      h = hash_mix(h, kCount ^ 0);
+    }
+    sig.hash = h;
+    return;
+  }
+  walk(outputs, held, sig, first_hash(outputs));
+}
+
+Signature walked_signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
+  Signature sig;
+  walk(outputs, held, sig, first_hash(outputs));
+  return sig;
 }
 
 size_t structural_hash(const std::vector<NodeRef>& outputs) { return signature(outputs).hash; }
