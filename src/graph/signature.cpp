@@ -105,8 +105,8 @@ struct Scratch {
 // The hash of a node is its own part, hashed when it was built (Node::local_hash) with its
 // number of inputs now, then each input's hash, then which constant it is; a leaf's is its data
 // (dtype, device, shape: Node::leaf_hash, whatever computed it) and which value it is. Values
-// are numbered as the walk finishes them (inputs before the node), which is what lets a node
-// hash its chain when it is built (Node::chain, note_chain below): the same hash, by the same
+// are numbered as the walk finishes them (inputs before the node), which is what lets a chain
+// be hashed in one pass up from its leaf (chain_signature below): the same hash, by the same
 // rule, as this walk would give.
 struct Hasher {
   PtrMap<size_t>& index;
