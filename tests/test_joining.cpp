@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuda/library.hpp"
+#include "graph/node.hpp"
 #include "support/fixture_cases.hpp"
 #include "support/gpu.hpp"
 
@@ -505,6 +506,70 @@ TEST_CASE(
 
 GPU_TEST_CASE("take's Raise on the GPU: checked in the gathering kernel, as on the host") {
   check_take_raise(kiln::cuda());
+}
+
+namespace {
+
+// take in Raise mode leaves out the range check (the gather clamps, which changes no index in
+// range) only for indices whose range kiln knows from how they were made and that lies in
+// [0, n): randint(0, n), argsort along n, an integer arange inside the axis, flatnonzero of a
+// mask of n, views and value-keeping casts of these; never for others. The values are the
+// gather NumPy's take gives, worked out here from the indices' own values.
+void check_take_known_range(kiln::Device d) {
+  namespace graph = kiln::graph;
+  Array x = kiln::arange(100.0, 110.0, 1.0, DType::Float64, d).eval();  // 10 elements
+  kiln::random::Generator g(5, d);
+  auto mode_of = [](const Array& y) {
+    const graph::Node* n = graph::below_reshapes(y.node().get());
+    REQUIRE(n->kind == graph::OpKind::Remap);
+    return n->attr<graph::RemapAttrs>().axes[0].mode;
+  };
+  auto expect = [&](const Array& idx) {
+    std::vector<double> out;
+    for (int64_t i : idx.astype(DType::Int64).to_vector<int64_t>())
+      out.push_back(100.0 + static_cast<double>(i < 0 ? i + 10 : i));
+    return out;
+  };
+  const Array unchecked[] = {
+      g.randint(0, 10, {300}, DType::Int64).eval(),  // evaluated: the draw's bounds stay
+      g.randint(3, 7, {40}, DType::Int32),
+      g.randint(0, 10, {6, 5}, DType::Int16).T(),  // a cast of an int32 draw, then a view
+      kiln::argsort(kiln::sin(kiln::arange(0.0, 10.0, 1.0, DType::Float64, d))),
+      kiln::arange(9, -1, -1, DType::Int64, d),
+      kiln::flatnonzero(kiln::arange(0.0, 10.0, 1.0, DType::Float64, d) > 4.5),
+  };
+  for (size_t i = 0; i < std::size(unchecked); ++i) {
+    INFO("unchecked " << i);
+    Array y = kiln::take(x, unchecked[i]);
+    CHECK(mode_of(y) == graph::IndexMode::Clamp);
+    CHECK(y.to_vector<double>() == expect(unchecked[i]));
+  }
+  const Array checked[] = {
+      g.randint(0, 11, {20}, DType::Int64),  // 10 may come: out of range
+      g.randint(-1, 5, {20}, DType::Int64),  // -1: in range for Raise, clamped by Clip
+      kiln::arange(0, 11, 1, DType::Int64, d),
+      g.randint(0, 10, {20}, DType::Int16).eval(),  // an evaluated cast: its history is gone
+      kiln::asarray(std::vector<int64_t>{0, 9, 3}, Shape{3}, d),
+      kiln::argsort(kiln::arange(0.0, 12.0, 1.0, DType::Float64, d)),  // positions up to 11
+  };
+  for (size_t i = 0; i < std::size(checked); ++i) {
+    INFO("checked " << i);
+    CHECK(mode_of(kiln::take(x, checked[i])) == graph::IndexMode::Raise);
+  }
+  CHECK(kiln::take(x, checked[1]).to_vector<double>() == expect(checked[1]));
+  CHECK_THROWS_AS(kiln::take(x, checked[2]).eval(), kiln::ShapeError);  // 10 is read
+  // Wrap asked for stays Wrap.
+  CHECK(mode_of(kiln::take(x, unchecked[0], 0, kiln::TakeMode::Wrap)) == graph::IndexMode::Wrap);
+}
+
+}  // namespace
+
+TEST_CASE("take's Raise leaves out the check for indices known to be in range, and only then") {
+  check_take_known_range(kiln::host());
+}
+
+GPU_TEST_CASE("take's Raise on the GPU leaves out the check for indices known to be in range") {
+  check_take_known_range(kiln::cuda());
 }
 
 TEST_CASE("integer arrays on several axes gather in one kernel, their indices checked first") {

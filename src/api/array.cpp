@@ -7,6 +7,7 @@
 #include "api/promotion.hpp"
 #include "graph/dtype_table.hpp"
 #include "graph/shape.hpp"
+#include "graph/value_range.hpp"
 #include "kiln/selection.hpp"
 #include "runtime/backends.hpp"
 #include "runtime/pipeline.hpp"
@@ -228,6 +229,11 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis, TakeMo
     throw ShapeError("take: cannot take " + std::to_string(count) + " elements from axis " +
                      std::to_string(ax) + ", which is empty");
   }
+  // Indices known to lie in [0, n) by how they were made (randint(0, n), argsort along an axis
+  // of n, graph/value_range.hpp) need no check: clamping them, which changes none, gathers
+  // without the check's words and the wait for them at the end of the evaluation.
+  const auto known = graph::known_range(api::node_of(indices));
+  if (mode == TakeMode::Raise && known && known->lo >= 0 && known->hi < n) mode = TakeMode::Clip;
   std::vector<graph::RemapAxis> axes(a.ndim());
   axes[ax] = {mode == TakeMode::Wrap   ? graph::IndexMode::Wrap
               : mode == TakeMode::Clip ? graph::IndexMode::Clamp

@@ -1,0 +1,82 @@
+#include "graph/value_range.hpp"
+
+#include <limits>
+#include <type_traits>
+
+namespace kiln::graph {
+namespace {
+
+// Whether every value of r fits in the integer dtype t, so a cast to t keeps each one.
+bool holds(DType t, IntRange r) {
+  return visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if constexpr (std::is_unsigned_v<T>)
+        return r.lo >= 0 && static_cast<uint64_t>(r.hi) <= std::numeric_limits<T>::max();
+      else
+        return r.lo >= std::numeric_limits<T>::min() && r.hi <= std::numeric_limits<T>::max();
+    } else {
+      return false;
+    }
+  });
+}
+
+// An integer arange: first + i * delta for i < length, both constants integers (creation.cpp
+// keeps them so when the dtype holds them), its ends in the dtype (then no value wraps).
+std::optional<IntRange> iota_range(const Node& n) {
+  const Node& first = *n.inputs[0];
+  const Node& delta = *n.inputs[1];
+  if (first.kind != OpKind::Scalar || delta.kind != OpKind::Scalar || n.shape.at(0) == 0)
+    return std::nullopt;
+  const Scalar& a = first.scalar_value();
+  const Scalar& d = delta.scalar_value();
+  if (a.kind() != Scalar::Kind::Int || d.kind() != Scalar::Kind::Int) return std::nullopt;
+  const __int128 start = a.as_int(),
+                 end = start + static_cast<__int128>(n.shape[0] - 1) * d.as_int();
+  const __int128 lo = start < end ? start : end, hi = start < end ? end : start;
+  if (lo < std::numeric_limits<int64_t>::min() || hi > std::numeric_limits<int64_t>::max())
+    return std::nullopt;
+  const IntRange r{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+  return holds(n.dtype, r) ? std::optional(r) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<IntRange> known_range(const Node& n) {
+  if (!is_integer(n.dtype)) return std::nullopt;
+  // What the node itself says, evaluated or not (its attributes and shape stay).
+  if (n.kind == OpKind::Random) {
+    if (n.random_dist() != RandomDist::Randint) return std::nullopt;
+    const RandomAttrs& draw = n.attr<RandomAttrs>();  // [a, b), b > a (random.cpp checks)
+    return IntRange{draw.a.as_int(), draw.b.as_int() - 1};
+  }
+  if (n.kind == OpKind::Sort) {  // argsort: positions along the last axis
+    if (n.sort_op() != SortOp::Indices || n.shape.empty() || n.shape.back() == 0)
+      return std::nullopt;
+    return IntRange{0, n.shape.back() - 1};
+  }
+  // The rest follows inputs, which an evaluated node no longer has.
+  if (n.is_leaf()) return std::nullopt;
+  switch (n.kind) {
+    case OpKind::Iota:
+      return iota_range(n);
+    case OpKind::Reshape:
+    case OpKind::Permute:
+    case OpKind::Slice:
+    case OpKind::Broadcast:  // the input's values, some of them, rearranged
+      return known_range(*n.inputs[0]);
+    case OpKind::Cast: {
+      const auto r = known_range(*n.inputs[0]);
+      return r && holds(n.dtype, *r) ? r : std::nullopt;
+    }
+    case OpKind::Compress: {  // flatnonzero: positions in its mask
+      if (n.inputs.size() != 1) return std::nullopt;
+      const int64_t size = shape_size(n.inputs[0]->shape);
+      return size > 0 ? std::optional(IntRange{0, size - 1}) : std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace kiln::graph
