@@ -457,12 +457,16 @@ void bench_selection() {
   kiln::random::Generator g(7, kiln::cuda());
   auto x = g.uniform(0, 1, {n}, kiln::DType::Float32).eval();
   auto idx = g.randint(0, n, {n / 2}, kiln::DType::Int64).eval();
+  // The same indices with no history (as loaded or computed ones): take checks them.
+  auto idx_unknown = (idx + 0).eval();
   auto small = g.uniform(0, 1, {n / 8}, kiln::DType::Float32).eval();
   auto at = g.randint(0, n / 8, {n / 2}, kiln::DType::Int64).eval();
   auto updates = g.uniform(0, 1, {n / 2}, kiln::DType::Float32).eval();
   print("selection",
         {{"cumsum_ms", time_ms([&] { kiln::cumsum(x).eval(); }, 10, 5)},
+         // randint(0, n)'s indices, which take knows are in range (graph/value_range.hpp).
          {"take_ms", time_ms([&] { kiln::take(x, idx).eval(); }, 10, 5)},
+         {"take_checked_ms", time_ms([&] { kiln::take(x, idx_unknown).eval(); }, 10, 5)},
          // Clip mode: the same gather with no range check, so no read of the
          // check's words (a wait for the GPU) at the end of each evaluation.
          {"take_clip_ms",

@@ -552,6 +552,8 @@ def rows(r):
                                 ("mask", "x[x > 0.5], 2^27 float32", 1.0)):
         if f"{what}_ms" in c and f"{what}_torch_ms" in p:
             extra = f" (Clip mode, no check: {c['take_clip_ms']:.3f} ms)" if what == "take" and "take_clip_ms" in c else ""
+            if what == "take" and "take_checked_ms" in c:  # randint's indices are known in range
+                extra += f" (indices of unknown range, checked: {c['take_checked_ms']:.3f} ms)"
             out.append((label, f"{c[what + '_ms']:.3f} ms{extra}",
                         f"torch {p[what + '_torch_ms']:.3f} ms; CuPy {p.get(what + '_cupy_ms', float('nan')):.3f} ms",
                         f"{ratio(c[what + '_ms'], p[what + '_torch_ms']):.2f}x torch", f"<= {target}x torch (issue 13)"))
