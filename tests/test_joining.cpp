@@ -560,6 +560,21 @@ void check_take_known_range(kiln::Device d) {
   CHECK_THROWS_AS(kiln::take(x, checked[2]).eval(), kiln::ShapeError);  // 10 is read
   // Wrap asked for stays Wrap.
   CHECK(mode_of(kiln::take(x, unchecked[0], 0, kiln::TakeMode::Wrap)) == graph::IndexMode::Wrap);
+  // take_along_axis checks its indices when called (an evaluation of any(out of range)), except
+  // those known in range: argsort's along either axis of m sorts m, and nothing runs at the call.
+  Array m = kiln::sin(kiln::arange(0.0, 12.0, 1.0, DType::Float64, d)).reshape({3, 4}).eval();
+  for (int ax : {0, 1}) {
+    INFO("axis " << ax);
+    kiln::reset_engine_stats();
+    Array sorted = kiln::take_along_axis(m, kiln::argsort(m, ax), ax);
+    CHECK(kiln::engine_stats().plans == 0);
+    CHECK(sorted.to_vector<double>() == kiln::sort(m, ax).to_vector<double>());
+  }
+  Array order = kiln::argsort(m, 1).eval() + 0;  // the same positions, computed: checked
+  kiln::reset_engine_stats();
+  Array picked = kiln::take_along_axis(m, order, 1);
+  CHECK(kiln::engine_stats().plans == 1);
+  CHECK(picked.to_vector<double>() == kiln::sort(m, 1).to_vector<double>());
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ Array compress(const Array& condition, const Array& a, std::optional<int> axis =
 // NumPy's take_along_axis: out[..., j, ...] = a[..., indices[..., j, ...], ...] along axis (none:
 // of the raveled a, indices 1-d). a and indices have one rank; their other axes broadcast. Negative
 // indices count from the end; one out of range throws ShapeError (the indices are evaluated to
-// see it, as take's Raise). One gather, fused with what reads it, like take.
+// see it when called, unless their range is known from how they were made, as argsort's: see
+// take). One gather, fused with what reads it, like take.
 Array take_along_axis(const Array& a, const Array& indices, std::optional<int> axis);
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 
 #include "graph/draft.hpp"
 #include "graph/shape.hpp"
+#include "graph/value_range.hpp"
 #include "runtime/pipeline.hpp"
 
 namespace kiln::api {
@@ -232,6 +233,10 @@ std::pair<int64_t, int64_t> value_range(const Array& a) {
 }
 
 std::optional<int64_t> out_of_range(const Array& indices, int64_t n) {
+  // Indices whose range is known from how they were made (argsort's positions for
+  // take_along_axis, say) need no pass: nothing is evaluated, nothing waited for.
+  const auto known = graph::known_range(node_of(indices));
+  if (known && known->lo >= -n && known->hi < n) return std::nullopt;
   const Array i = indices.astype(DType::Int64);  // fused into the test; -n fits any dtype then
   if (!any((i < -n) | (i >= n)).item<bool>()) return std::nullopt;
   const auto [lo, hi] = value_range(indices);

@@ -68,7 +68,8 @@ Array finish(NodeRef n);
 // plan with one wait (bincount's range; out_of_range's message).
 std::pair<int64_t, int64_t> value_range(const Array& a);
 // An index of `indices` outside [-n, n) (the smallest below, else the largest above), or none:
-// one pass over the indices (is any out of range?) and, only when one is, value_range.
+// none at once for indices whose range is known inside (graph/value_range.hpp), else one pass
+// over the indices (is any out of range?) and, only when one is, value_range.
 std::optional<int64_t> out_of_range(const Array& indices, int64_t n);
 
 // The depth of unevaluated nodes at which a chain is evaluated, so a loop that keeps
