@@ -1,9 +1,8 @@
 #include "api/promotion.hpp"
 
-#include <limits>
 #include <string>
-#include <type_traits>
 
+#include "graph/value_range.hpp"
 #include "kiln/errors.hpp"
 
 namespace kiln::api {
@@ -36,19 +35,9 @@ DType weak_result(DType array, const Scalar& s) {
 
 // NumPy 2 refuses a Python integer that the array's integer dtype cannot hold (OverflowError)
 // rather than wrapping it or widening the result.
+// (kiln's scalars hold int64: a uint64_t above 2^63 arrives negative, and does not fit.)
 bool fits(const Scalar& s, DType t) {
-  if (s.kind() != Scalar::Kind::Int || !is_integer(t) || t == DType::Int64) return true;
-  const int64_t v = s.as_int();
-  return visit_dtype(t, [&](auto z) {
-    using T = decltype(z);
-    if constexpr (std::is_same_v<T, uint64_t>)
-      return v >= 0;  // (kiln's scalars hold int64: a uint64_t above 2^63 arrives negative)
-    else if constexpr (std::is_integral_v<T>)
-      return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-             v <= static_cast<int64_t>(std::numeric_limits<T>::max());
-    else
-      return true;
-  });
+  return s.kind() != Scalar::Kind::Int || !is_integer(t) || graph::holds(t, s.as_int());
 }
 
 void check_fits(const Scalar& s, DType t, const char* what) {

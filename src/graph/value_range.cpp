@@ -7,19 +7,7 @@ namespace kiln::graph {
 namespace {
 
 // Whether every value of r fits in the integer dtype t, so a cast to t keeps each one.
-bool holds(DType t, IntRange r) {
-  return visit_dtype(t, [&](auto z) {
-    using T = decltype(z);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if constexpr (std::is_unsigned_v<T>)
-        return r.lo >= 0 && static_cast<uint64_t>(r.hi) <= std::numeric_limits<T>::max();
-      else
-        return r.lo >= std::numeric_limits<T>::min() && r.hi <= std::numeric_limits<T>::max();
-    } else {
-      return false;
-    }
-  });
-}
+bool holds_all(DType t, IntRange r) { return holds(t, r.lo) && holds(t, r.hi); }
 
 // An integer arange: first + i * delta for i < length, both constants integers (creation.cpp
 // keeps them so when the dtype holds them), its ends in the dtype (then no value wraps).
@@ -37,10 +25,23 @@ std::optional<IntRange> iota_range(const Node& n) {
   if (lo < std::numeric_limits<int64_t>::min() || hi > std::numeric_limits<int64_t>::max())
     return std::nullopt;
   const IntRange r{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
-  return holds(n.dtype, r) ? std::optional(r) : std::nullopt;
+  return holds_all(n.dtype, r) ? std::optional(r) : std::nullopt;
 }
 
 }  // namespace
+
+bool holds(DType t, int64_t v) {
+  return visit_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, uint64_t>)
+      return v >= 0;  // (every non-negative int64 is a uint64)
+    else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+             v <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    else
+      return false;
+  });
+}
 
 std::optional<IntRange> known_range(const Node& n) {
   if (!is_integer(n.dtype)) return std::nullopt;
@@ -67,7 +68,7 @@ std::optional<IntRange> known_range(const Node& n) {
       return known_range(*n.inputs[0]);
     case OpKind::Cast: {
       const auto r = known_range(*n.inputs[0]);
-      return r && holds(n.dtype, *r) ? r : std::nullopt;
+      return r && holds_all(n.dtype, *r) ? r : std::nullopt;
     }
     case OpKind::Compress: {  // flatnonzero: positions in its mask
       if (n.inputs.size() != 1) return std::nullopt;

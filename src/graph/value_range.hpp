@@ -14,6 +14,9 @@ struct IntRange {
   int64_t lo = 0, hi = 0;  // closed: every value v has lo <= v <= hi
 };
 
+// Whether the integer dtype t holds v (false for any other dtype).
+bool holds(DType t, int64_t v);
+
 // The range of n's values, or nullopt where nothing is known (a computed or loaded array, a
 // float one, an evaluated view or cast, whose history is gone).
 std::optional<IntRange> known_range(const Node& n);
