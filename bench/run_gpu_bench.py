@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The H200 benchmarks of PERFORMANCE.md: kiln (build/bin/gpu_bench) beside CuPy and PyTorch,
-on the same GPU in the same run. Writes bench/results/h200.json and bench/results/h200.md.
+on the same GPU in the same run. Writes bench/results/h200.json and bench/results/h200.md (named
+after the card that ran them: h100.* on an H100, whose figures are not the H200's).
 
 usage: run_gpu_bench.py BUILD_DIR OUT_DIR [workload ...]
 """
@@ -641,10 +642,19 @@ def table(title, header, rows_):
             ["| " + " | ".join(row) + " |" for row in rows_])
 
 
+def card(gpu):
+    """The results' file name and title: the card they were measured on."""
+    for name in ("H200", "H100"):
+        if name in (gpu or ""):
+            return name
+    return "GPU"
+
+
 def write(r):
-    with open(os.path.join(OUT, "h200.json"), "w") as f:
+    name = card(r.get("gpu"))
+    with open(os.path.join(OUT, name.lower() + ".json"), "w") as f:
         json.dump(r, f, indent=2, sort_keys=True)
-    lines = [f"# kiln on the H200 ({r['date']}, {r.get('gpu')})", "",
+    lines = [f"# kiln on the {name} ({r['date']}, {r.get('gpu')})", "",
              "Written by bench/run_gpu_bench.py; do not edit by hand.", "",
              "| workload | kiln | peers (same run) | ratio | target |", "|---|---|---|---|---|"]
     for row in rows(r):
@@ -661,7 +671,7 @@ def write(r):
     lines.append("")
     if "copy_tbps" in r["peers"]:
         lines.append(f"Device-to-device copy bandwidth (read + write): {r['peers']['copy_tbps']:.2f} TB/s.")
-    with open(os.path.join(OUT, "h200.md"), "w") as f:
+    with open(os.path.join(OUT, name.lower() + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
