@@ -512,8 +512,9 @@ namespace {
 
 // take in Raise mode leaves out the range check (the gather clamps, which changes no index in
 // range) only for indices whose range kiln knows from how they were made and that lies in
-// [0, n): randint(0, n), argsort along n, an integer arange inside the axis, flatnonzero of a
-// mask of n, views and value-keeping casts of these; never for others. The values are the
+// [0, n): randint(0, n), argsort along n, argmax and argmin along n, an integer arange inside
+// the axis, flatnonzero of a mask of n, views and value-keeping casts of these; never for
+// others. The values are the
 // gather NumPy's take gives, worked out here from the indices' own values.
 void check_take_known_range(kiln::Device d) {
   namespace graph = kiln::graph;
@@ -537,6 +538,8 @@ void check_take_known_range(kiln::Device d) {
       kiln::argsort(kiln::sin(kiln::arange(0.0, 10.0, 1.0, DType::Float64, d))),
       kiln::arange(9, -1, -1, DType::Int64, d),
       kiln::flatnonzero(kiln::arange(0.0, 10.0, 1.0, DType::Float64, d) > 4.5),
+      kiln::argmax(kiln::cos(kiln::arange(0.0, 30.0, 1.0, DType::Float64, d)).reshape({3, 10}), -1),
+      kiln::argmin(kiln::cos(kiln::arange(0.0, 10.0, 1.0, DType::Float64, d))),  // flattened
   };
   for (size_t i = 0; i < std::size(unchecked); ++i) {
     INFO("unchecked " << i);
@@ -551,6 +554,8 @@ void check_take_known_range(kiln::Device d) {
       g.randint(0, 10, {20}, DType::Int16).eval(),  // an evaluated cast: its history is gone
       kiln::asarray(std::vector<int64_t>{0, 9, 3}, Shape{3}, d),
       kiln::argsort(kiln::arange(0.0, 12.0, 1.0, DType::Float64, d)),  // positions up to 11
+      kiln::argmax(kiln::arange(0.0, 24.0, 1.0, DType::Float64, d).reshape({2, 12}), 1),
+      kiln::argmax(kiln::arange(0.0, 22.0, 1.0, DType::Float64, d).reshape({11, 2}), 0).eval(),
   };
   for (size_t i = 0; i < std::size(checked); ++i) {
     INFO("checked " << i);
@@ -569,6 +574,10 @@ void check_take_known_range(kiln::Device d) {
     Array sorted = kiln::take_along_axis(m, kiln::argsort(m, ax), ax);
     CHECK(kiln::engine_stats().plans == 0);
     CHECK(sorted.to_vector<double>() == kiln::sort(m, ax).to_vector<double>());
+    kiln::reset_engine_stats();
+    Array top = kiln::take_along_axis(m, kiln::argmax(m, ax, true), ax);
+    CHECK(kiln::engine_stats().plans == 0);
+    CHECK(top.to_vector<double>() == kiln::max(m, ax, true).to_vector<double>());
   }
   Array order = kiln::argsort(m, 1).eval() + 0;  // the same positions, computed: checked
   kiln::reset_engine_stats();

@@ -269,8 +269,9 @@ using Operand = std::variant<Array, Scalar>;
 // count from the end in Raise mode, as NumPy's. An index that no evaluated element reads (a
 // slice of take's result evaluated alone) is not read, so not checked; nor are indices whose
 // range kiln knows from how they were made and finds inside [0, n) (randint(0, n), argsort
-// along an axis of n, an integer arange, flatnonzero of a mask of n elements, and unevaluated
-// views and value-keeping casts of these): they cannot fail, and the gather skips the check.
+// along an axis of n, unevaluated argmax and argmin along an axis of n, an integer arange,
+// flatnonzero of a mask of n elements, and unevaluated views and value-keeping casts of these):
+// they cannot fail, and the gather skips the check.
 enum class TakeMode { Raise, Wrap, Clip };
 // NumPy's take: the elements of a at `indices` (an integer array of any shape) along axis
 // (none: of the raveled a); the result's shape is a's with that axis replaced by the indices'

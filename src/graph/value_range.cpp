@@ -70,6 +70,14 @@ std::optional<IntRange> known_range(const Node& n) {
       const auto r = known_range(*n.inputs[0]);
       return r && holds_all(n.dtype, *r) ? r : std::nullopt;
     }
+    case OpKind::Reduce: {  // argmax, argmin: positions along the one axis reduced
+      const ReduceOp op = n.reduce_op();
+      const auto& axes = n.attr<ReduceAttrs>().axes;
+      if ((op != ReduceOp::ArgMax && op != ReduceOp::ArgMin) || axes.size() != 1)
+        return std::nullopt;
+      const int64_t length = n.inputs[0]->shape.at(static_cast<size_t>(axes[0]));
+      return length > 0 ? std::optional(IntRange{0, length - 1}) : std::nullopt;
+    }
     case OpKind::Compress: {  // flatnonzero: positions in its mask
       if (n.inputs.size() != 1) return std::nullopt;
       const int64_t size = shape_size(n.inputs[0]->shape);

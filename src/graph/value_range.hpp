@@ -1,6 +1,6 @@
 // What an integer node's values are known to lie in from how the node was made, not from the
-// values: a randint draw's [low, high), an integer arange's ends, argsort's and flatnonzero's
-// positions, through views and casts that keep every value. take uses it to leave out a range
+// values: a randint draw's [low, high), an integer arange's ends, argsort's, argmax's, argmin's
+// and flatnonzero's positions, through views and casts that keep every value. take uses it to leave out a range
 // check it can prove passes (api/array.cpp): indices drawn by randint(0, n) for an axis of n.
 #pragma once
 #include <cstdint>
