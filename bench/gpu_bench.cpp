@@ -199,6 +199,18 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
                   auto sig = kiln::graph::signature({r.node()});
                 })});
   kv.push_back({"alloc_free_us", us_per([] { kiln::gpu::allocate(0, 4); })});
+  // A 4 MiB result (lazy_loop_200's) recycled by kiln, beside the CUDA pool's own calls for it.
+  kv.push_back({"alloc_free_4mib_us", us_per([] { kiln::gpu::allocate(0, size_t{4} << 20); })});
+  {
+    cudaMemPool_t pool = nullptr;
+    cudaDeviceGetDefaultMemPool(&pool, 0);
+    cudaStream_t stream = kiln::gpu::device(0).stream;
+    kv.push_back({"pool_alloc_free_4mib_us", us_per([&] {
+                    void* p = nullptr;
+                    cudaMallocFromPoolAsync(&p, size_t{4} << 20, pool, stream);
+                    cudaFreeAsync(p, stream);
+                  })});
+  }
   for (int k = 0; k < kStages; ++k)
     kv.push_back({kStageNames[k], us_per([&] { run_stages(s + 1, k); })});
   const auto [group_us, group_burst_us] = run_group_us(s);

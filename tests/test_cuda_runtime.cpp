@@ -185,6 +185,38 @@ GPU_TEST_CASE("allocate: zero bytes, device tag, cache grows on free and is reus
   CHECK(gpu::cached_bytes(0) < n);
 }
 
+// Blocks up to 32 MiB are recycled by kiln on the stream that freed them (a size class is 512
+// bytes up to 1 MiB, then an eighth of the power of two below the size), so a mid-sized
+// evaluation makes no pool call: the block comes back to an allocation of its class, it counts
+// as cached while it waits, and release_cache hands it back.
+GPU_TEST_CASE("allocate: a freed block up to 32 MiB goes to the next allocation of its class") {
+  gpu::release_cache(0);
+  const size_t before = gpu::cached_bytes(0);
+  auto a = gpu::allocate(0, 3 * kMiB + 1);  // class 3.25 MiB (steps of 256 KiB above 2 MiB)
+  void* p = a->data();
+  a.reset();
+  CHECK(gpu::cached_bytes(0) >= before + 3 * kMiB + kMiB / 4);
+  auto b = gpu::allocate(0, 3 * kMiB + kMiB / 5);  // the same class: the same block
+  CHECK(b->data() == p);
+  CHECK(b->nbytes == 3 * kMiB + kMiB / 5);
+  b.reset();
+  auto c = gpu::allocate(0, 3 * kMiB + kMiB / 2);  // the next class: not that block
+  CHECK(c->data() != p);
+  c.reset();
+  gpu::release_cache(0);
+  CHECK(gpu::cached_bytes(0) < 3 * kMiB);
+  // A recycled block holds all it was asked for: written and read back whole, twice.
+  const size_t n = 5 * kMiB + 3;
+  std::vector<unsigned char> in(n), out(n);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (int round = 0; round < 2; ++round) {
+    auto d = gpu::allocate(0, n);
+    gpu::copy_to_device(0, d->data(), in.data(), n, false);
+    gpu::copy_to_host(0, out.data(), d->data(), n, false);
+    CHECK(out == in);
+  }
+}
+
 GPU_TEST_CASE("allocate: out of memory is a clear error, and later allocations still work") {
   const size_t total = gpu::device(0).total_memory;
   std::string msg = message_of([&] { gpu::allocate(0, 2 * total); });

@@ -2,6 +2,7 @@
 // frees are queued on the allocating thread's current kiln stream (cuda/streams.hpp), and the
 // device's default pool keeps freed memory for reuse instead of returning it to the driver at every
 // synchronisation.
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -68,37 +69,49 @@ struct DeviceFree {
   }
 };
 
-// Small blocks (the results of tiny evaluations, reduction scratch) are recycled by kiln
-// itself, with no CUDA call: a freed block goes on a free list by stream and size and is handed
-// out again to an allocation on the same stream. That is safe because whatever is queued on that
-// stream after the reuse runs after everything that used the block before: the block's own
-// stream's work, and (cuda/streams.hpp) other streams' reads, which that stream waited for.
+// Blocks up to 32 MiB (the results of small and mid-sized evaluations, reduction scratch) are
+// recycled by kiln itself, with no CUDA call: a freed block goes on a free list by stream and
+// size class and is handed out again to an allocation on the same stream. That is safe because
+// whatever is queued on that stream after the reuse runs after everything that used the block
+// before: the block's own stream's work, and (cuda/streams.hpp) other streams' reads, which
+// that stream waited for. The pool's own calls (cudaMallocFromPoolAsync, cudaFreeAsync) take
+// the driver's lock and cost microseconds each, a share of an evaluation that launches one
+// kernel over a few MiB (bench/gpu_bench.cpp: tiny, lazy_loop_200).
 class SmallBlocks {
  public:
-  static constexpr size_t kLargest = size_t{1} << 20;
-  static constexpr size_t kGrain = 512;
+  static constexpr size_t kLargest = size_t{32} << 20;
   static constexpr size_t kCap = size_t{256} << 20;  // bytes kept on the free lists at most
 
-  static size_t round(size_t n) { return (n + kGrain - 1) / kGrain * kGrain; }
+  // A block's size class: 512-byte steps up to 1 MiB, then eight steps per power of two (a
+  // block wastes under 12.5%). `index` numbers the classes from 0.
+  struct Class {
+    size_t size, index;
+  };
+  static Class class_of(size_t n) {
+    if (n <= kFine) return {(n + kGrain - 1) / kGrain * kGrain, (n + kGrain - 1) / kGrain};
+    const size_t floor = std::bit_floor(n), step = floor / 8;
+    const size_t size = (n + step - 1) / step * step;  // <= 2 * floor, whose index follows on
+    return {size, kFine / kGrain + 8 * (std::bit_width(floor) - 1 - kFineBits) + size / step - 8};
+  }
 
-  void* take(cudaStream_t stream, size_t rounded) {
+  void* take(cudaStream_t stream, Class c) {
     std::lock_guard lock(mu_);
-    std::vector<std::vector<void*>>* by_size = lists(stream, false);
-    if (!by_size) return nullptr;
-    auto& list = (*by_size)[rounded / kGrain];
+    std::vector<std::vector<void*>>* by_class = lists(stream, false);
+    if (!by_class) return nullptr;
+    auto& list = (*by_class)[c.index];
     if (list.empty()) return nullptr;
     void* p = list.back();
     list.pop_back();
-    held_ -= rounded;
+    held_ -= c.size;
     return p;
   }
   // False when the block is not kept (cap reached, or no memory for the list).
-  bool give(cudaStream_t stream, void* p, size_t rounded) noexcept {
+  bool give(cudaStream_t stream, void* p, Class c) noexcept {
     try {
       std::lock_guard lock(mu_);
-      if (held_ + rounded > kCap) return false;
-      lists(stream, true)->at(rounded / kGrain).push_back(p);
-      held_ += rounded;
+      if (held_ + c.size > kCap) return false;
+      lists(stream, true)->at(c.index).push_back(p);
+      held_ += c.size;
       return true;
     } catch (...) {
       return false;
@@ -108,30 +121,38 @@ class SmallBlocks {
   void release() {
     std::lock_guard lock(mu_);
     for (auto& l : free_)
-      for (auto& blocks : l.by_size) {
+      for (auto& blocks : l.by_class) {
         for (void* p : blocks) cudaFreeAsync(p, l.stream);
         blocks.clear();
       }
     held_ = 0;
   }
+  size_t held() {
+    std::lock_guard lock(mu_);
+    return held_;
+  }
 
  private:
+  static constexpr size_t kGrain = 512;
+  static constexpr int kFineBits = 20;
+  static constexpr size_t kFine = size_t{1} << kFineBits;
+
   std::mutex mu_;
-  // Per stream (few: kiln's own comes first), indexed by size in grains: this runs on every
-  // allocation and free of a tiny evaluation, where a hash map's lookup cost as much as the rest
-  // of the allocation.
+  // Per stream (few: kiln's own comes first), indexed by class: this runs on every allocation
+  // and free of a tiny evaluation, where a hash map's lookup cost as much as the rest of the
+  // allocation.
   struct StreamLists {
     cudaStream_t stream;
-    std::vector<std::vector<void*>> by_size =
-        std::vector<std::vector<void*>>(kLargest / kGrain + 1);
+    std::vector<std::vector<void*>> by_class =
+        std::vector<std::vector<void*>>(class_of(kLargest).index + 1);
   };
   std::vector<StreamLists> free_;
   std::vector<std::vector<void*>>* lists(cudaStream_t stream, bool create) {
     for (auto& l : free_)
-      if (l.stream == stream) return &l.by_size;
+      if (l.stream == stream) return &l.by_class;
     if (!create) return nullptr;
     free_.push_back({stream});
-    return &free_.back().by_size;
+    return &free_.back().by_class;
   }
   size_t held_ = 0;
 };
@@ -143,10 +164,10 @@ PerDevice<SmallBlocks>& small_blocks() {
 
 struct SmallFree {
   SmallBlocks* blocks;
-  size_t rounded;
+  SmallBlocks::Class size;
   DeviceFree fallback;
   void operator()(void* p) const noexcept {
-    if (!blocks->give(fallback.stream, p, rounded)) fallback(p);
+    if (!blocks->give(fallback.stream, p, size)) fallback(p);
   }
 };
 
@@ -199,18 +220,19 @@ std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
   b->stream = stream;
   if (nbytes == 0) return b;
   DeviceFree to_pool{index, stream, pool != nullptr};
-  bool small = pool && nbytes <= SmallBlocks::kLargest;
-  size_t size = small ? SmallBlocks::round(nbytes) : nbytes;
+  const bool small = pool && nbytes <= SmallBlocks::kLargest;
+  const SmallBlocks::Class size =
+      small ? SmallBlocks::class_of(nbytes) : SmallBlocks::Class{nbytes, 0};
   SmallBlocks* blocks = small ? &small_blocks().get(index, [](SmallBlocks&) {}) : nullptr;
   if (void* p = blocks ? blocks->take(stream, size) : nullptr) {
     b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
     return b;
   }
   ScopedDevice on(index);
-  void* p = try_allocate(stream, pool, size);
+  void* p = try_allocate(stream, pool, size.size);
   if (!p) {
     trim(d, pool);
-    p = try_allocate(stream, pool, size);
+    p = try_allocate(stream, pool, size.size);
   }
   if (!p) out_of_memory(index, nbytes);
   if (blocks)
@@ -225,7 +247,9 @@ size_t cached_bytes(int index) {
   if (!pool) return 0;
   uint64_t reserved = pool_attribute(pool, cudaMemPoolAttrReservedMemCurrent);
   uint64_t used = pool_attribute(pool, cudaMemPoolAttrUsedMemCurrent);
-  return reserved > used ? reserved - used : 0;
+  // The recycled blocks are in use as far as the pool can tell.
+  return (reserved > used ? reserved - used : 0) +
+         small_blocks().get(index, [](SmallBlocks&) {}).held();
 }
 
 void release_cache(int index) {
