@@ -160,6 +160,21 @@ def cuda_ms(fn, sync, iters=20, repeats=7):
     return median(out)
 
 
+# A host-bound row's two sides measured alternately, kiln's process then the peer, ROUNDS times:
+# measured minutes apart, the two sides met different states of the machine's host (on one H100
+# lease torch.compile's lazy_loop_200 took 0.032 to 0.072 ms from one run to the next), and the
+# ratio of the two medians moved with it.
+ROUNDS = 5
+
+
+def paired_rounds(workload, key, peer_ms):
+    rounds = []
+    for _ in range(ROUNDS):
+        k = kiln(workload).get(key)
+        rounds.append({"kiln_ms": k, "peer_ms": peer_ms()})
+    return rounds
+
+
 def peers():
     import cupy as cp
     import numpy as np
@@ -215,6 +230,9 @@ def peers():
     try:
         comp_loop = torch.compile(lazy_loop)
         res["lazy_loop_200_torch_compile_ms"] = cuda_ms(lambda: comp_loop(ts), tsync)
+        if not ONLY or "lazy_loop_200" in ONLY:
+            res["lazy_loop_200_rounds"] = paired_rounds(
+                "lazy_loop_200", "kiln_ms", lambda: cuda_ms(lambda: comp_loop(ts), tsync))
     except Exception as e:
         res["lazy_loop_200_torch_compile_error"] = str(e)[:200]
 
@@ -507,7 +525,17 @@ def rows(r):
                     f"{ratio(c['kiln_us'], bare):.2f}x bare launch; {ratio(c['kiln_us'], p['tiny_cupy_us']):.2f}x CuPy",
                     "<= 1.3x bare launch (issue 12); <= 0.6x CuPy"))
     c = r.get("lazy_loop_200", {})
-    if "kiln_ms" in c:
+    rounds = [x for x in p.get("lazy_loop_200_rounds", []) if x["kiln_ms"] and x["peer_ms"]]
+    if rounds:
+        ks = [x["kiln_ms"] for x in rounds]
+        ts = [x["peer_ms"] for x in rounds]
+        rs = sorted(x["kiln_ms"] / x["peer_ms"] for x in rounds)
+        out.append(("lazy_loop_200", f"{median(ks):.3f} ms (rounds {min(ks):.3f}-{max(ks):.3f})",
+                    f"torch.compile {median(ts):.3f} ms (rounds {min(ts):.3f}-{max(ts):.3f}); "
+                    f"PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
+                    f"{median(rs):.2f}x torch.compile (median of {len(rs)} alternating rounds' "
+                    f"ratios, {rs[0]:.2f}-{rs[-1]:.2f})", "<= 1.0x torch.compile"))
+    elif "kiln_ms" in c:
         tc = p.get("lazy_loop_200_torch_compile_ms", float("nan"))
         out.append(("lazy_loop_200", f"{c['kiln_ms']:.3f} ms",
                     f"torch.compile {tc:.3f} ms; PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
