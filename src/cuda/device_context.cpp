@@ -62,9 +62,20 @@ const DeviceInfo& device(int index) {
 
 const DeviceInfo* initialized_device(int index) noexcept { return contexts().find(index); }
 
+namespace {
+
+// Whether device `index` is necessarily the calling thread's current one: on a machine with one
+// device, the only device a thread can have (cudaSetDevice to any other fails). Then kiln asks
+// the runtime nothing, where it would read the current device (a runtime call before every
+// launch) only to find it is this one.
+bool only_device(int index) { return index == 0 && cuda_device_count() == 1; }
+
+}  // namespace
+
 // Asked before every launch: reading the thread's current device is cheaper than setting it.
 void set_device(int index) {
   device(index);
+  if (only_device(index)) return;
   int current = -1;
   KILN_CUDA_CHECK(cudaGetDevice(&current));
   if (current != index) KILN_CUDA_CHECK(cudaSetDevice(index));
@@ -73,6 +84,10 @@ void set_device(int index) {
 void synchronize(int index) { KILN_CUDA_CHECK(cudaStreamSynchronize(current_stream(index))); }
 
 ScopedDevice::ScopedDevice(int index) : index_(index) {
+  if (only_device(index)) {
+    previous_ = index;  // nothing to switch, nothing to restore
+    return;
+  }
   KILN_CUDA_CHECK(cudaGetDevice(&previous_));
   if (previous_ != index_) KILN_CUDA_CHECK(cudaSetDevice(index_));
 }
