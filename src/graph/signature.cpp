@@ -207,10 +207,6 @@ bool chain_signature(const Node& top, Signature& sig, size_t& h) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // The walk itself, for any graph: sig.hash and sig.values, held found when asked for.
 void walk(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig,
           size_t h) {
@@ -246,7 +242,8 @@ Signature signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* h
 void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, Signature& sig) {
   sig.values.clear();
   size_t h = first_hash(outputs);
-  // One output above a chain: its hash and values without the walk's tables.
+  // One output above a chain: its hash and values without the walk's tables (h changes only
+  // when it is one).
   if (outputs.size() == 1 && chain_signature(*outputs[0], sig, h)) {
     if (held) {
       held->clear();
@@ -255,7 +252,7 @@ void signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held, 
     sig.hash = h;
     return;
   }
-  walk(outputs, held, sig, first_hash(outputs));
+  walk(outputs, held, sig, h);
 }
 
 Signature walked_signature(const std::vector<NodeRef>& outputs, std::vector<NodeRef>* held) {
