@@ -156,7 +156,8 @@ std::pair<double, double> run_group_us(const kiln::Array& s) {
   }
   std::vector<void*> data(p.buffers.size(), nullptr);
   std::vector<std::shared_ptr<kiln::graph::Buffer>> own;
-  for (const auto& b : p.bindings.buffers) data[b.buffer] = sig.values[b.value]->storage()->data();
+  for (const auto& b : p.bindings.buffers)
+    data[b.buffer] = sig.values[b.value].node->storage()->data();
   for (size_t i = 0; i < data.size(); ++i)
     if (!data[i]) {
       const auto& b = p.buffers[i];

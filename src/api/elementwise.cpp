@@ -166,6 +166,11 @@ Array binary_scalar_op(BinaryOp op, Array x, const Scalar& s, bool left) {
   if (n->dtype != compute) {  // (align's cast; the device and the shape are the array's own)
     NodeRef cast = api::cast(n, compute);
     n = std::move(cast);
+  } else if (out == compute) {
+    // A temporary with a constant step of its own (x * 2 in x * 2 + 1) takes this one into
+    // the same node (an Affine one) when both are + - * /.
+    if (NodeRef fused = graph::fuse_constant_step(n, op, s, left))
+      return api::finish(std::move(fused));
   }
   return api::finish(api::binary(op, std::move(n), s, left, out));
 }

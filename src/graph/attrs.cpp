@@ -18,6 +18,12 @@ struct Mixer {
     size_t r = hash_mix(hash_mix(h, m.value.hash()), static_cast<uint64_t>(m.dtype));
     return hash_mix(r, m.left);
   }
+  size_t operator()(const AffineAttrs& a) const {
+    size_t r = h;
+    for (const AffineStep& s : a.steps)
+      r = hash_mix(Mixer{r}(s.constant), static_cast<uint64_t>(s.op));
+    return r;
+  }
   size_t operator()(const PermuteAttrs& p) const { return ints(h, p.perm); }
   size_t operator()(const SliceAttrs& s) const {
     size_t r = h;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/collective.hpp"
+#include "graph/ops.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/scalar.hpp"
 
@@ -34,6 +35,20 @@ struct ImmediateAttrs {
   bool operator==(const ImmediateAttrs& o) const {
     return value.same_as(o.value) && dtype == o.dtype && left == o.left;
   }
+};
+
+// Affine: the two steps, in order, each a Binary node's operation and constant (x * 2 + 1:
+// multiply by 2, then add 1). The constants are values as an immediate's: the structural hash
+// keeps their sides, dtypes and which equal constants they share a parameter with, never the
+// values.
+struct AffineStep {
+  BinaryOp op = BinaryOp::Add;
+  ImmediateAttrs constant;
+  bool operator==(const AffineStep&) const = default;
+};
+struct AffineAttrs {
+  AffineStep steps[2];
+  bool operator==(const AffineAttrs&) const = default;
 };
 
 // Permute (transpose): output axis i is input axis perm[i].
@@ -158,7 +173,7 @@ struct CollectiveAttrs {
 };
 using Attrs = std::variant<std::monostate, ScalarAttrs, PermuteAttrs, SliceAttrs, ReduceAttrs,
                            FftAttrs, RandomAttrs, UserAttrs, RemapAttrs, ScanAttrs, ImmediateAttrs,
-                           MatmulAttrs, ScatterAttrs, CollectiveAttrs>;
+                           MatmulAttrs, ScatterAttrs, CollectiveAttrs, AffineAttrs>;
 
 // `seed` mixed with the attributes (with hash_mix, graph/hash.hpp): equal attributes mix equal
 // values, and the alternative is mixed too, so an empty Permute differs from an empty Slice.

@@ -98,7 +98,7 @@ HashConsTable& table() {
 // A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constant's
 // (Node::value_hash) and the hash-cons key, which adds the values and the inputs' identities.
 struct SpecHashes {
-  size_t local, value, cse, leaf;
+  size_t local, value, second_value, cse, leaf;
 };
 // Inlined into publish, which then keeps the hashes in registers (a returned struct was stored
 // and reloaded, a stall on every node built).
@@ -110,25 +110,35 @@ struct SpecHashes {
                           ? same_data->leaf_hash
                           : data_hash(s);
   size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
-  size_t value = 0, values = 0;  // values: of the other kinds whose attributes are values
+  // A constant's side and dtype are structure, its value is not.
+  auto constant_side = [&](const ImmediateAttrs& im) {
+    h = hash_mix(h, static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype));
+    return constant_hash(im.value, im.dtype);
+  };
+  size_t value = 0, second_value = 0, values = 0;  // values: of kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
-    value = constant_hash(s);
+    value = constant_hash(s.attr<ScalarAttrs>().value, s.dtype);
   } else if (const ImmediateAttrs* im = s.immediate()) {
-    h = hash_mix(h, static_cast<uint64_t>(im->left) << 8 | static_cast<uint64_t>(im->dtype));
+    value = constant_side(*im);
     // A plan that folds a relu into a matmul is no plan for maximum(x, 0.5).
     if (s.op == static_cast<uint8_t>(BinaryOp::Maximum) && is_relu(s)) h = hash_mix(h, 0x7e1u);
-    value = constant_hash(s);
+  } else if (s.kind == OpKind::Affine) {
+    const auto& [first, second] = s.attr<AffineAttrs>().steps;
+    h = hash_mix(h, static_cast<uint64_t>(first.op) << 8 | static_cast<uint64_t>(second.op));
+    value = constant_side(first.constant);
+    second_value = constant_side(second.constant);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
   } else {
     h = hash_attrs(h, s.attrs);
   }
   size_t cse = hash_mix(h, value);
+  if (second_value) cse = hash_mix(cse, second_value);
   if (values) cse = hash_mix(cse, values);
   for (const auto& in : s.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
   if (s.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
   // A leaf's token is its data hash itself: a computing node's (local) differs by its kind.
-  return {h, value, cse, data};
+  return {h, value, second_value, cse, data};
 }
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
@@ -197,7 +207,7 @@ Node* fresh_node() {
 uint32_t depth_of(const NodeSpec& s) {
   uint32_t d = 0;
   for (const auto& in : s.inputs) d = std::max(d, in->is_leaf() ? 0u : in->depth);
-  return d + 1;
+  return d + (s.kind == OpKind::Affine ? 2 : 1);
 }
 
 }  // namespace
@@ -287,6 +297,7 @@ NodeRef publish(Node* n, const Node* same_data) {
   // table, and a node built is most often new.
   n->local_hash = hashes.local;
   n->value_hash = hashes.value;
+  n->second_value_hash = hashes.second_value;
   n->leaf_hash = hashes.leaf;
   n->depth = n->kind == OpKind::Buffer ? 0 : depth_of(*n);
   n->chain_input =
@@ -346,6 +357,39 @@ Draft::~Draft() {
 
 NodeRef make_node(Draft&& d) { return publish(std::exchange(d.n_, nullptr), d.same_data_); }
 
+namespace {
+bool is_affine_step(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+}  // namespace
+
+// The node is changed in place rather than a second one built: it leaves the table (under its
+// lock, where lookups take their references, so none can reach it meanwhile), becomes the
+// Affine node, and is published again as a new node would be (an equal one found is taken
+// instead). Its shape, dtype, device and input stay, and so does its data hash.
+NodeRef fuse_constant_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
+  Node* n = const_cast<Node*>(ref.get());
+  const ImmediateAttrs* first = n->immediate();
+  if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||
+      !is_affine_step(n->binary_op()) || n->ref_count() != 1 || n->has_result())
+    return nullptr;
+  {
+    HashConsTable& t = table();
+    std::lock_guard lock(t.mu);
+    if (n->refs_.load(std::memory_order_relaxed) != 1) return nullptr;  // a lookup took one
+    if (n->cse_hash != 0) t.erase(n->cse_hash, n);
+    n->cse_hash = 0;
+  }
+  ref.detach();  // its one reference, which publish hands on
+  AffineAttrs affine;
+  affine.steps[0] = {n->binary_op(), *first};
+  affine.steps[1] = {op, ImmediateAttrs{v, n->dtype, left}};
+  n->kind = OpKind::Affine;
+  n->op = 0;
+  n->attrs = affine;
+  return publish(n, n);
+}
+
 // The inputs are released after the lock, since freeing takes it. A short list (the pool
 // keeps only those, kRoomy) is moved out element by element, so that the node's own list keeps
 // its memory for the node that reuses it from the pool (an evaluation's result is mostly a
@@ -398,8 +442,8 @@ bool is_relu(const NodeSpec& n) {
   return v == 0 && !std::signbit(v) && im->value.as_complex().imag() == 0;
 }
 
-size_t constant_hash(const NodeSpec& n) {
-  const size_t h = hash_mix(n.scalar_value().hash(), static_cast<uint64_t>(n.scalar_dtype()));
+size_t constant_hash(const Scalar& v, DType t) {
+  const size_t h = hash_mix(v.hash(), static_cast<uint64_t>(t));
   return h ? h : 1;  // never 0, the value_hash of a node that carries no constant
 }
 

@@ -50,14 +50,21 @@ struct NodeSpec {
   }
   // A Binary node's constant operand (graph/attrs.hpp), or null when both are nodes.
   const ImmediateAttrs* immediate() const { return std::get_if<ImmediateAttrs>(&attrs); }
-  // The constant a node carries: a Scalar node's value or a Binary node's immediate, and its
-  // dtype. Equal constants of a dtype are one kernel parameter and one value of a signature
-  // (same_constant, below).
-  const Scalar& scalar_value() const {
+  // The constants a node carries, numbered from 0: a Scalar node's value, a Binary node's
+  // immediate, an Affine node's two (its steps', in order). Equal constants of a dtype are one
+  // kernel parameter and one value of a signature (same_constant, below).
+  int constant_count() const {
+    return kind == OpKind::Affine                                              ? 2
+           : kind == OpKind::Scalar || (kind == OpKind::Binary && immediate()) ? 1
+                                                                               : 0;
+  }
+  const Scalar& scalar_value(int which = 0) const {
+    if (const auto* a = std::get_if<AffineAttrs>(&attrs)) return a->steps[which].constant.value;
     const auto* im = immediate();
     return im ? im->value : attr<ScalarAttrs>().value;
   }
-  DType scalar_dtype() const {
+  DType scalar_dtype(int which = 0) const {
+    if (const auto* a = std::get_if<AffineAttrs>(&attrs)) return a->steps[which].constant.dtype;
     const auto* im = immediate();
     return im ? im->dtype : dtype;
   }
@@ -94,13 +101,16 @@ struct Node : NodeSpec {
   // random draw). Its inputs are left out: the signature mixes in theirs as they are when it
   // walks (an input evaluated since this node was built is a leaf by then).
   size_t local_hash = 0;
-  // constant_hash of a Scalar node or of a Binary node's immediate (never 0), 0 for other
-  // nodes: the signature numbers constants by value.
+  // constant_hash of the node's constant 0 (a Scalar node's, a Binary node's immediate, an
+  // Affine node's first) and 1 (an Affine node's second), never 0; 0 where the node has no
+  // such constant: the signature numbers constants by value.
   size_t value_hash = 0;
+  size_t second_value_hash = 0;
   // The hash of the node's dtype, device and shape (data_hash): its token in the signature
   // once it is a leaf, whatever computed it, hashed here for the same reason.
   size_t leaf_hash = 0;
-  // Longest chain of unevaluated nodes below, for graph growth limits; 0 for a Buffer leaf.
+  // Operations on the longest chain of unevaluated nodes ending here (an Affine node's two
+  // counted), for graph growth limits; 0 for a Buffer leaf.
   uint32_t depth = 0;
   // inputs[0] of a node with one input, null for others and for a Random or a Collective (whose
   // input the signature does not walk; graph/signature.cpp): the next step down a chain, kept
@@ -135,6 +145,7 @@ struct Node : NodeSpec {
   friend NodeRef publish(Node* n, const Node* same_data);
   friend void retire(Node* n) noexcept;
   friend bool drop_under_lock(const Node& n) noexcept;
+  friend NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
@@ -158,15 +169,36 @@ inline const Node* below_reshapes(const Node* n) {
 // A leaf over existing data.
 NodeRef buffer_node(BufferRef b, DType t, Shape s);
 NodeRef scalar_node(Scalar v, DType t, Device d);
-// The constants of two nodes (scalar_value) are equal: same dtype, same bits. constant_hash
-// agrees with it.
-inline bool same_constant(const NodeSpec& a, const NodeSpec& b) {
-  return a.scalar_dtype() == b.scalar_dtype() && a.scalar_value().same_as(b.scalar_value());
+// A value a plan binds: a node (an evaluated leaf, a random draw, a collective's runner, a
+// constant) and, for a constant, which of the node's (NodeSpec::scalar_value).
+struct Value {
+  const Node* node = nullptr;
+  int which = 0;
+  bool operator==(const Value&) const = default;
+};
+// Two constants (scalar_value) are equal: same dtype, same bits. constant_hash agrees with it.
+inline bool same_constant(const NodeSpec& a, int a_which, const NodeSpec& b, int b_which) {
+  return a.scalar_dtype(a_which) == b.scalar_dtype(b_which) &&
+         a.scalar_value(a_which).same_as(b.scalar_value(b_which));
 }
+// The hash of a constant of dtype t (never 0); of constant `which` of n.
+size_t constant_hash(const Scalar& v, DType t);
+inline size_t constant_hash(const NodeSpec& n, int which = 0) {
+  return constant_hash(n.scalar_value(which), n.scalar_dtype(which));
+}
+// Node::value_hash or second_value_hash: constant `which`'s hash, kept since the node was built.
+inline size_t kept_constant_hash(const Node& n, int which) {
+  return which == 0 ? n.value_hash : n.second_value_hash;
+}
+// n followed by `op` with the constant v (of n's dtype; the first operand when `left`) as one
+// node, when n is a Binary node with a constant, unevaluated, held by the caller alone (a
+// temporary: x * 2 in x * 2 + 1), both operations among + - * / and both constants of n's
+// dtype: n itself turned into an Affine node (so no node is built), or an equal Affine node
+// already in the graph. Null otherwise, n untouched: the caller builds the Binary node.
+NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
 // Whether n is maximum(x, +0) or maximum(+0, x) with the constant held in the node (a relu):
 // a matmul's epilogue computes it (plan/planner.cpp), so it is structure, not only a value.
 bool is_relu(const NodeSpec& n);
-size_t constant_hash(const NodeSpec& n);
 // The hash of a node's dtype, device and shape: all a leaf's structure, and where its
 // Node::local_hash starts.
 size_t data_hash(const NodeSpec& n);
@@ -178,12 +210,12 @@ size_t leaf_data_hash(const NodeSpec& n);
 // Hash of the graph's structure: ignores scalar values and buffer addresses, keeps dtypes,
 // shapes, operations and which leaves are the same leaf. Equal structure => equal plan.
 size_t structural_hash(const std::vector<NodeRef>& outputs);
-// The hash, and the nodes that carry values (evaluated leaves, constants, random draws) in the
-// order the hash visits them: what a cached plan is rebound to. Of equal constants (one kernel
-// parameter) only the first is listed.
+// The hash, and the values (evaluated leaves, constants, random draws) in the order the hash
+// visits them: what a cached plan is rebound to. Of equal constants (one kernel parameter) only
+// the first is listed.
 struct Signature {
   size_t hash = 0;
-  std::vector<const Node*> values;
+  std::vector<Value> values;
 };
 // With `held`, the same walk also finds the held nodes (below) and hashes them as outputs
 // after `outputs`, then their number: the signature of evaluating both.

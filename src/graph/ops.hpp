@@ -16,6 +16,12 @@ enum class OpKind : uint8_t {
   // Elementwise: operands have the node's shape (the builder inserts broadcasts and casts).
   Unary,
   Binary,
+  // Two Binary nodes with constants in one: (x op c) op' c', each op one of + - * / and every
+  // operand of the node's dtype (AffineAttrs). Built when a program applies the second to a
+  // temporary that nothing else holds (x * 0.999f + 0.001f: graph::fuse_constant_step), so a
+  // loop's multiply-add builds, hashes and frees one node, not two. Lowered to the two nodes'
+  // instructions, so the kernel is the same.
+  Affine,
   Where,
   Cast,
   User,  // kiln::elementwise: UserAttrs names the code; inputs bind its names in order

@@ -23,8 +23,9 @@ namespace {
 // redo, nor constants), and matmuls: a matmul's step may compute the bias and relu after it
 // (plan/planner.cpp) and then never writes the product, unless the planner knows it is held.
 bool computes(const Node& n) {
-  return n.kind == OpKind::Unary || n.kind == OpKind::Binary || n.kind == OpKind::Where ||
-         n.kind == OpKind::Cast || n.kind == OpKind::User || n.kind == OpKind::Matmul;
+  return n.kind == OpKind::Unary || n.kind == OpKind::Binary || n.kind == OpKind::Affine ||
+         n.kind == OpKind::Where || n.kind == OpKind::Cast || n.kind == OpKind::User ||
+         n.kind == OpKind::Matmul;
 }
 
 struct Seen {
@@ -32,25 +33,26 @@ struct Seen {
   const NodeRef* ref;  // the first graph edge to the node (null for an output)
   long edges;          // graph edges to it from the nodes walked
 };
-// The constants met (Scalar nodes' values, Binary nodes' immediates), by value: equal ones are
+// The constants met (Scalar nodes' values, Binary and Affine nodes' own), by value: equal ones are
 // one kernel parameter (plan/lower.cpp), so which constants are equal is structure (x * 2 + 2
 // has one parameter, x * 2 + 3 two), and the first node of each is the value a plan binds.
 // Open addressing in one array, as PtrMap.
 class Constants {
  public:
-  // The place in `values` of the first constant equal to n's, n's own (added) if none is.
-  size_t place(const Node& n, std::vector<const Node*>& values) {
+  // The place in `values` of the first constant equal to c, c's own (added) if none is.
+  size_t place(Value c, std::vector<Value>& values) {
     if (2 * (size_ + 1) > slots_.size()) grow();
-    size_t h = n.value_hash;  // constant_hash(n), hashed when n was built
+    size_t h = kept_constant_hash(*c.node, c.which);
     for (size_t i = home(h);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.use != use_) {
-        s = {h, &n, values.size(), use_};
+        s = {h, c, values.size(), use_};
         ++size_;
-        values.push_back(&n);
+        values.push_back(c);
         return s.place;
       }
-      if (s.hash == h && same_constant(*s.node, n)) return s.place;
+      if (s.hash == h && same_constant(*s.constant.node, s.constant.which, *c.node, c.which))
+        return s.place;
     }
   }
   // Empties the table in constant time (slots stamped with their use, as PtrMap's), keeping its
@@ -67,7 +69,7 @@ class Constants {
   static constexpr size_t kFirst = 16;
   struct Slot {
     size_t hash = 0;
-    const Node* node = nullptr;
+    Value constant;
     size_t place = 0;
     uint32_t use = 0;  // the use that filled it; stale when not the table's
   };
@@ -112,7 +114,7 @@ struct Hasher {
   PtrMap<size_t>& index;
   std::vector<Seen>& seen;
   Constants& constants;
-  std::vector<const Node*>& values;  // numbered in finishing order: a+a differs from a+b
+  std::vector<Value>& values;  // numbered in finishing order: a+a differs from a+b
 
   // The hash of ref's node, walked once; `edge` says ref is an input of a walked node.
   size_t of(const NodeRef& ref, bool edge) {
@@ -140,8 +142,8 @@ struct Hasher {
     if (n.kind == OpKind::Random) return value(n.local_hash, n);
     size_t h = n.local_hash + n.inputs.size();
     for (const auto& in : n.inputs) h = hash_mix(h, of(in, true));
-    if (n.kind == OpKind::Scalar || n.immediate())  // a constant: which one, by value
-      h = hash_mix(h, constants.place(n, values));
+    for (int c = 0, count = n.constant_count(); c < count; ++c)  // which constants, by value
+      h = hash_mix(h, constants.place({&n, c}, values));
     // A collective's runner is a value: the plan binds this node's.
     if (n.kind == OpKind::Collective) return value(h, n);
     return h;
@@ -150,7 +152,7 @@ struct Hasher {
   // t with n's place among the values, n added to them.
   size_t value(size_t t, const Node& n) {
     t = hash_mix(t, values.size());
-    values.push_back(&n);
+    values.push_back({&n});
     return t;
   }
 
@@ -186,22 +188,30 @@ bool chain_signature(const Node& top, Signature& sig, size_t& h) {
     path.push_back(p);
   }
   if (path.empty()) return false;  // the output is itself a leaf
-  sig.values.push_back(p);         // the walk's first value
+  sig.values.push_back({p});       // the walk's first value
   size_t below = hash_mix(p->leaf_hash, 0);
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
     const Node& n = **it;
     below = hash_mix(n.local_hash + 1, below);  // Hasher::hash_node's rule
-    if (n.value_hash == 0) continue;            // not a constant (constant_hash is never 0)
-    size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
-    const size_t count = sig.values.size();
-    while (place < count &&
-           !(sig.values[place]->value_hash == n.value_hash && same_constant(*sig.values[place], n)))
-      ++place;
-    if (place == count) {
-      if (count == 1 + kChainConstants) return false;
-      sig.values.push_back(&n);
+    // The node's constants (constant_hash is never 0; a node without a first has no second).
+    for (int which = 0; which < 2; ++which) {
+      const size_t hash = kept_constant_hash(n, which);
+      if (hash == 0) break;
+      size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
+      const size_t count = sig.values.size();
+      while (place < count) {
+        const Value& v = sig.values[place];
+        if (kept_constant_hash(*v.node, v.which) == hash &&
+            same_constant(*v.node, v.which, n, which))
+          break;
+        ++place;
+      }
+      if (place == count) {
+        if (count == 1 + kChainConstants) return false;
+        sig.values.push_back({&n, which});
+      }
+      below = hash_mix(below, place);
     }
-    below = hash_mix(below, place);
   }
   h = hash_mix(h, below);
   return true;

@@ -89,7 +89,7 @@ class Lowering {
  public:
   Lowering(const GroupSpec& spec, const std::function<int(const Node*)>& buffer_of,
            const std::function<bool(const Node*)>& is_materialized,
-           std::vector<const Node*>& param_nodes)
+           std::vector<graph::Value>& param_nodes)
       : spec_(spec),
         buffer_of_(buffer_of),
         is_materialized_(is_materialized),
@@ -167,17 +167,21 @@ class Lowering {
     return static_cast<int>(g_.accesses.size()) - 1;
   }
 
-  // The parameter of n's constant (a Scalar node's value or a Binary node's immediate): one per
-  // distinct constant, as the signature numbers them (graph/signature.cpp).
-  int param(const Node& n) {
-    size_t h = graph::constant_hash(n);
-    for (auto [it, end] = params_.equal_range(h); it != end; ++it)
-      if (graph::same_constant(*it->second.first, n)) return it->second.second;
-    g_.params.push_back(n.scalar_value());
-    param_nodes_.push_back(&n);
+  // The parameter of n's constant `which` (a Scalar node's value, a Binary node's immediate,
+  // one of an Affine node's): one per distinct constant, as the signature numbers them
+  // (graph/signature.cpp).
+  int param(const Node& n, int which = 0) {
+    size_t h = graph::constant_hash(n, which);
+    for (auto [it, end] = params_.equal_range(h); it != end; ++it) {
+      const auto& [c, reg] = it->second;
+      if (graph::same_constant(*c.node, c.which, n, which)) return reg;
+    }
+    g_.params.push_back(n.scalar_value(which));
+    param_nodes_.push_back({&n, which});
     // A half's scalar is passed in the half (rounded as NumPy casts a weak scalar) and widened.
-    int i = widen(emit(Instr::param(n.scalar_dtype(), static_cast<int>(g_.params.size()) - 1)));
-    params_.emplace(h, std::make_pair(&n, i));
+    int i =
+        widen(emit(Instr::param(n.scalar_dtype(which), static_cast<int>(g_.params.size()) - 1)));
+    params_.emplace(h, std::make_pair(graph::Value{&n, which}, i));
     return i;
   }
 
@@ -222,7 +226,30 @@ class Lowering {
       // views above it (one per axis); below it, everything is evaluated at mapped ones.
       return remap(n, coordinates(n, chain), [&](const Node& fill) { return lower(fill, chain); });
     }
-    return elementwise(n, operands(n, [&](const Node& in) { return lower(in, chain); }));
+    return computed(n, [&](const Node& in) { return lower(in, chain); });
+  }
+
+  // An elementwise node's value, its inputs lowered by `lower_input`.
+  template <class F>
+  int computed(const Node& n, F&& lower_input) {
+    if (n.kind == OpKind::Affine) return affine(n, lower_input);
+    return elementwise(n, operands(n, lower_input));
+  }
+
+  // An Affine node: the instructions of the two Binary nodes it stands for, in their order (the
+  // second's constant first when it is the left operand, as operands() emits a node's).
+  template <class F>
+  int affine(const Node& n, F&& lower_input) {
+    const auto& [first, second] = n.attr<graph::AffineAttrs>().steps;
+    const int second_left = second.constant.left ? param(n, 1) : -1;
+    const int first_left = first.constant.left ? param(n, 0) : -1;
+    const int x = lower_input(*n.inputs[0]);
+    const int a = first.constant.left ? first_left : param(n, 0);
+    const int y = emit(Instr::binary(first.op, reg(n.dtype), first.constant.left ? a : x,
+                                     first.constant.left ? x : a));
+    const int b = second.constant.left ? second_left : param(n, 1);
+    return emit(Instr::binary(second.op, reg(n.dtype), second.constant.left ? b : y,
+                              second.constant.left ? y : b));
   }
 
   int elementwise(const Node& n, const std::vector<int>& ops) {
@@ -314,7 +341,7 @@ class Lowering {
   int constant(int64_t v) {
     if (auto it = constants_.find(v); it != constants_.end()) return it->second;
     g_.params.push_back(Scalar(v));
-    param_nodes_.push_back(nullptr);
+    param_nodes_.push_back({});
     int i = address(Instr::param(DType::Int64, static_cast<int>(g_.params.size()) - 1));
     constants_.emplace(v, i);
     return i;
@@ -495,7 +522,7 @@ class Lowering {
     }
     // A reduction read at mapped positions is not one value per row of the iteration space.
     if (n.kind == OpKind::Reduce) throw CannotInline{&n};
-    return elementwise(n, operands(n, [&](const Node& in) { return lower_at(in, at, chain); }));
+    return computed(n, [&](const Node& in) { return lower_at(in, at, chain); });
   }
 
   // A reduction the planner left in memory's place (not a root): it becomes a Reduce
@@ -537,12 +564,12 @@ class Lowering {
   const GroupSpec& spec_;
   const std::function<int(const Node*)>& buffer_of_;
   const std::function<bool(const Node*)>& is_materialized_;
-  std::vector<const Node*>& param_nodes_;
+  std::vector<graph::Value>& param_nodes_;
   FusedGroup g_;
   std::map<std::vector<const Node*>, int> chains_;
   std::vector<std::vector<const Node*>> chain_list_;
   std::map<std::pair<const Node*, int>, int> memo_;
-  std::multimap<size_t, std::pair<const Node*, int>> params_;  // by constant_hash
+  std::multimap<size_t, std::pair<graph::Value, int>> params_;  // by constant_hash
   std::map<const Node*, int> row_reductions_;
   std::map<int64_t, int> constants_;
   std::map<int, int> gathered_;          // buffer -> its gather access
@@ -555,7 +582,7 @@ class Lowering {
 FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
                        const std::function<bool(const graph::Node*)>& is_materialized,
-                       std::vector<const graph::Node*>& param_nodes) {
+                       std::vector<graph::Value>& param_nodes) {
   size_t params_before = param_nodes.size();
   try {
     return Lowering(spec, buffer_of, is_materialized, param_nodes).run();

@@ -30,12 +30,12 @@ struct GroupSpec {
 
 // `buffer_of` maps a materialized node (leaf or root of another group) to its plan buffer id;
 // `is_materialized` says whether a node is read from memory rather than computed here.
-// `param_nodes` receives the node whose constant (Node::scalar_value) is each entry of the
-// group's params, or null for a structural constant.
+// `param_nodes` receives the constant (a node and which of its, Node::scalar_value) that is each
+// entry of the group's params, or a null node for a structural constant.
 FusedGroup lower_group(const GroupSpec& spec,
                        const std::function<int(const graph::Node*)>& buffer_of,
                        const std::function<bool(const graph::Node*)>& is_materialized,
-                       std::vector<const graph::Node*>& param_nodes);
+                       std::vector<graph::Value>& param_nodes);
 
 // n, a chain of views (or none), as strides over the first node below it that is not a view
 // or that `stop` accepts (read densely, in its own shape): that node, and the offset and

@@ -605,7 +605,7 @@ class Planner {
       } else if (r->kind == OpKind::Collective) {
         if (!collective_written(r)) plan_.steps.push_back(collective_step(*r));
       } else {
-        std::vector<const Node*> params;
+        std::vector<graph::Value> params;
         plan_.steps.push_back(kernel_step(lower_group(spec, buf, mat, params), params));
       }
     }
@@ -617,7 +617,7 @@ class Planner {
 
   // The step of group g, named, with the graph's nodes of its params (to rebind them when the
   // plan is reused); it is the next step of the plan.
-  KernelStep kernel_step(FusedGroup g, const std::vector<const Node*>& params) {
+  KernelStep kernel_step(FusedGroup g, const std::vector<graph::Value>& params) {
     for (size_t p = 0; p < params.size(); ++p)
       param_nodes_.push_back(
           {static_cast<int>(plan_.steps.size()), static_cast<int>(p), params[p]});
@@ -692,7 +692,7 @@ class Planner {
     const int out = buffer_of(&s);
     auto buf = [&](const Node* n) { return n == &producer ? out : buffer_of(n); };
     auto mat = [this](const Node* n) { return materialized(n); };
-    std::vector<const Node*> params;
+    std::vector<graph::Value> params;
     FusedGroup g = lower_group(GroupSpec{{&producer}, nullptr}, buf, mat, params);
     g.scan = scan_fold(s);
     return kernel_step(std::move(g), params);
@@ -738,7 +738,7 @@ class Planner {
     }
     auto buf = [&](const Node* n) { return n == f.matmul ? s.out : buffer_of(n); };
     auto mat = [&](const Node* n) { return n == f.matmul || materialized(n); };
-    std::vector<const Node*> params;  // the relu's +0, which the signature fixes: not rebound
+    std::vector<graph::Value> params;  // the relu's +0, which the signature fixes: not rebound
     FusedGroup g = lower_group(GroupSpec{{&top}, nullptr}, buf, mat, params);
     g.name = kernel_name(g);
     s.unfused = std::make_shared<KernelStep>(KernelStep{std::move(g)});
@@ -779,15 +779,18 @@ class Planner {
     std::unordered_map<const Node*, int> ordinal;
     std::unordered_multimap<size_t, int> constants;  // by graph::constant_hash
     for (size_t i = 0; i < sig_->values.size(); ++i) {
-      const Node* v = sig_->values[i];
-      ordinal.emplace(v, static_cast<int>(i));
-      if (!v->is_leaf() && (v->kind == OpKind::Scalar || v->immediate()))
-        constants.emplace(graph::constant_hash(*v), static_cast<int>(i));
+      const auto [v, which] = sig_->values[i];
+      ordinal.emplace(v, static_cast<int>(i));  // (an Affine node's first constant, if twice)
+      if (!v->is_leaf() && v->constant_count() > 0)
+        constants.emplace(graph::constant_hash(*v, which), static_cast<int>(i));
     }
-    auto constant = [&](const Node* n) {
-      for (auto [it, end] = constants.equal_range(graph::constant_hash(*n)); it != end; ++it)
-        if (graph::same_constant(*sig_->values[it->second], *n)) return it->second;
-      return ordinal.at(n);  // an evaluated Scalar node an arange reads: listed as a leaf
+    auto constant = [&](graph::Value c) {
+      for (auto [it, end] = constants.equal_range(graph::constant_hash(*c.node, c.which));
+           it != end; ++it) {
+        const graph::Value& v = sig_->values[it->second];
+        if (graph::same_constant(*v.node, v.which, *c.node, c.which)) return it->second;
+      }
+      return ordinal.at(c.node);  // an evaluated Scalar node an arange reads: listed as a leaf
     };
     auto& b = plan_.bindings;
     for (const auto& [node, id] : buffer_ids_)
@@ -795,7 +798,7 @@ class Planner {
     // A null node is a structural constant (an index map's origin), the same in every graph of
     // this signature: nothing to rebind.
     for (const auto& p : param_nodes_)
-      if (p.node) b.params.push_back({p.step, p.param, constant(p.node)});
+      if (p.constant.node) b.params.push_back({p.step, p.param, constant(p.constant)});
     for (const auto& r : random_nodes_) b.randoms.push_back({r.step, ordinal.at(r.node)});
     for (const auto& c : collective_nodes_) b.collectives.push_back({c.step, ordinal.at(c.node)});
   }
@@ -861,7 +864,7 @@ class Planner {
   const graph::Signature* sig_;
   struct ParamNode {
     int step, param;
-    const Node* node;
+    graph::Value constant;  // a null node: a structural constant
   };
   // A step whose values come from its node: a random draw's seed, a collective's runner.
   struct StepNode {

@@ -15,6 +15,7 @@ graph::OpKind value_kind(const graph::Node& n) {
 }
 struct ValueShape {
   graph::OpKind kind;
+  int which;  // of a constant: which of the node's
   bool leaf;
   DType dtype;
   Shape shape;
@@ -24,10 +25,10 @@ struct ValueShape {
 bool same_values(const std::vector<ValueShape>& cached, const graph::Signature& sig) {
   if (cached.size() != sig.values.size()) return false;
   for (size_t i = 0; i < cached.size(); ++i) {
-    const graph::Node& n = *sig.values[i];
+    const graph::Node& n = *sig.values[i].node;
     const ValueShape& c = cached[i];
-    if (c.kind != value_kind(n) || c.leaf != n.is_leaf() || c.dtype != n.dtype ||
-        c.shape != n.shape)
+    if (c.kind != value_kind(n) || c.which != sig.values[i].which || c.leaf != n.is_leaf() ||
+        c.dtype != n.dtype || c.shape != n.shape)
       return false;
   }
   return true;
@@ -35,8 +36,8 @@ bool same_values(const std::vector<ValueShape>& cached, const graph::Signature& 
 
 std::vector<ValueShape> value_shapes(const graph::Signature& sig) {
   std::vector<ValueShape> out;
-  for (const auto* n : sig.values)
-    out.push_back({value_kind(*n), n->is_leaf(), n->dtype, n->shape});
+  for (const auto& [n, which] : sig.values)
+    out.push_back({value_kind(*n), which, n->is_leaf(), n->dtype, n->shape});
   return out;
 }
 

@@ -84,14 +84,15 @@ PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
   for (auto& v : params_) v.clear();
   for (size_t i = 0; i < p.buffers.size(); ++i)
     if (p.buffers[i].external) bufs_[i] = p.buffers[i].external;
-  for (const auto& b : p.bindings.buffers) bufs_[b.buffer] = sig.values[b.value]->storage();
+  for (const auto& b : p.bindings.buffers) bufs_[b.buffer] = sig.values[b.value].node->storage();
   for (const auto& b : p.bindings.params) {
     auto& v = params_[b.step];
     if (v.empty()) {
       const auto& own = std::get<plan::KernelStep>(p.steps[b.step]).group.params;
       v.assign(own.begin(), own.end());
     }
-    v[b.param] = sig.values[b.value]->scalar_value();
+    const graph::Value& c = sig.values[b.value];
+    v[b.param] = c.node->scalar_value(c.which);
   }
 }
 
@@ -324,7 +325,7 @@ void PlanRun::run_step(const plan::RandomStep& cached) {
   plan::RandomStep s = cached;  // this graph's seed, offset and bounds
   for (const auto& r : p_.bindings.randoms)
     if (r.step == static_cast<int>(current_)) {
-      const auto& a = sig_.values[r.value]->attr<graph::RandomAttrs>();
+      const auto& a = sig_.values[r.value].node->attr<graph::RandomAttrs>();
       s.seed = a.seed;
       s.offset = a.offset;
       s.a = a.a;
@@ -423,7 +424,7 @@ void PlanRun::run_step(const plan::CollectiveStep& s) {
   graph::CollectiveRunner* runner = nullptr;
   for (const auto& c : p_.bindings.collectives)
     if (c.step == static_cast<int>(current_))
-      runner = sig_.values[c.value]->attr<graph::CollectiveAttrs>().runner.get();
+      runner = sig_.values[c.value].node->attr<graph::CollectiveAttrs>().runner.get();
   if (!runner) throw std::logic_error("plan: a collective step with no runner bound (kiln bug)");
   std::vector<const void*> in;
   std::vector<void*> out;

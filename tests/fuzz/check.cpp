@@ -118,7 +118,7 @@ PathRun run_path(const Program& p, const Path& path, std::vector<Facts>* facts) 
       if (facts) facts->push_back(input_facts(in));
     }
     for (; op < p.ops.size(); ++op) {
-      values.push_back(apply_op(p.ops[op], values));
+      values.push_back(apply_op(p.ops[op], values, last_use(p, op)));
       if (!facts) continue;
       std::string wrong = against_oracle(p, op, *facts, values.back());
       if (!wrong.empty()) return PathRun{Status::Mismatch, wrong, "", {}};

@@ -87,6 +87,7 @@ class Generator {
   int layernorm(int x);
   int normalise(int x);
   int reduce_broadcast(int x);
+  int constant_steps(int x);
   int dense(int x);
   int permute(int x);
   int strided_transpose(int x);
@@ -741,6 +742,24 @@ int Generator::reduce_broadcast(int x) {
   return y < 0 ? r : y;
 }
 
+// Two to five operations + - * / with constants on either side, each reading the one before
+// and nothing else reading it (x * 0.5 + 1 - 2): temporaries, handed on by their last use
+// (apply_op), which kiln joins two at a time into one node (graph::fuse_constant_step).
+int Generator::constant_steps(int x) {
+  static const BinaryFn fns[] = {BinaryFn::Add, BinaryFn::Sub, BinaryFn::Mul, BinaryFn::Div};
+  int v = x;
+  for (int k = 0, steps = uniform(2, 5); k < steps; ++k) {
+    Operand c;
+    c.scalar = random_scalar();
+    Op op = make(OpKind::Binary, fn_of(fns[uniform(0, 3)]), {val(v), c});
+    if (chance(0.3)) std::swap(op.args[0], op.args[1]);
+    int next = add(op);
+    if (next < 0) break;
+    v = next;
+  }
+  return v == x ? -1 : v;
+}
+
 // A dense layer: maximum(x @ swapaxes(w, -1, -2) + bias, 0), the bias one value per column of
 // the product ((n,) or (1, n), either operand order), which kiln computes in the matmul's step
 // (plan::Epilogue); now and then without the relu, or with max(., 0.5), which is none.
@@ -817,9 +836,12 @@ int Generator::consume(int x) {
 // One pattern; false when not one of its ops was kept.
 bool Generator::try_pattern() {
   size_t before = nodes_.size();
-  int kind = weighted({4, 3, 2, 3, 4, 3, 3});
+  int kind = weighted({4, 3, 2, 3, 4, 3, 3, 3});
   int x = pattern_source();
-  if (kind == 6) {
+  if (kind == 7) {
+    int v = constant_steps(x);
+    if (v >= 0 && chance(0.5)) consume(v);
+  } else if (kind == 6) {
     dense(x);
   } else if (kind == 4 || kind == 5) {  // rank 3-4 arrays rearranged
     if (ndim_of(x) < 3 && nodes_[static_cast<size_t>(x)].is_input && x == count() - 1) {

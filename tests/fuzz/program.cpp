@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "fuzz/random.hpp"
 
@@ -316,6 +317,42 @@ Array make_input(const InputSpec& s, Device d) {
   if (is_generated(s.kind)) return generated_input(s, d);
   std::vector<unsigned char> bytes = draw_bytes(s);
   return asarray(bytes.data(), s.dtype, s.shape, d);
+}
+
+Array apply_op(const Op& op, std::vector<Array>& v, bool last_use) {
+  const auto fn = static_cast<BinaryFn>(op.fn);
+  const bool arithmetic =
+      fn == BinaryFn::Add || fn == BinaryFn::Sub || fn == BinaryFn::Mul || fn == BinaryFn::Div;
+  if (!last_use || op.kind != OpKind::Binary || !arithmetic || op.args.size() != 2 ||
+      op.args[0].is_scalar() == op.args[1].is_scalar())
+    return apply_op(op, std::as_const(v));
+  const bool left = op.args[0].is_scalar();
+  const Scalar& c = op.args[left ? 0 : 1].scalar;
+  Array x = std::move(v.at(static_cast<size_t>(op.args[left ? 1 : 0].value)));
+  switch (fn) {
+    case BinaryFn::Add:
+      return left ? c + std::move(x) : std::move(x) + c;
+    case BinaryFn::Sub:
+      return left ? c - std::move(x) : std::move(x) - c;
+    case BinaryFn::Mul:
+      return left ? c * std::move(x) : std::move(x) * c;
+    default:
+      return left ? c / std::move(x) : std::move(x) / c;
+  }
+}
+
+bool last_use(const Program& p, size_t op) {
+  const int first_value = static_cast<int>(p.inputs.size());
+  for (const Operand& a : p.ops[op].args) {
+    if (a.is_scalar()) continue;
+    if (a.value < first_value) return false;  // an input: kept (a leaf, nothing to join)
+    for (int o : p.outputs)
+      if (o == a.value) return false;
+    for (size_t later = op + 1; later < p.ops.size(); ++later)
+      for (const Operand& b : p.ops[later].args)
+        if (b.value == a.value) return false;
+  }
+  return true;
 }
 
 Array apply_op(const Op& op, const std::vector<Array>& v) {

@@ -143,6 +143,13 @@ struct Program {
 Array make_input(const InputSpec& spec, Device d);
 // Applies op to the values built so far (throws what kiln throws).
 Array apply_op(const Op& op, const std::vector<Array>& values);
+// The same, except that an arithmetic operator (+ - * /) of an array and a constant whose array
+// nothing after it reads (`last_use`, the program's last read of it, and not an output) takes
+// that array out of `values`: a temporary, as in a program's x * 2 + 1, which kiln may join to
+// the operation with a constant that made it (graph::fuse_constant_step).
+Array apply_op(const Op& op, std::vector<Array>& values, bool last_use);
+// Whether op `op` of p is the last reader of every array it reads, none of them an output.
+bool last_use(const Program& p, size_t op);
 // Every value of the program: inputs made on d, then each op applied in the current mode.
 std::vector<Array> build(const Program& p, Device d);
 
