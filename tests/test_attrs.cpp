@@ -6,6 +6,7 @@
 #include <cmath>
 #include <kiln/kiln.hpp>
 #include <limits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -227,4 +228,37 @@ TEST_CASE("attributes: an index map's mode, origin and step per axis") {
   CHECK(hash_of(a2) != hash_of(a3));
   CHECK(r2.to_vector<double>() == std::vector<double>{3, 4, 0, 1, 2});
   CHECK(wrap.to_vector<double>() == std::vector<double>{4, 0, 1, 2, 3, 4, 0});
+}
+
+// An Affine node's steps (x * 2 + 1): each step's operation, side, constant and dtype, and
+// their order, reach equality and hash_attrs; its structure keeps all but the constants.
+TEST_CASE("attributes: an Affine node's steps, field by field, and its structure") {
+  using graph::BinaryOp;
+  auto h = [](const graph::Attrs& a) { return graph::hash_attrs(0, a); };
+  const graph::ImmediateAttrs two{kiln::Scalar(2.0), DType::Float64, false},
+      one{kiln::Scalar(1.0), DType::Float64, false};
+  const graph::AffineAttrs a{{{BinaryOp::Mul, two}, {BinaryOp::Add, one}}};
+  graph::AffineAttrs swapped = a, side = a, value = a, dtype = a;
+  std::swap(swapped.steps[0].op, swapped.steps[1].op);
+  side.steps[1].constant.left = true;
+  value.steps[1].constant.value = kiln::Scalar(1.5);
+  dtype.steps[0].constant.dtype = DType::Float32;
+  CHECK(a == graph::AffineAttrs(a));
+  CHECK(h(a) == h(graph::AffineAttrs(a)));
+  for (const auto& other : {swapped, side, value, dtype}) {
+    CHECK_FALSE(a == other);
+    CHECK(h(a) != h(other));
+  }
+  // The structural signature: other constants, the same structure; another order of the
+  // operations or another side, another one.
+  const Array x = kiln::asarray(std::vector<double>{1, 2, 3});
+  auto structure = [](const Array& y) {
+    REQUIRE(y.node()->kind == graph::OpKind::Affine);
+    return graph::signature({y.node()}).hash;
+  };
+  CHECK(structure(x * 2.0 + 1.0) == structure(x * 3.0 + 5.0));
+  CHECK(structure(x * 2.0 + 1.0) != structure((x + 2.0) * 1.0));
+  CHECK(structure(x * 2.0 + 1.0) != structure(1.0 + x * 2.0));
+  CHECK(structure(x * 2.0 + 1.0) != structure(2.0 * x + 1.0));
+  CHECK(structure(x * 2.0 + 1.0) != structure(x * 2.0 + 2.0));  // equal constants: one parameter
 }
