@@ -22,6 +22,7 @@
 #include "fuzz/oracle.hpp"
 #include "fuzz/reference.hpp"
 #include "fuzz/shrink.hpp"
+#include "graph/node.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -306,3 +307,43 @@ TEST_CASE("fuzz: the same seed gives the same program, printed as C++") {
 }
 
 }  // namespace
+
+// The runner hands a value on at its last use when an arithmetic operator with a constant reads
+// it (apply_op), as a program's temporaries are: kiln joins such steps into one node, so the
+// fuzzer covers that node on every path, and the C++ it prints for a failure says std::move.
+TEST_CASE("fuzz: a last use with a constant takes its value as a temporary, and prints so") {
+  Program p;
+  p.inputs.push_back({DType::Float32, {5}, DataKind::Small, 3});
+  auto constant_step = [](BinaryFn fn, int value, double c, bool left) {
+    Op op;
+    op.kind = OpKind::Binary;
+    op.fn = static_cast<uint8_t>(fn);
+    Operand array{value, {}}, scalar{-1, kiln::Scalar(c)};
+    op.args = left ? std::vector<Operand>{scalar, array} : std::vector<Operand>{array, scalar};
+    return op;
+  };
+  p.ops = {constant_step(BinaryFn::Mul, 0, 0.5, false),   // v1 = v0 * 0.5 (v0: an input)
+           constant_step(BinaryFn::Sub, 1, 2.0, true),    // v2 = 2 - v1 (v1's last use)
+           constant_step(BinaryFn::Add, 2, 1.0, false),   // v3 = v2 + 1 (v2 read again below)
+           constant_step(BinaryFn::Div, 2, 4.0, false)};  // v4 = v2 / 4
+  p.outputs = {3, 4};
+  CHECK_FALSE(last_use(p, 0));  // an input stays
+  CHECK(last_use(p, 1));
+  CHECK_FALSE(last_use(p, 2));
+  CHECK(last_use(p, 3));
+  CHECK(takes_temporary(p.ops[0]));
+  const std::string text = to_cpp(p);
+  CHECK(text.find("kiln::Array v2 = 2.0 - std::move(v1);") != std::string::npos);
+  CHECK(text.find("kiln::Array v3 = v2 + 1.0;") != std::string::npos);
+  CHECK(text.find("kiln::Array v4 = std::move(v2) / 4.0;") != std::string::npos);
+  std::vector<Array> values = {make_input(p.inputs[0], kiln::host())};
+  for (size_t i = 0; i < p.ops.size(); ++i)
+    values.push_back(apply_op(p.ops[i], values, last_use(p, i)));
+  CHECK_FALSE(values[1].valid());  // taken by v2
+  CHECK_FALSE(values[2].valid());  // taken by v4
+  // v2 is v0 * 0.5, then 2 - that: one node, which v3 holds and v4 reads (it has a second
+  // reader, so v4 does not join it).
+  CHECK(values[3].node()->inputs[0]->kind == kiln::graph::OpKind::Affine);
+  CHECK(values[4].node()->inputs[0] == values[3].node()->inputs[0]);
+  CHECK(check(p, CheckOptions{}).verdict == Verdict::Ok);
+}

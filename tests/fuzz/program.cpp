@@ -319,13 +319,17 @@ Array make_input(const InputSpec& s, Device d) {
   return asarray(bytes.data(), s.dtype, s.shape, d);
 }
 
-Array apply_op(const Op& op, std::vector<Array>& v, bool last_use) {
+bool takes_temporary(const Op& op) {
   const auto fn = static_cast<BinaryFn>(op.fn);
-  const bool arithmetic =
-      fn == BinaryFn::Add || fn == BinaryFn::Sub || fn == BinaryFn::Mul || fn == BinaryFn::Div;
-  if (!last_use || op.kind != OpKind::Binary || !arithmetic || op.args.size() != 2 ||
-      op.args[0].is_scalar() == op.args[1].is_scalar())
-    return apply_op(op, std::as_const(v));
+  return op.kind == OpKind::Binary &&
+         (fn == BinaryFn::Add || fn == BinaryFn::Sub || fn == BinaryFn::Mul ||
+          fn == BinaryFn::Div) &&
+         op.args.size() == 2 && op.args[0].is_scalar() != op.args[1].is_scalar();
+}
+
+Array apply_op(const Op& op, std::vector<Array>& v, bool last_use) {
+  if (!last_use || !takes_temporary(op)) return apply_op(op, std::as_const(v));
+  const auto fn = static_cast<BinaryFn>(op.fn);
   const bool left = op.args[0].is_scalar();
   const Scalar& c = op.args[left ? 0 : 1].scalar;
   Array x = std::move(v.at(static_cast<size_t>(op.args[left ? 1 : 0].value)));

@@ -150,6 +150,9 @@ Array apply_op(const Op& op, const std::vector<Array>& values);
 Array apply_op(const Op& op, std::vector<Array>& values, bool last_use);
 // Whether op `op` of p is the last reader of every array it reads, none of them an output.
 bool last_use(const Program& p, size_t op);
+// Whether op is an arithmetic operator (+ - * /) of one array and one constant: the ops whose
+// array apply_op takes out of the values at its last use.
+bool takes_temporary(const Op& op);
 // Every value of the program: inputs made on d, then each op applied in the current mode.
 std::vector<Array> build(const Program& p, Device d);
 

@@ -311,7 +311,14 @@ std::string to_cpp(const Program& p) {
         "for eager\n";
   int v = 0;
   for (const auto& in : p.inputs) os << "kiln::Array " << name(v++) << " = " << input(in) << ";\n";
-  for (const auto& op : p.ops) os << "kiln::Array " << name(v++) << " = " << op_to_cpp(op) << ";\n";
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    std::string line = op_to_cpp(p.ops[i]);
+    if (last_use(p, i) && takes_temporary(p.ops[i])) {  // as the runner builds it (apply_op)
+      const std::string array = name(p.ops[i].args[p.ops[i].args[0].is_scalar() ? 1 : 0].value);
+      line.replace(line.find(array), array.size(), "std::move(" + array + ")");
+    }
+    os << "kiln::Array " << name(v++) << " = " << line << ";\n";
+  }
   os << "kiln::eval({";
   for (size_t i = 0; i < p.outputs.size(); ++i) os << (i ? ", " : "") << name(p.outputs[i]);
   os << "});\n";
