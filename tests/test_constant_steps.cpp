@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <kiln/kiln.hpp>
 #include <string>
 #include <vector>
@@ -83,16 +84,21 @@ bool fuses(DType t, const Steps& s) {
   return !(kiln::is_integer(t) && s.op1 != Op::Div && s.op2 == Op::Div);
 }
 
-constexpr DType kDtypes[] = {DType::Float32,   DType::Float64,   DType::Float16, DType::BFloat16,
-                             DType::Int32,     DType::Int64,     DType::UInt8,   DType::Int8,
-                             DType::Complex64, DType::Complex128};
+// The 16 pairs of operations with both constants on the right (x * c + c').
+std::vector<Steps> right_sides() {
+  std::vector<Steps> out;
+  for (const Steps& s : every_pair())
+    if (!s.left1 && !s.left2) out.push_back(s);
+  return out;
+}
 
-// Every pair of steps and sides on every dtype, on device d: the fused result has the bytes of
-// the unfused one, and fuses exactly where the second step stays in the first's dtype.
-void check_every_pair(kiln::Device d) {
-  for (DType t : kDtypes) {
+// Each pair of steps on each dtype, on device d: the fused result has the bytes of the unfused
+// one, and fuses exactly where the second step stays in the first's dtype.
+void check_pairs(kiln::Device d, std::initializer_list<DType> dtypes,
+                 const std::vector<Steps>& pairs) {
+  for (DType t : dtypes) {
     const Array x = sample(t, d);
-    for (const Steps& s : every_pair()) {
+    for (const Steps& s : pairs) {
       CAPTURE(std::string(kiln::dtype_name(t)));
       CAPTURE(static_cast<int>(s.op1));
       CAPTURE(static_cast<int>(s.op2));
@@ -112,20 +118,28 @@ void check_every_pair(kiln::Device d) {
 }  // namespace
 
 TEST_CASE("constant steps: every pair of + - * / on every dtype, fused, as the two operations") {
-  check_every_pair(kiln::host());
+  check_pairs(kiln::host(),
+              {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32,
+               DType::Int64, DType::UInt8, DType::Int8, DType::Complex64, DType::Complex128},
+              every_pair());
 }
 
-GPU_TEST_CASE("gpu: constant steps fused give the host's two operations, bit for bit") {
-  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::Int32, DType::Complex64}) {
+// A kernel per dtype and pair: float32 on every pair and side, other dtypes on the right-sided
+// pairs. The host's bits too for real dtypes; complex results may differ from the host's in
+// the last bit, fused or not (tests/test_gpu.cpp compares them within a tolerance).
+GPU_TEST_CASE("gpu: constant steps fused give the two operations' bits, and the host's") {
+  check_pairs(kiln::cuda(), {DType::Float32}, every_pair());
+  check_pairs(kiln::cuda(), {DType::Float64, DType::Float16, DType::Int32, DType::Complex64},
+              right_sides());
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::Int32}) {
     const Array xh = sample(t, kiln::host()), xd = sample(t, kiln::cuda());
-    for (const Steps& s : every_pair()) {
+    for (const Steps& s : right_sides()) {
       CAPTURE(std::string(kiln::dtype_name(t)));
       const Scalar c1 = kiln::is_integer(t) ? Scalar(3) : Scalar(0.75f),
                    c2 = kiln::is_integer(t) ? Scalar(5) : Scalar(-1.5f);
       CHECK(bytes(fused(xd, s, c1, c2)) == bytes(unfused(xh, s, c1, c2)));
     }
   }
-  check_every_pair(kiln::cuda());
 }
 
 TEST_CASE("constant steps: float values against the two roundings written out") {
