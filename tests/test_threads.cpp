@@ -109,8 +109,9 @@ TEST_CASE("equal expressions built on 8 threads at once are one node") {
 
 // A dropped chain leaves the hash-cons table in batches under one lock (graph/node.cpp), while
 // other threads find its nodes again: each thread builds the same chain over and over and drops
-// it, so a lookup races a release of the very node it finds. Every chain must be whole and
-// right, and nothing must stay in the table.
+// it, so a lookup races a release of the very node it finds, and the turning of a thread's own
+// product into an Affine node (graph::fuse_constant_step) races the others' lookups of that
+// product. Every chain must be whole and right, and nothing must stay in the table.
 TEST_CASE("8 threads build and drop equal chains at once") {
   const Array x = kiln::arange(0, 16, 1, DType::Float64).eval();
   const size_t live0 = kiln::graph::live_node_count();
@@ -126,7 +127,7 @@ TEST_CASE("8 threads build and drop equal chains at once") {
     sync.arrive_and_wait();
     for (int round = 0; round < 40; ++round) {
       Array s = x;
-      for (int i = 0; i < 150; ++i) s = s * 0.5 + double(i % 7);  // 300 nodes: past a batch
+      for (int i = 0; i < 150; ++i) s = s * 0.5 + double(i % 7);  // 150 Affine nodes
       if ((round + t) % 8 == 0 && s.to_vector<double>() != expected)
         failures.add(t, "round " + std::to_string(round) + ": wrong chain");
     }
