@@ -269,8 +269,9 @@ void bench_lazy_loop() {
     return s;
   };
   auto loop = [&] { build().eval(); };
-  // Where one run's time goes, each part timed alone (medians of 21): building the 400 nodes,
-  // the evaluation's host side (signature, plan-cache hit, launch), and the GPU's work.
+  // Where one run's time goes, each part timed alone (medians of 21): building the 200 nodes (a
+  // multiply and an add each: graph::fuse_constant_step), the evaluation's host side
+  // (signature, plan-cache hit, launch), and the GPU's work.
   std::vector<double> b, e, g;
   for (int r = 0; r < 21; ++r) {
     kiln::synchronize(kiln::cuda());
@@ -292,8 +293,8 @@ void bench_lazy_loop() {
                                                     {"build_ms", median(b)},
                                                     {"eval_host_ms", median(e)},
                                                     {"gpu_wait_ms", median(g)}};
-  // The evaluation's host side in stages (as tiny's, the 400 nodes built outside the timing),
-  // and the release of the 400 nodes (which an evaluation does once it has stored its result).
+  // The evaluation's host side in stages (as tiny's, the 200 nodes built outside the timing),
+  // and the release of the 200 nodes (which an evaluation does once it has stored its result).
   for (int k = 0; k < kStages; ++k) {
     std::vector<double> t;
     for (int r = 0; r < 21; ++r) {

@@ -11,7 +11,8 @@
 //                 "miss" is the first run (plans made), "hit" every later run (plans reused)
 //   loop_steady   lazy_loop_200 as gpu_bench runs it, end to end, on one float32 element so
 //                 that the host's arithmetic is nil: build the 200 steps, evaluate (a plan-cache
-//                 hit), release the graph, again and again; ns per step (two nodes each). The
+//                 hit), release the graph, again and again; ns per step (two operations, one
+//                 Affine node: graph::fuse_constant_step). The
 //                 graph's release is inside the timing, as it is in a real loop
 //   eval_tiny     (s + 1).eval() on one float32, as gpu_bench's `tiny` on the host executor:
 //                 an evaluation whose plan is cached and whose work is nil, i.e. the engine's
@@ -110,7 +111,8 @@ PerOp build_array_once(const kiln::Array& x, int n) {
   return {ns_since(t0) / (2.0 * n), (cpu_ns() - c0) / (2.0 * n)};
 }
 
-// Graph nodes one `y * c + 1.0f` step adds (scalars and broadcasts are nodes too).
+// Graph nodes per operation of `y * c + 1.0f` steps: 0.5, the two operations of a step being
+// one Affine node (graph::fuse_constant_step).
 double nodes_per_op(const kiln::Array& x) {
   size_t before = kiln::graph::live_node_count();
   kiln::Array y = x;
