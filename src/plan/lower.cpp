@@ -236,20 +236,21 @@ class Lowering {
     return elementwise(n, operands(n, lower_input));
   }
 
-  // An Affine node: the instructions of the two Binary nodes it stands for, in their order (the
-  // second's constant first when it is the left operand, as operands() emits a node's).
+  // An Affine node: the instructions of the two Binary nodes it stands for, with each constant
+  // emitted where their lowering emitted it (operands(): a left constant before the operand
+  // below it, a right one after), so the kernel is the same.
   template <class F>
   int affine(const Node& n, F&& lower_input) {
     const auto& [first, second] = n.attr<graph::AffineAttrs>().steps;
     const int second_left = second.constant.left ? param(n, 1) : -1;
     const int first_left = first.constant.left ? param(n, 0) : -1;
     const int x = lower_input(*n.inputs[0]);
-    const int a = first.constant.left ? first_left : param(n, 0);
-    const int y = emit(Instr::binary(first.op, reg(n.dtype), first.constant.left ? a : x,
-                                     first.constant.left ? x : a));
-    const int b = second.constant.left ? second_left : param(n, 1);
-    return emit(Instr::binary(second.op, reg(n.dtype), second.constant.left ? b : y,
-                              second.constant.left ? y : b));
+    const int y = affine_step(first, n.dtype, first.constant.left ? first_left : param(n, 0), x);
+    return affine_step(second, n.dtype, second.constant.left ? second_left : param(n, 1), y);
+  }
+  int affine_step(const graph::AffineStep& s, DType t, int constant, int x) {
+    const bool left = s.constant.left;
+    return emit(Instr::binary(s.op, reg(t), left ? constant : x, left ? x : constant));
   }
 
   int elementwise(const Node& n, const std::vector<int>& ops) {
