@@ -45,7 +45,7 @@ class HashConsTable {
     for (size_t i = home(h); slots_[i].node; i = (i + 1) & mask_)
       if (slots_[i].hash == h && f(*slots_[i].node)) return;
   }
-  [[gnu::always_inline]] void insert(size_t h, const Node* n) {
+  void insert(size_t h, const Node* n) {
     if (2 * (live_ + 1) > slots_.size()) grow();
     size_t i = home(h);
     while (slots_[i].node) i = (i + 1) & mask_;
@@ -100,22 +100,20 @@ HashConsTable& table() {
 struct SpecHashes {
   size_t local, value, second_value, cse, leaf;
 };
-// Inlined into prepare (below), as prepare is into its callers.
+// Inlined into publish, which then keeps the hashes in registers (a returned struct was stored
+// and reloaded, a stall on every node built).
 // `same_data`, when not null, is a node of s's shape (a builder copied it): of s's dtype and
-// device too, its data hash is s's, taken instead of hashing the shape again. `first_constant`,
-// when not 0, is constant_hash of s's constant 0, known already (fuse_constant_step's).
+// device too, its data hash is s's, taken instead of hashing the shape again.
 [[gnu::always_inline]] inline SpecHashes spec_hashes(const NodeSpec& s,
-                                                     const Node* same_data = nullptr,
-                                                     size_t first_constant = 0) {
+                                                     const Node* same_data = nullptr) {
   const size_t data = same_data && same_data->dtype == s.dtype && same_data->device == s.device
                           ? same_data->leaf_hash
                           : data_hash(s);
   size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
   // A constant's side and dtype are structure, its value is not.
-  auto constant_side = [&](const ImmediateAttrs& im, size_t known = 0)
-      __attribute__((always_inline)) {
+  auto constant_side = [&](const ImmediateAttrs& im) {
     h = hash_mix(h, static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype));
-    return known ? known : constant_hash(im.value, im.dtype);
+    return constant_hash(im.value, im.dtype);
   };
   size_t value = 0, second_value = 0, values = 0;  // values: of kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
@@ -127,7 +125,7 @@ struct SpecHashes {
   } else if (s.kind == OpKind::Affine) {
     const auto& [first, second] = s.attr<AffineAttrs>().steps;
     h = hash_mix(h, static_cast<uint64_t>(first.op) << 8 | static_cast<uint64_t>(second.op));
-    value = constant_side(first.constant, first_constant);
+    value = constant_side(first.constant);
     second_value = constant_side(second.constant);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
@@ -245,18 +243,6 @@ bool drop_under_lock(const Node& n) noexcept {
 
 void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
 
-// Under the table's lock, a reference to a node found in it: taken unless the count has reached
-// zero and the node is on its way out (its release waits for this lock to erase it), and then
-// not reused.
-bool revive(const Node& n) noexcept {
-  long c = n.refs_.load(std::memory_order_relaxed);
-  while (c != 0)
-    if (n.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
-                                      std::memory_order_relaxed))
-      return true;
-  return false;
-}
-
 // A dropped graph dies a chain at a time (a loop's steps each hold the step before), and each
 // node leaves the hash-cons table under its lock: so the nodes that die with one release leave
 // it together, under one lock. The first, then each input whose last reference a dying node
@@ -302,17 +288,13 @@ void release(const Node* n) noexcept {
 
 long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }
 
-namespace {
-
-// Hashes n, a node not yet in the graph, and stores what it keeps of itself; returns its
-// hash-cons key. Inlined into its two callers (publish, fuse_constant_step), which then keep
-// the hashes in registers: a returned struct was stored and reloaded, a stall on every node
-// built. So are spec_hashes' lambda and the table's insert: left to the compiler, they became
-// calls once fuse_constant_step took the lock once (callgrind, lazy_loop_200's build: 47
-// instructions a step more than with two holds; inlined, 33 fewer).
-[[gnu::always_inline]] inline size_t prepare(Node* n, const Node* same_data,
-                                             size_t first_constant = 0) {
-  const SpecHashes hashes = spec_hashes(*n, same_data, first_constant);
+// Finds the node equal to n, a node not yet in the graph, or enters n as new.
+NodeRef publish(Node* n, const Node* same_data) {
+  const SpecHashes hashes = spec_hashes(*n, same_data);
+  size_t h = hashes.cse;
+  if (h == 0) h = 1;  // 0 marks "not in the table"
+  // What n keeps of itself is found before the lock: no other thread sees n until it is in the
+  // table, and a node built is most often new.
   n->local_hash = hashes.local;
   n->value_hash = hashes.value;
   n->second_value_hash = hashes.second_value;
@@ -322,39 +304,30 @@ namespace {
       n->inputs.size() == 1 && n->kind != OpKind::Random && n->kind != OpKind::Collective
           ? n->inputs[0].get()
           : nullptr;
-  return hashes.cse ? hashes.cse : 1;  // 0 marks "not in the table"
-}
-
-// Under the table's lock: the live node equal to n (prepared, key h), with a new reference, or
-// null after entering n as new.
-[[gnu::always_inline]] inline const Node* enter_locked(HashConsTable& t, Node* n, size_t h) {
-  const Node* found = nullptr;
-  t.for_each(h, [&](const Node& e) {
-    if (!same_spec(e, *n) || !revive(e)) return false;
-    found = &e;
-    return true;
-  });
-  if (!found) {
-    n->cse_hash = h;
-    t.insert(h, n);
-  }
-  return found;
-}
-
-}  // namespace
-
-// Finds the node equal to n, a node not yet in the graph, or enters n as new. What n keeps of
-// itself is found before the lock: no other thread sees n until it is in the table, and a node
-// built is most often new.
-NodeRef publish(Node* n, const Node* same_data) {
-  const size_t h = prepare(n, same_data);
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
-  const Node* found = enter_locked(t, n, h);
-  if (!found) return NodeRef::adopt(n);
-  lock.unlock();
-  retire(n);
-  return NodeRef::adopt(found);
+  NodeRef found;
+  t.for_each(h, [&](const Node& e) {
+    if (!same_spec(e, *n)) return false;
+    // A new reference, unless e's count has reached zero and it is on its way out (its
+    // release waits for this lock to erase it): then it is not reused.
+    long c = e.refs_.load(std::memory_order_relaxed);
+    while (c != 0)
+      if (e.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
+        found = NodeRef::adopt(&e);
+        return true;
+      }
+    return false;
+  });
+  if (found) {
+    lock.unlock();
+    retire(n);
+    return found;
+  }
+  n->cse_hash = h;
+  t.insert(h, n);
+  return NodeRef::adopt(n);
 }
 
 NodeRef make_node(NodeSpec&& spec) {
@@ -390,35 +363,31 @@ bool is_affine_step(BinaryOp op) {
 }
 }  // namespace
 
-// The node is changed in place rather than a second one built, under one hold of the table's
-// lock: it leaves the table (lookups take their references under that lock, so none can reach
-// it meanwhile), becomes the Affine node, and enters the table again as a new node would (an
-// equal one found is taken instead). Its shape, dtype, device and input stay, and so do its
-// data hash and its constant's hash (the Affine node's first). Hashing under the lock costs
-// another thread's builder a wait of a few dozen instructions at most; a second hold cost this
-// one two atomic operations.
+// The node is changed in place rather than a second one built: it leaves the table (under its
+// lock, where lookups take their references, so none can reach it meanwhile), becomes the
+// Affine node, and is published again as a new node would be (an equal one found is taken
+// instead). Its shape, dtype, device and input stay, and so does its data hash.
 NodeRef fuse_constant_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
   Node* n = const_cast<Node*>(ref.get());
   const ImmediateAttrs* first = n->immediate();
   if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||
       !is_affine_step(n->binary_op()) || n->ref_count() != 1 || n->has_result())
     return nullptr;
+  {
+    HashConsTable& t = table();
+    std::lock_guard lock(t.mu);
+    if (n->refs_.load(std::memory_order_relaxed) != 1) return nullptr;  // a lookup took one
+    if (n->cse_hash != 0) t.erase(n->cse_hash, n);
+    n->cse_hash = 0;
+  }
+  ref.detach();  // its one reference, which publish hands on
   AffineAttrs affine;
   affine.steps[0] = {n->binary_op(), *first};
   affine.steps[1] = {op, ImmediateAttrs{v, n->dtype, left}};
-  HashConsTable& t = table();
-  std::unique_lock lock(t.mu);
-  if (n->refs_.load(std::memory_order_relaxed) != 1) return nullptr;  // a lookup took one
-  if (n->cse_hash != 0) t.erase(n->cse_hash, n);
   n->kind = OpKind::Affine;
   n->op = 0;
   n->attrs = affine;
-  const Node* found = enter_locked(t, n, prepare(n, n, n->value_hash));
-  ref.detach();  // n's one reference: handed on, or n retired below
-  if (!found) return NodeRef::adopt(n);
-  lock.unlock();
-  retire(n);
-  return NodeRef::adopt(found);
+  return publish(n, n);
 }
 
 // The inputs are released after the lock, since freeing takes it. A short list (the pool

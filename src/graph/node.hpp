@@ -140,7 +140,6 @@ struct Node : NodeSpec {
  private:
   friend void set_realized(const Node& n, BufferRef b);
   friend void retain(const Node* n) noexcept;
-  friend bool revive(const Node& n) noexcept;
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
   friend NodeRef publish(Node* n, const Node* same_data);
