@@ -128,8 +128,13 @@ TEST_CASE("8 threads build and drop equal chains at once") {
     for (int round = 0; round < 40; ++round) {
       Array s = x;
       for (int i = 0; i < 150; ++i) s = s * 0.5 + double(i % 7);  // 150 Affine nodes
-      if ((round + t) % 8 == 0 && s.to_vector<double>() != expected)
-        failures.add(t, "round " + std::to_string(round) + ": wrong chain");
+      if ((round + t) % 8 == 0) {
+        const std::vector<double> got = s.to_vector<double>();
+        if (got != expected)
+          failures.add(t, "round " + std::to_string(round) + ": wrong chain, last " +
+                              std::to_string(got.back()) + " not " +
+                              std::to_string(expected.back()));
+      }
     }
   });
   failures.check();
@@ -279,9 +284,15 @@ TEST_CASE("arrays made on one thread and dropped on another") {
     for (int i = t; i < kThreads * 16; i += kThreads) {
       int64_t want = 511 * (i % 5) + i;
       Array again = base * (i % 5) + i;  // may be the node another thread is dropping
-      if (again.to_vector<int64_t>().back() != want) failures.add(t, "rebuilt value");
+      const int64_t got = again.to_vector<int64_t>().back();
+      if (got != want)
+        failures.add(t, "rebuilt value " + std::to_string(i) + ": " + std::to_string(got) +
+                            ", not " + std::to_string(want));
       made[(i + 1) % made.size()] = Array();  // another thread's array
-      if (kiln::max(again).item<int64_t>() != want) failures.add(t, "max");
+      const int64_t top = kiln::max(again).item<int64_t>();
+      if (top != want)
+        failures.add(t, "max " + std::to_string(i) + ": " + std::to_string(top) + ", not " +
+                            std::to_string(want));
     }
   });
   failures.check();
