@@ -376,7 +376,13 @@ NodeRef fuse_constant_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left
   {
     HashConsTable& t = table();
     std::lock_guard lock(t.mu);
-    if (n->refs_.load(std::memory_order_relaxed) != 1) return nullptr;  // a lookup took one
+    // Both checked again here, where they are settled: a lookup may have taken a reference
+    // since the check above, and an evaluation may have stored a result. The second happens
+    // when another thread held the node too (its temporary found by CSE, then an input of an
+    // expression it evaluated, which writes held nodes) and let go of it since: the count is
+    // back to 1, and the node now holds the product's values. Turned into an Affine node, it
+    // would keep them and read as the product alone (test_threads, 1 run in 80 under TSan).
+    if (n->refs_.load(std::memory_order_relaxed) != 1 || n->has_result()) return nullptr;
     if (n->cse_hash != 0) t.erase(n->cse_hash, n);
     n->cse_hash = 0;
   }
