@@ -115,8 +115,9 @@ double us_per(const std::function<void()>& f, int iters = 20000) {
 }
 
 // A kernel compiled from `source` through kiln's JIT, as a launchable handle.
-const void* bare_kernel(const char* name, const char* source) {
-  auto k = kiln::jit::get({name, source, name, kiln::jit::target_arch(), {}, ""});
+const void* bare_kernel(const char* name, const char* source,
+                        std::vector<std::string> options = {}) {
+  auto k = kiln::jit::get({name, source, name, kiln::jit::target_arch(), std::move(options), ""});
   cudaLibrary_t lib;
   cudaKernel_t kern;
   cudaLibraryLoadData(&lib, k.kernel->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -259,6 +260,76 @@ void bench_tiny() {
   print("tiny", kv);
 }
 
+// GPU ms between two events around `launch`, the stream kept busy by a spinning kernel while the
+// host enqueues it, so no host time falls between the events: the kernel's own time.
+double kernel_ms(const std::function<void()>& launch) {
+  static const void* spin = bare_kernel("k_spin",
+                                        "extern \"C\" __global__ void k_spin(long long cycles) {\n"
+                                        "  long long t0 = clock64();\n"
+                                        "  while (clock64() - t0 < cycles) {}\n"
+                                        "}");
+  cudaStream_t stream = kiln::gpu::device(0).stream;
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  long long cycles = 2000000;  // about 1 ms at the H100's and H200's clocks
+  void* args[] = {&cycles};
+  cudaLaunchKernel(spin, dim3(1), dim3(1), args, 0, stream);
+  cudaEventRecord(e0, stream);
+  launch();
+  cudaEventRecord(e1, stream);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return ms;
+}
+
+// lazy_loop_200's kernel alone on the GPU, beside the same 200 steps hand-written, rounded after
+// each multiply and add as kiln's kernels are (--fmad=false: the host's and NumPy's results) and
+// contracted into one fused multiply-add a step (NVRTC's default, and what Triton emits for
+// torch.compile): how much of the time is the GPU's arithmetic, and what contraction saves.
+void lazy_loop_kernel_times(const std::function<kiln::Array()>& build,
+                            std::vector<std::pair<std::string, double>>& kv) {
+  auto median_of = [](const std::function<double()>& f) {
+    std::vector<double> t;
+    for (int r = 0; r < 11; ++r) t.push_back(f() * 1000);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  kv.push_back({"kernel_us", median_of([&] {
+                  kiln::Array s = build();
+                  return kernel_ms([&] { s.eval(); });
+                })});
+  const char* loop =
+      "extern \"C\" __global__ void k_loop200(const float* x, float* y, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i >= n) return;\n"
+      "  float s = x[i];\n"
+      "  for (int k = 0; k < 200; ++k) s = s * 0.999f + 0.001f;\n"
+      "  y[i] = s;\n"
+      "}";
+  const int n = 1 << 20;
+  auto in = kiln::gpu::allocate(0, n * sizeof(float));
+  auto out = kiln::gpu::allocate(0, n * sizeof(float));
+  cudaMemset(in->data(), 0, n * sizeof(float));
+  const void* x = in->data();
+  void* y = out->data();
+  int count = n;
+  void* args[] = {&x, &y, &count};
+  for (auto [key, options] : {std::pair<const char*, std::vector<std::string>>{
+                                  "bare_rounded_kernel_us", {"--fmad=false"}},
+                              {"bare_contracted_kernel_us", {}}}) {
+    const void* k = bare_kernel("k_loop200", loop, options);
+    cudaStream_t stream = kiln::gpu::device(0).stream;
+    kv.push_back({key, median_of([&] {
+                    return kernel_ms(
+                        [&] { cudaLaunchKernel(k, dim3(n / 256), dim3(256), args, 0, stream); });
+                  })});
+  }
+}
+
 // Issue 12's host-overhead workload: 200 lazy steps s = s * 0.999f + 0.001f on 2^20 float32
 // elements, then one evaluation (graph building, the plan-cache hit and one launch), per call.
 void bench_lazy_loop() {
@@ -314,6 +385,7 @@ void bench_lazy_loop() {
     drop.push_back(ms_since(t0) * 1000);
   }
   kv.push_back({"release_graph_us", median(drop)});
+  lazy_loop_kernel_times(build, kv);
   print("lazy_loop_200", kv);
 }
 

@@ -175,6 +175,27 @@ def paired_rounds(workload, key, peer_ms):
     return rounds
 
 
+# torch.compile's lazy_loop_200 kernel: its GPU time (the profiler's, per call), and how many of
+# 2^20 random inputs' results differ from PyTorch eager's (which rounds after each multiply and
+# add, as kiln and NumPy do): a nonzero count means the kernel contracts multiply and add.
+def compiled_loop_facts(eager, compiled, like):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    res = {}
+    r = torch.rand(like.shape, device=like.device)
+    res["lazy_loop_200_torch_compile_differs_from_eager"] = int((compiled(r) != eager(r)).sum())
+    calls = 20
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            compiled(like)
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.key_averages()
+               if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    total = sum(getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)) for e in kernels)
+    res["lazy_loop_200_torch_compile_kernel_us"] = total / calls
+    return res
+
+
 def peers():
     import cupy as cp
     import numpy as np
@@ -230,6 +251,7 @@ def peers():
     try:
         comp_loop = torch.compile(lazy_loop)
         res["lazy_loop_200_torch_compile_ms"] = cuda_ms(lambda: comp_loop(ts), tsync)
+        res.update(compiled_loop_facts(lazy_loop, comp_loop, ts))
         if not ONLY or "lazy_loop_200" in ONLY:
             res["lazy_loop_200_rounds"] = paired_rounds(
                 "lazy_loop_200", "kiln_ms", lambda: cuda_ms(lambda: comp_loop(ts), tsync))
@@ -540,6 +562,16 @@ def rows(r):
         out.append(("lazy_loop_200", f"{c['kiln_ms']:.3f} ms",
                     f"torch.compile {tc:.3f} ms; PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
                     f"{ratio(c['kiln_ms'], tc):.2f}x torch.compile", "<= 1.0x torch.compile"))
+    if "kernel_us" in r.get("lazy_loop_200", {}):
+        c = r["lazy_loop_200"]
+        tk = p.get("lazy_loop_200_torch_compile_kernel_us", float("nan"))
+        diff = p.get("lazy_loop_200_torch_compile_differs_from_eager", -1)
+        out.append(("lazy_loop_200, GPU time of its kernel",
+                    f"{c['kernel_us']:.2f} us (hand-written, rounded as kiln: "
+                    f"{c['bare_rounded_kernel_us']:.2f} us; contracted to FMA: "
+                    f"{c['bare_contracted_kernel_us']:.2f} us)",
+                    f"torch.compile {tk:.2f} us ({diff} of 2^20 results differ from eager's)",
+                    f"{ratio(c['kernel_us'], tk):.2f}x torch.compile's kernel", "none (context)"))
     c = r.get("cold", {})
     if "kiln_first_ms" in c:
         out.append(("cold", f"{c['kiln_first_ms']:.1f} ms", f"bare NVRTC {c['bare_nvrtc_ms']:.1f} ms",
