@@ -125,6 +125,32 @@ const void* bare_kernel(const char* name, const char* source,
   return reinterpret_cast<const void*>(kern);
 }
 
+// GPU ms between two events around `launch`, the stream kept busy by a spinning kernel while the
+// host enqueues it, so no host time falls between the events: the kernel's own time.
+double kernel_ms(const std::function<void()>& launch) {
+  static const void* spin = bare_kernel("k_spin",
+                                        "extern \"C\" __global__ void k_spin(long long cycles) {\n"
+                                        "  long long t0 = clock64();\n"
+                                        "  while (clock64() - t0 < cycles) {}\n"
+                                        "}");
+  cudaStream_t stream = kiln::gpu::device(0).stream;
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  long long cycles = 2000000;  // about 1 ms at the H100's and H200's clocks
+  void* args[] = {&cycles};
+  cudaLaunchKernel(spin, dim3(1), dim3(1), args, 0, stream);
+  cudaEventRecord(e0, stream);
+  launch();
+  cudaEventRecord(e1, stream);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return ms;
+}
+
 // Host us per call of f in bursts of 128 calls, the GPU idle at each burst's start (median of
 // 50 bursts).
 double burst_us(const std::function<void()>& f) {
@@ -244,6 +270,17 @@ void tiny_breakdown(const kiln::Array& s, std::vector<std::pair<std::string, dou
   // for the GPU (the loops above run at the GPU's rate of tiny kernels once the queue is full).
   kv.push_back({"kiln_burst_us", burst_us([&] { (s + 1).eval(); })});
   kv.push_back({"bare_add1_burst_us", burst_us(launch_add1)});
+  // GPU time alone: 100 launches queued behind a spinning kernel, so the GPU never waits for the
+  // host; per launch. Says whether the back-to-back figures above are the host's rate or the GPU's.
+  auto queued_us = [](const std::function<void()>& f) {
+    return kernel_ms([&] {
+             for (int i = 0; i < 100; ++i) f();
+           }) *
+           10;
+  };
+  kv.push_back({"kiln_gpu_us", queued_us([&] { (s + 1).eval(); })});
+  kv.push_back({"bare_add1_gpu_us", queued_us(launch_add1)});
+  kv.push_back({"bare_launch_gpu_us", queued_us(launch_empty)});
 }
 
 void bench_tiny() {
@@ -258,32 +295,6 @@ void bench_tiny() {
   std::vector<std::pair<std::string, double>> kv = {{"kiln_us", host_us}};
   tiny_breakdown(s, kv);
   print("tiny", kv);
-}
-
-// GPU ms between two events around `launch`, the stream kept busy by a spinning kernel while the
-// host enqueues it, so no host time falls between the events: the kernel's own time.
-double kernel_ms(const std::function<void()>& launch) {
-  static const void* spin = bare_kernel("k_spin",
-                                        "extern \"C\" __global__ void k_spin(long long cycles) {\n"
-                                        "  long long t0 = clock64();\n"
-                                        "  while (clock64() - t0 < cycles) {}\n"
-                                        "}");
-  cudaStream_t stream = kiln::gpu::device(0).stream;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  long long cycles = 2000000;  // about 1 ms at the H100's and H200's clocks
-  void* args[] = {&cycles};
-  cudaLaunchKernel(spin, dim3(1), dim3(1), args, 0, stream);
-  cudaEventRecord(e0, stream);
-  launch();
-  cudaEventRecord(e1, stream);
-  cudaEventSynchronize(e1);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return ms;
 }
 
 // lazy_loop_200's kernel alone on the GPU, beside the same 200 steps hand-written, rounded after
