@@ -208,6 +208,28 @@ def compiled_loop_facts(eager, compiled, like):
     return res
 
 
+# torch.compile with Inductor's emulate_precision_casts, which (since PyTorch 2.9) also turns off
+# Triton's FMA contraction: each multiply and add rounds as in eager, as kiln's do, so this is the
+# peer that computes kiln's bits. Compiled after a reset of Dynamo's cache, which holds the
+# default compilation of the same function.
+def exact_compiled_loop(lazy_loop, ts):
+    import torch
+    tsync = torch.cuda.synchronize
+    res = {}
+    try:
+        torch._dynamo.reset()
+        exact = torch.compile(lazy_loop, options={"emulate_precision_casts": True})
+        res["lazy_loop_200_torch_compile_exact_ms"] = cuda_ms(lambda: exact(ts), tsync)
+        facts = compiled_loop_facts(lazy_loop, exact, ts)
+        res.update({k.replace("torch_compile", "torch_compile_exact"): v for k, v in facts.items()})
+        if not ONLY or "lazy_loop_200" in ONLY:
+            res["lazy_loop_200_exact_rounds"] = paired_rounds(
+                "lazy_loop_200", "kiln_ms", lambda: cuda_ms(lambda: exact(ts), tsync))
+    except Exception as e:
+        res["lazy_loop_200_torch_compile_exact_error"] = str(e)[:200]
+    return res
+
+
 def peers():
     import cupy as cp
     import numpy as np
@@ -269,6 +291,7 @@ def peers():
                 "lazy_loop_200", "kiln_ms", lambda: cuda_ms(lambda: comp_loop(ts), tsync))
     except Exception as e:
         res["lazy_loop_200_torch_compile_error"] = str(e)[:200]
+    res.update(exact_compiled_loop(lazy_loop, ts))
 
     def chain_sum(x, y, m):
         s = m.sin(x * 2 + 1) * m.cos(y)
@@ -576,7 +599,21 @@ def rows(r):
                     f"PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
                     f"{median(rs):.2f}x torch.compile (median of {len(rs)} alternating rounds' "
                     f"ratios, {rs[0]:.2f}-{rs[-1]:.2f})", "<= 1.0x torch.compile"))
-    elif "kiln_ms" in c:
+    exact = [x for x in p.get("lazy_loop_200_exact_rounds", []) if x["kiln_ms"] and x["peer_ms"]]
+    if exact:
+        ks = [x["kiln_ms"] for x in exact]
+        ts = [x["peer_ms"] for x in exact]
+        rs = sorted(x["kiln_ms"] / x["peer_ms"] for x in exact)
+        diff = p.get("lazy_loop_200_torch_compile_exact_differs_from_eager", -1)
+        out.append(("lazy_loop_200 against torch.compile rounding as eager",
+                    f"{median(ks):.3f} ms (rounds {min(ks):.3f}-{max(ks):.3f})",
+                    f"torch.compile with emulate_precision_casts (no FMA contraction; {diff} of "
+                    f"2^20 results differ from eager's) {median(ts):.3f} ms (rounds "
+                    f"{min(ts):.3f}-{max(ts):.3f}); its kernel "
+                    f"{p.get('lazy_loop_200_torch_compile_exact_kernel_events_us', float('nan')):.2f} us",
+                    f"{median(rs):.2f}x (median of {len(rs)} alternating rounds' ratios, "
+                    f"{rs[0]:.2f}-{rs[-1]:.2f})", "none (context)"))
+    if not rounds and "kiln_ms" in c:
         tc = p.get("lazy_loop_200_torch_compile_ms", float("nan"))
         out.append(("lazy_loop_200", f"{c['kiln_ms']:.3f} ms",
                     f"torch.compile {tc:.3f} ms; PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
