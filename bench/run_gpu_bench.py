@@ -536,6 +536,16 @@ def ratio(a, b):
     return a / b if a and b else float("nan")
 
 
+# paired_rounds' rounds under `key` that both sides finished: kiln's times, the peer's, and the
+# sorted ratios; None when there are none.
+def usable_rounds(p, key):
+    rounds = [x for x in p.get(key, []) if x["kiln_ms"] and x["peer_ms"]]
+    if not rounds:
+        return None
+    return ([x["kiln_ms"] for x in rounds], [x["peer_ms"] for x in rounds],
+            sorted(x["kiln_ms"] / x["peer_ms"] for x in rounds))
+
+
 def rows(r):
     p = r["peers"]
     if "copy_tbps" not in p:
@@ -589,21 +599,17 @@ def rows(r):
                     f"{ratio(c['kiln_us'], bare):.2f}x bare launch; {ratio(c['kiln_us'], p['tiny_cupy_us']):.2f}x CuPy",
                     "<= 1.3x bare launch (issue 12); <= 0.6x CuPy"))
     c = r.get("lazy_loop_200", {})
-    rounds = [x for x in p.get("lazy_loop_200_rounds", []) if x["kiln_ms"] and x["peer_ms"]]
+    rounds = usable_rounds(p, "lazy_loop_200_rounds")
     if rounds:
-        ks = [x["kiln_ms"] for x in rounds]
-        ts = [x["peer_ms"] for x in rounds]
-        rs = sorted(x["kiln_ms"] / x["peer_ms"] for x in rounds)
+        ks, ts, rs = rounds
         out.append(("lazy_loop_200", f"{median(ks):.3f} ms (rounds {min(ks):.3f}-{max(ks):.3f})",
                     f"torch.compile {median(ts):.3f} ms (rounds {min(ts):.3f}-{max(ts):.3f}); "
                     f"PyTorch eager {p['lazy_loop_200_torch_eager_ms']:.3f} ms",
                     f"{median(rs):.2f}x torch.compile (median of {len(rs)} alternating rounds' "
                     f"ratios, {rs[0]:.2f}-{rs[-1]:.2f})", "<= 1.0x torch.compile"))
-    exact = [x for x in p.get("lazy_loop_200_exact_rounds", []) if x["kiln_ms"] and x["peer_ms"]]
+    exact = usable_rounds(p, "lazy_loop_200_exact_rounds")
     if exact:
-        ks = [x["kiln_ms"] for x in exact]
-        ts = [x["peer_ms"] for x in exact]
-        rs = sorted(x["kiln_ms"] / x["peer_ms"] for x in exact)
+        ks, ts, rs = exact
         diff = p.get("lazy_loop_200_torch_compile_exact_differs_from_eager", -1)
         out.append(("lazy_loop_200 against torch.compile rounding as eager",
                     f"{median(ks):.3f} ms (rounds {min(ks):.3f}-{max(ks):.3f})",
