@@ -244,6 +244,37 @@ TEST_CASE("hash-consing: the same expression built twice is the same node") {
   CHECK(again.to_vector<double>() == first);
 }
 
+// A node of one input is kept by that input (Node::kept_user) while the input keeps no other,
+// and in the table otherwise (graph/node.cpp): lookups must find it in either place, whichever
+// of several users of one input came first, and after the first has gone.
+TEST_CASE("hash-consing: nodes of one input are found whether their input keeps them or not") {
+  const Array x = ramp({5}, 0.7, 0);
+  const size_t live0 = kiln::graph::live_node_count();
+  Array kept = x * 2.0;    // the first user of x: kept by x
+  Array tabled = x * 3.0;  // x keeps one user: this one goes to the table
+  Array cast = x.astype(DType::Float32);
+  CHECK(kiln::graph::live_node_count() == live0 + 3);
+  CHECK((x * 2.0).node() == kept.node());
+  CHECK((x * 3.0).node() == tabled.node());
+  CHECK(x.astype(DType::Float32).node() == cast.node());
+  kept = Array();  // x keeps nothing now; the others stay findable, and a new user is kept
+  CHECK(kiln::graph::live_node_count() == live0 + 2);
+  CHECK((x * 3.0).node() == tabled.node());
+  Array fresh = x * 4.0;
+  CHECK((x * 4.0).node() == fresh.node());
+  CHECK(kiln::graph::live_node_count() == live0 + 3);
+  // A step of a chain turned into an Affine node in place (x * 4 + 1 from a temporary x * 4)
+  // stays findable, and an evaluated kept node is found no more (it is a leaf now).
+  Array affine = x * 5.0 + 1.0, again = x * 5.0 + 1.0;
+  CHECK(affine.node() == again.node());
+  fresh.eval();
+  CHECK((x * 4.0).node() != fresh.node());
+  for (int64_t k = 0; k < 5; ++k)
+    CHECK((x * 4.0).to_vector<double>()[k] == fresh.to_vector<double>()[k]);
+  fresh = Array(), affine = Array(), again = Array(), tabled = Array(), cast = Array();
+  CHECK(kiln::graph::live_node_count() == live0);
+}
+
 // A scalar operand (where's 5) is a Scalar node that broadcasts with no Broadcast view; an equal
 // full({}, 5) built later is the same node, and evaluating it writes that node: the pending
 // expression then reads a 0-d buffer at every coordinate. Planning it crashed (an access with

@@ -70,7 +70,9 @@ class HashConsTable {
     }
     slots_[i] = {};
   }
-  size_t live() const { return live_; }
+  // Nodes kept by their input (Node::kept_user) instead of the table: counted as live too.
+  void count_kept(long delta) { kept_ += delta; }
+  size_t live() const { return live_ + kept_; }
 
  private:
   struct Slot {
@@ -88,7 +90,7 @@ class HashConsTable {
   }
 
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
-  size_t mask_ = 1023, live_ = 0;
+  size_t mask_ = 1023, live_ = 0, kept_ = 0;
 };
 HashConsTable& table() {
   static auto* t = new HashConsTable;  // leaked on purpose: nodes may die during exit
@@ -100,20 +102,23 @@ HashConsTable& table() {
 struct SpecHashes {
   size_t local, value, second_value, cse, leaf;
 };
-// Inlined into publish, which then keeps the hashes in registers (a returned struct was stored
-// and reloaded, a stall on every node built).
+// Inlined into prepare (below), which then keeps the hashes in registers (a returned struct
+// was stored and reloaded, a stall on every node built).
 // `same_data`, when not null, is a node of s's shape (a builder copied it): of s's dtype and
-// device too, its data hash is s's, taken instead of hashing the shape again.
+// device too, its data hash is s's, taken instead of hashing the shape again. `first_constant`,
+// when not 0, is constant_hash of s's constant 0, known already (fuse_constant_step's).
 [[gnu::always_inline]] inline SpecHashes spec_hashes(const NodeSpec& s,
-                                                     const Node* same_data = nullptr) {
+                                                     const Node* same_data = nullptr,
+                                                     size_t first_constant = 0) {
   const size_t data = same_data && same_data->dtype == s.dtype && same_data->device == s.device
                           ? same_data->leaf_hash
                           : data_hash(s);
   size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
   // A constant's side and dtype are structure, its value is not.
-  auto constant_side = [&](const ImmediateAttrs& im) {
+  auto constant_side = [&](const ImmediateAttrs& im, size_t known = 0)
+      __attribute__((always_inline)) {
     h = hash_mix(h, static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype));
-    return constant_hash(im.value, im.dtype);
+    return known ? known : constant_hash(im.value, im.dtype);
   };
   size_t value = 0, second_value = 0, values = 0;  // values: of kinds whose attributes are values
   if (s.kind == OpKind::Scalar) {
@@ -125,7 +130,7 @@ struct SpecHashes {
   } else if (s.kind == OpKind::Affine) {
     const auto& [first, second] = s.attr<AffineAttrs>().steps;
     h = hash_mix(h, static_cast<uint64_t>(first.op) << 8 | static_cast<uint64_t>(second.op));
-    value = constant_side(first.constant);
+    value = constant_side(first.constant, first_constant);
     second_value = constant_side(second.constant);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
@@ -223,6 +228,7 @@ void retire(Node* n) noexcept {
   n->refs_.store(1, std::memory_order_relaxed);
   n->cse_hash = 0;
   n->chain_input = nullptr;
+  n->kept_user = nullptr;
   n->shape.clear();
   Pool* p = Pool::of_thread();
   if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
@@ -242,6 +248,83 @@ bool drop_under_lock(const Node& n) noexcept {
 }
 
 void retain(const Node* n) noexcept { n->refs_.fetch_add(1, std::memory_order_relaxed); }
+
+// Under the table's lock, a reference to a node found in the graph: taken unless the count has
+// reached zero and the node is on its way out (its release waits for this lock to take it out),
+// and then not reused.
+bool revive(const Node& n) noexcept {
+  long c = n.refs_.load(std::memory_order_relaxed);
+  while (c != 0)
+    if (n.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed))
+      return true;
+  return false;
+}
+
+namespace {
+
+// Where a node of one input may be kept (Node::kept_user): that input; null for other nodes.
+const Node* sole_input(const Node& n) { return n.inputs.size() == 1 ? n.inputs[0].get() : nullptr; }
+
+// Under the table's lock: enters n (prepared, key h) into the graph, kept by its input when that
+// keeps none yet, else in the table. Every live unevaluated node is in one of the two places, so
+// a lookup (find_locked) that looks in both finds it.
+[[gnu::always_inline]] inline void enter_locked(HashConsTable& t, Node* n, size_t h) {
+  const Node* in = sole_input(*n);
+  if (in && !in->kept_user) {
+    in->kept_user = n;
+    t.count_kept(1);
+  } else {
+    n->cse_hash = h;
+    t.insert(h, n);
+  }
+}
+
+// Under the table's lock: takes n out of the graph (the table, or its input's keeping), so that
+// no lookup finds it again.
+void leave_locked(HashConsTable& t, Node* n) {
+  if (n->cse_hash != 0) {
+    t.erase(n->cse_hash, n);
+    n->cse_hash = 0;
+  } else if (const Node* in = sole_input(*n); in && in->kept_user == n) {
+    in->kept_user = nullptr;
+    t.count_kept(-1);
+  }
+}
+
+// Under the table's lock: a live node equal to n (prepared, key h, not in the graph), with a new
+// reference; null when there is none.
+[[gnu::always_inline]] inline const Node* find_locked(const HashConsTable& t, const Node& n,
+                                                      size_t h) {
+  if (const Node* in = sole_input(n))
+    if (const Node* k = in->kept_user; k && same_spec(*k, n) && revive(*k)) return k;
+  const Node* found = nullptr;
+  t.for_each(h, [&](const Node& e) {
+    if (!same_spec(e, n) || !revive(e)) return false;
+    found = &e;
+    return true;
+  });
+  return found;
+}
+
+// Hashes n, a node not yet in the graph, and stores what it keeps of itself; returns its
+// hash-cons key. Done before the lock: no other thread sees n until it is in the graph.
+[[gnu::always_inline]] inline size_t prepare(Node* n, const Node* same_data,
+                                             size_t first_constant = 0) {
+  const SpecHashes hashes = spec_hashes(*n, same_data, first_constant);
+  n->local_hash = hashes.local;
+  n->value_hash = hashes.value;
+  n->second_value_hash = hashes.second_value;
+  n->leaf_hash = hashes.leaf;
+  n->depth = n->kind == OpKind::Buffer ? 0 : depth_of(*n);
+  n->chain_input =
+      n->inputs.size() == 1 && n->kind != OpKind::Random && n->kind != OpKind::Collective
+          ? n->inputs[0].get()
+          : nullptr;
+  return hashes.cse ? hashes.cse : 1;  // 0 marks "not in the table"
+}
+
+}  // namespace
 
 // A dropped graph dies a chain at a time (a loop's steps each hold the step before), and each
 // node leaves the hash-cons table under its lock: so the nodes that die with one release leave
@@ -264,8 +347,7 @@ void release(const Node* n) noexcept {
     std::lock_guard lock(t.mu);
     for (size_t i = 0; i < count; ++i) {
       Node* d = dead[i];
-      if (d->cse_hash != 0) t.erase(d->cse_hash, d);
-      d->cse_hash = 0;
+      leave_locked(t, d);  // (before its inputs go: a kept node is found through its input)
       bool dropped_all = true;
       for (NodeRef& in : d->inputs) {
         if (count == kBatch) {
@@ -290,43 +372,15 @@ long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_
 
 // Finds the node equal to n, a node not yet in the graph, or enters n as new.
 NodeRef publish(Node* n, const Node* same_data) {
-  const SpecHashes hashes = spec_hashes(*n, same_data);
-  size_t h = hashes.cse;
-  if (h == 0) h = 1;  // 0 marks "not in the table"
-  // What n keeps of itself is found before the lock: no other thread sees n until it is in the
-  // table, and a node built is most often new.
-  n->local_hash = hashes.local;
-  n->value_hash = hashes.value;
-  n->second_value_hash = hashes.second_value;
-  n->leaf_hash = hashes.leaf;
-  n->depth = n->kind == OpKind::Buffer ? 0 : depth_of(*n);
-  n->chain_input =
-      n->inputs.size() == 1 && n->kind != OpKind::Random && n->kind != OpKind::Collective
-          ? n->inputs[0].get()
-          : nullptr;
+  const size_t h = prepare(n, same_data);
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
-  NodeRef found;
-  t.for_each(h, [&](const Node& e) {
-    if (!same_spec(e, *n)) return false;
-    // A new reference, unless e's count has reached zero and it is on its way out (its
-    // release waits for this lock to erase it): then it is not reused.
-    long c = e.refs_.load(std::memory_order_relaxed);
-    while (c != 0)
-      if (e.refs_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
-                                        std::memory_order_relaxed)) {
-        found = NodeRef::adopt(&e);
-        return true;
-      }
-    return false;
-  });
-  if (found) {
+  if (const Node* found = find_locked(t, *n, h)) {
     lock.unlock();
     retire(n);
-    return found;
+    return NodeRef::adopt(found);
   }
-  n->cse_hash = h;
-  t.insert(h, n);
+  enter_locked(t, n, h);
   return NodeRef::adopt(n);
 }
 
@@ -363,37 +417,49 @@ bool is_affine_step(BinaryOp op) {
 }
 }  // namespace
 
-// The node is changed in place rather than a second one built: it leaves the table (under its
-// lock, where lookups take their references, so none can reach it meanwhile), becomes the
-// Affine node, and is published again as a new node would be (an equal one found is taken
-// instead). Its shape, dtype, device and input stay, and so does its data hash.
+// The node is changed in place rather than a second one built, all under the table's lock
+// (where lookups take their references, so none can reach it meanwhile): it leaves the graph,
+// becomes the Affine node, and enters again as a new node would (an equal one found is taken
+// instead). Its shape, dtype, device and input stay, and so do its data hash and the hash of
+// its constant, now the first.
 NodeRef fuse_constant_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
   Node* n = const_cast<Node*>(ref.get());
   const ImmediateAttrs* first = n->immediate();
   if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||
       !is_affine_step(n->binary_op()) || n->ref_count() != 1 || n->has_result())
     return nullptr;
-  {
-    HashConsTable& t = table();
-    std::lock_guard lock(t.mu);
-    // Both checked again here, where they are settled: a lookup may have taken a reference
-    // since the check above, and an evaluation may have stored a result. The second happens
-    // when another thread held the node too (its temporary found by CSE, then an input of an
-    // expression it evaluated, which writes held nodes) and let go of it since: the count is
-    // back to 1, and the node now holds the product's values. Turned into an Affine node, it
-    // would keep them and read as the product alone (test_threads, 1 run in 80 under TSan).
-    if (n->refs_.load(std::memory_order_relaxed) != 1 || n->has_result()) return nullptr;
-    if (n->cse_hash != 0) t.erase(n->cse_hash, n);
-    n->cse_hash = 0;
-  }
-  ref.detach();  // its one reference, which publish hands on
+  // Both checked again here, where they are settled: a lookup may have taken a reference
+  // since the check above, and an evaluation may have stored a result. The second happens
+  // when another thread held the node too (its temporary found by CSE, then an input of an
+  // expression it evaluated, which writes held nodes) and let go of it since: the count is
+  // back to 1, and the node now holds the product's values. Turned into an Affine node, it
+  // would keep them and read as the product alone (test_threads, 1 run in 80 under TSan).
+  const size_t first_hash = n->value_hash;  // the product's constant is the Affine node's first
+  HashConsTable& t = table();
+  std::unique_lock lock(t.mu);
+  // Both checked again here, where they are settled: a lookup may have taken a reference
+  // since the check above, and an evaluation may have stored a result. The second happens
+  // when another thread held the node too (its temporary found by CSE, then an input of an
+  // expression it evaluated, which writes held nodes) and let go of it since: the count is
+  // back to 1, and the node now holds the product's values. Turned into an Affine node, it
+  // would keep them and read as the product alone (test_threads, 1 run in 80 under TSan).
+  if (n->refs_.load(std::memory_order_relaxed) != 1 || n->has_result()) return nullptr;
+  leave_locked(t, n);
+  ref.detach();  // its one reference, handed on below
   AffineAttrs affine;
   affine.steps[0] = {n->binary_op(), *first};
   affine.steps[1] = {op, ImmediateAttrs{v, n->dtype, left}};
   n->kind = OpKind::Affine;
   n->op = 0;
   n->attrs = affine;
-  return publish(n, n);
+  const size_t h = prepare(n, n, first_hash);
+  if (const Node* found = find_locked(t, *n, h)) {
+    lock.unlock();
+    retire(n);
+    return NodeRef::adopt(found);
+  }
+  enter_locked(t, n, h);
+  return NodeRef::adopt(n);
 }
 
 // The inputs are released after the lock, since freeing takes it. A short list (the pool
@@ -404,11 +470,11 @@ void set_realized(const Node& n, BufferRef b) {
   NodeRef few[kRoomy];
   std::vector<NodeRef> many;
   {
-    std::lock_guard lock(table().mu);
+    HashConsTable& t = table();
+    std::lock_guard lock(t.mu);
     auto& node = const_cast<Node&>(n);
     if (node.has_result_.load(std::memory_order_relaxed)) return;  // listed twice: stored once
-    if (node.cse_hash != 0) table().erase(node.cse_hash, &node);
-    node.cse_hash = 0;
+    leave_locked(t, &node);
     node.realized_ = std::move(b);
     node.chain_input = nullptr;  // (its inputs go below)
     node.has_result_.store(true, std::memory_order_release);

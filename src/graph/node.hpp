@@ -87,8 +87,9 @@ struct NodeSpec {
 };
 
 // One block per node, its count inside (kiln/node_ref.hpp). The node leaves the hash-cons
-// table when its count reaches zero (release), before its inputs are released; its block then
-// goes to a per-thread pool, still constructed, for the next node built (graph/draft.hpp).
+// table (or its input's Node::kept_user) when its count reaches zero (release), before its
+// inputs are released; its block then goes to a per-thread pool, still constructed, for the
+// next node built (graph/draft.hpp).
 struct Node : NodeSpec {
   explicit Node(NodeSpec&& s) : NodeSpec(std::move(s)) {}
   Node(const Node&) = delete;
@@ -117,6 +118,11 @@ struct Node : NodeSpec {
   // beside the count and the result flag, so that the signature's walk of a loop's steps reads
   // one cache line per node and not three (node, input list, node).
   const Node* chain_input = nullptr;
+  // One node whose only input is this one, kept here instead of in the hash-cons table (null:
+  // none): where a lookup of a node of one input looks besides the table, so a loop's
+  // temporaries (each step's node, the only user of the step before) never enter the table and
+  // never leave it. Read and written under the table's lock only (graph/node.cpp).
+  mutable const Node* kept_user = nullptr;
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
   // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a
@@ -145,6 +151,7 @@ struct Node : NodeSpec {
   friend NodeRef publish(Node* n, const Node* same_data);
   friend void retire(Node* n) noexcept;
   friend bool drop_under_lock(const Node& n) noexcept;
+  friend bool revive(const Node& n) noexcept;
   friend NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
