@@ -171,6 +171,41 @@ struct SmallFree {
   }
 };
 
+// A buffer that frees its memory itself, through `free`, in its destructor: made with its
+// count in one allocation (make_shared), where a deleter held by the owner was a second one, a
+// malloc and a free more on every evaluation. The owner then only carries the address.
+template <class Free>
+struct OwnedBuffer : graph::Buffer {
+  explicit OwnedBuffer(Free f) : free(f) {}
+  OwnedBuffer(const OwnedBuffer&) = delete;
+  OwnedBuffer& operator=(const OwnedBuffer&) = delete;
+  ~OwnedBuffer() { free(data()); }
+  Free free;
+};
+
+// A buffer owning p (freed by `free` when the last reference goes); p is freed at once if the
+// buffer cannot be made.
+template <class Free>
+std::shared_ptr<graph::Buffer> owning(void* p, Free free) {
+  std::shared_ptr<OwnedBuffer<Free>> b;
+  try {
+    b = std::make_shared<OwnedBuffer<Free>>(free);
+  } catch (...) {
+    free(p);
+    throw;
+  }
+  b->owner = std::shared_ptr<void>(std::shared_ptr<void>(), p);  // the address, owning nothing
+  return b;
+}
+
+std::shared_ptr<graph::Buffer> described(std::shared_ptr<graph::Buffer> b, int index, size_t nbytes,
+                                         cudaStream_t stream) {
+  b->nbytes = nbytes;
+  b->device = Device{Device::Kind::Cuda, index};
+  b->stream = stream;
+  return b;
+}
+
 // Null when the device is out of memory (with the runtime's error state cleared).
 void* try_allocate(cudaStream_t stream, cudaMemPool_t pool, size_t nbytes) {
   void* p = nullptr;
@@ -211,35 +246,26 @@ void trim(const DeviceInfo& d, cudaMemPool_t pool) {
 }  // namespace
 
 std::shared_ptr<graph::Buffer> allocate(int index, size_t nbytes) {
-  const DeviceInfo& d = device(index);
-  cudaMemPool_t pool = pool_of(index);
-  auto b = std::make_shared<graph::Buffer>();
-  b->nbytes = nbytes;
-  b->device = Device{Device::Kind::Cuda, index};
-  cudaStream_t stream = current_stream(index);
-  b->stream = stream;
-  if (nbytes == 0) return b;
+  cudaMemPool_t pool = pool_of(index);  // (validates the index)
+  const cudaStream_t stream = current_stream(index);
+  if (nbytes == 0) return described(std::make_shared<graph::Buffer>(), index, nbytes, stream);
   DeviceFree to_pool{index, stream, pool != nullptr};
   const bool small = pool && nbytes <= SmallBlocks::kLargest;
   const SmallBlocks::Class size =
       small ? SmallBlocks::class_of(nbytes) : SmallBlocks::Class{nbytes, 0};
   SmallBlocks* blocks = small ? &small_blocks().get(index, [](SmallBlocks&) {}) : nullptr;
-  if (void* p = blocks ? blocks->take(stream, size) : nullptr) {
-    b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
-    return b;
-  }
-  ScopedDevice on(index);
-  void* p = try_allocate(stream, pool, size.size);
+  void* p = blocks ? blocks->take(stream, size) : nullptr;
   if (!p) {
-    trim(d, pool);
+    ScopedDevice on(index);
     p = try_allocate(stream, pool, size.size);
+    if (!p) {
+      trim(device(index), pool);
+      p = try_allocate(stream, pool, size.size);
+    }
+    if (!p) out_of_memory(index, nbytes);
   }
-  if (!p) out_of_memory(index, nbytes);
-  if (blocks)
-    b->owner = std::shared_ptr<void>(p, SmallFree{blocks, size, to_pool});
-  else
-    b->owner = std::shared_ptr<void>(p, to_pool);
-  return b;
+  if (blocks) return described(owning(p, SmallFree{blocks, size, to_pool}), index, nbytes, stream);
+  return described(owning(p, to_pool), index, nbytes, stream);
 }
 
 size_t cached_bytes(int index) {

@@ -1,5 +1,8 @@
 // Storage behind an evaluated array: dense, row-major, aligned. The owner (a shared_ptr with
-// the backend's deleter) decides how the memory is freed, so borrowed memory works too.
+// the backend's deleter) decides how the memory is freed, so borrowed memory works too; or the
+// buffer frees it itself, a derived type's destructor, and the owner carries only the address
+// (kiln's device memory: one allocation per buffer, cuda/device_allocator.cpp). So a Buffer is
+// never copied: a copy would not keep that memory alive.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -9,7 +12,11 @@
 namespace kiln::graph {
 
 struct Buffer {
-  std::shared_ptr<void> owner;  // keeps the memory alive; its get() is the data address
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  std::shared_ptr<void> owner;  // its get() is the data address
   size_t nbytes = 0;
   Device device;
   bool pinned = false;  // page-locked host memory: copies to a GPU run at DMA speed
