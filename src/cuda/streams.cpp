@@ -18,11 +18,22 @@ namespace {
 constexpr int kMaxDevices = 64;
 
 // The calling thread's choices, per device: null is kiln's own stream, no caller's stream.
+// And kiln's own stream of each device, once looked up: asked several times by every
+// evaluation, where looking it up in the device's context took a validation each time.
 struct ThreadStreams {
   cudaStream_t stream[kMaxDevices] = {};
   cudaStream_t external[kMaxDevices] = {};
+  cudaStream_t own[kMaxDevices] = {};
 };
 thread_local ThreadStreams chosen;
+
+// kiln's own stream of `device` (DeviceError for an index with no device).
+cudaStream_t own_stream(int device) {
+  if (device < 0 || device >= kMaxDevices) return gpu::device(device).stream;
+  cudaStream_t& own = chosen.own[device];
+  if (!own) own = gpu::device(device).stream;
+  return own;
+}
 
 cudaStream_t create_stream(int device) {
   ScopedDevice on(device);
@@ -36,7 +47,7 @@ cudaStream_t create_stream(int device) {
 
 cudaStream_t current_stream(int device) {
   if (device >= 0 && device < kMaxDevices && chosen.stream[device]) return chosen.stream[device];
-  return gpu::device(device).stream;
+  return own_stream(device);
 }
 
 cudaStream_t current_external(int device) {
@@ -105,7 +116,7 @@ void RunOrdering::begin_run(int device) {
   }
   // kiln's own stream follows every run on another, so what is ordered on it (pinned blocks'
   // reuse, kiln::synchronize outside a scope) also covers this run.
-  if (s != gpu::device(device).stream) joins_.push_back(gpu::device(device).stream);
+  if (cudaStream_t own = own_stream(device); s != own) joins_.push_back(own);
 }
 
 void RunOrdering::read_from(int device, const graph::Buffer& b) {
