@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spin_lock.hpp"
 #include "cuda/per_device.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/streams.hpp"
@@ -137,7 +138,7 @@ class SmallBlocks {
   static constexpr int kFineBits = 20;
   static constexpr size_t kFine = size_t{1} << kFineBits;
 
-  std::mutex mu_;
+  SpinLock mu_;  // taken twice by every evaluation: its take and, later, its give
   // Per stream (few: kiln's own comes first), indexed by class: this runs on every allocation
   // and free of a tiny evaluation, where a hash map's lookup cost as much as the rest of the
   // allocation.

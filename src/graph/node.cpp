@@ -4,9 +4,9 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
-#include <thread>
 #include <utility>
 
+#include "common/spin_lock.hpp"
 #include "graph/draft.hpp"
 #include "graph/hash.hpp"
 
@@ -20,21 +20,8 @@ namespace {
 // Erasing shifts the entries after it back (linear probing without tombstones): programs
 // build and drop nodes all the time, and a lookup that misses, the usual case, would
 // otherwise probe over the tombstones they leave until the next rehash.
-// The table's lock: held for a few dozen instructions per node built or freed, so a spin
-// (one exchange to take, one store to release) rather than a mutex (an atomic operation each
-// way); a waiter yields its core, since the holder may have been descheduled.
-class SpinLock {
- public:
-  void lock() {
-    while (held_.exchange(true, std::memory_order_acquire))
-      while (held_.load(std::memory_order_relaxed)) std::this_thread::yield();
-  }
-  void unlock() { held_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> held_{false};
-};
-
+// The table's lock is a SpinLock (common/spin_lock.hpp): held for a few dozen instructions
+// per node built or freed.
 class HashConsTable {
  public:
   SpinLock mu;
