@@ -8,27 +8,37 @@
 namespace kiln {
 
 namespace {
+// What is wrong with s, whose product of non-zero dimensions nonzero_product could not count.
+// Out of line: the loops that call it run for every evaluation's buffers.
+[[noreturn, gnu::noinline]] void uncountable(const Shape& s, const char* what) {
+  const bool negative = std::any_of(s.begin(), s.end(), [](int64_t d) { return d < 0; });
+  throw ShapeError((what ? std::string(what) + ": " : std::string()) + "shape " + shape_str(s) +
+                   (negative ? " has a negative dimension; dimensions must be >= 0"
+                             : " has more elements than an int64 can count; use smaller "
+                               "dimensions"));
+}
+
 // The product of the non-zero dimensions. As in NumPy, it must be countable even when a zero
 // dimension makes the array empty, so strides never overflow either. A negative dimension
 // has no count (shape_size({-1, 2}) would be -2). `what`, when given, names the caller.
-int64_t nonzero_product(const Shape& s, const char* what = nullptr) {
-  auto fail = [&](const char* problem) {
-    throw ShapeError((what ? std::string(what) + ": " : std::string()) + "shape " + shape_str(s) +
-                     problem);
-  };
+// `has_zero`, when given, is set to whether a dimension is 0.
+int64_t nonzero_product(const Shape& s, const char* what = nullptr, bool* has_zero = nullptr) {
   int64_t n = 1;
+  bool zero = false;
   for (int64_t d : s) {
-    if (d < 0) fail(" has a negative dimension; dimensions must be >= 0");
-    if (d != 0 && __builtin_mul_overflow(n, d, &n))
-      fail(" has more elements than an int64 can count; use smaller dimensions");
+    if (d < 0) uncountable(s, what);
+    zero |= d == 0;
+    if (d != 0 && __builtin_mul_overflow(n, d, &n)) uncountable(s, what);
   }
+  if (has_zero) *has_zero = zero;
   return n;
 }
 }  // namespace
 
 int64_t shape_size(const Shape& s) {
-  int64_t n = nonzero_product(s);
-  return std::find(s.begin(), s.end(), 0) != s.end() ? 0 : n;
+  bool zero;
+  const int64_t n = nonzero_product(s, nullptr, &zero);
+  return zero ? 0 : n;
 }
 
 std::string shape_str(const Shape& s) {

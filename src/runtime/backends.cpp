@@ -18,6 +18,13 @@ std::vector<gpu::Executor> make_gpu_backends() {
   return out;
 }
 
+// The error for a device index with no GPU behind it: kept out of backend_for, which every
+// evaluation calls several times, so that its fast path needs no frame for a throw.
+[[noreturn, gnu::noinline]] void no_gpu_backend(const Device& d) {
+  gpu::device(d.index);  // throws the DeviceError that names the devices there are
+  throw DeviceError("no CUDA device " + d.str());
+}
+
 }  // namespace
 
 // Kept to exit (never destroyed), so that kiln::synchronize from a static destructor still
@@ -26,10 +33,7 @@ plan::Backend& backend_for(const Device& d) {
   static auto* host = new HostBackend;
   if (d.is_host()) return *host;
   static auto* gpus = new std::vector<gpu::Executor>(make_gpu_backends());
-  if (d.index < 0 || d.index >= static_cast<int>(gpus->size())) {
-    gpu::device(d.index);  // throws the DeviceError that names the devices there are
-    throw DeviceError("no CUDA device " + d.str());
-  }
+  if (d.index < 0 || d.index >= static_cast<int>(gpus->size())) no_gpu_backend(d);
   return (*gpus)[d.index];
 }
 
