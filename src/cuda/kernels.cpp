@@ -83,8 +83,18 @@ class ArgPack {
   // NVRTC refuses to compile the kernel.
   static constexpr size_t kInline = 48;
   static constexpr size_t kInlineArgs = 64;
-  // Where the next argument's `slots` slots go, now counted.
-  Slot* reserve(size_t slots) {
+  // Where the next argument's `slots` slots go, now counted. Inline, without touching the
+  // heap lists, for all but the largest launches (every argument of every launch comes here).
+  [[gnu::always_inline]] Slot* reserve(size_t slots) {
+    if (heap_.empty() && used_ + slots <= kInline && count_ < kInlineArgs) [[likely]] {
+      Slot* at = &inline_[used_];
+      starts_[count_++] = used_;
+      used_ += slots;
+      return at;
+    }
+    return reserve_spilled(slots);
+  }
+  [[gnu::noinline]] Slot* reserve_spilled(size_t slots) {
     if (!heap_.empty() || used_ + slots > kInline) spill(slots);
     Slot* at = heap_.empty() ? &inline_[used_] : &heap_[used_];
     if (count_ == kInlineArgs) more_starts_.assign(starts_, starts_ + kInlineArgs);
