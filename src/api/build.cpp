@@ -14,22 +14,10 @@ namespace kiln::api {
 using graph::NodeSpec;
 using graph::OpKind;
 
-const graph::Node& node_of(const Array& a) {
-  if (!a.valid())
-    throw Error(
-        "kiln::Array is empty (default-constructed); assign it the result of a kiln "
-        "function before use");
-  return *a.node();
-}
-
-NodeRef ref_of(const Array& a) {
-  node_of(a);
-  return a.node();
-}
-
-NodeRef ref_of(Array&& a) {
-  node_of(a);
-  return std::move(a).node();
+void throw_empty_array() {
+  throw Error(
+      "kiln::Array is empty (default-constructed); assign it the result of a kiln function "
+      "before use");
 }
 
 std::vector<NodeRef> refs_of(const std::vector<Array>& arrays) {

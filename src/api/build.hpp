@@ -13,9 +13,21 @@ namespace kiln::api {
 
 using graph::NodeRef;
 
-const graph::Node& node_of(const Array& a);  // throws kiln::Error for an empty handle
-NodeRef ref_of(const Array& a);
-NodeRef ref_of(Array&& a);  // takes a's node, leaving a empty (an operation consuming it)
+[[noreturn]] void throw_empty_array();  // the kiln::Error for a default-constructed Array
+// Inline, as each operation built reads its operands through them, the throw out of line.
+inline const graph::Node& node_of(const Array& a) {  // throws kiln::Error for an empty handle
+  if (!a.valid()) [[unlikely]]
+    throw_empty_array();
+  return *a.node();
+}
+inline NodeRef ref_of(const Array& a) {
+  node_of(a);
+  return a.node();
+}
+inline NodeRef ref_of(Array&& a) {  // takes a's node, leaving a empty (an operation consuming it)
+  node_of(a);
+  return std::move(a).node();
+}
 std::vector<NodeRef> refs_of(const std::vector<Array>& arrays);
 
 NodeRef cast(const NodeRef& n, DType t);

@@ -23,7 +23,12 @@ class Draft {
   NodeSpec* operator->() const { return n_; }
   // The node's shape is in's (an elementwise node's input): copied, and remembered so that
   // make_node takes in's data hash rather than hashing the shape again where dtypes agree.
-  void copy_shape(const Node& in);
+  // Element by element into the empty shape (a pooled node's, its memory kept), not assigned:
+  // assigning a few words is a call of memmove, and this runs for nearly every node built.
+  void copy_shape(const Node& in) {
+    for (int64_t d : in.shape) n_->shape.push_back(d);
+    same_data_ = &in;
+  }
 
  private:
   friend NodeRef make_node(Draft&& d);

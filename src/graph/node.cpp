@@ -79,9 +79,19 @@ class HashConsTable {
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
   size_t mask_ = 1023, live_ = 0, kept_ = 0;
 };
-HashConsTable& table() {
-  static auto* t = new HashConsTable;  // leaked on purpose: nodes may die during exit
+// Made on first use, even by a node built during static initialisation, and leaked on purpose:
+// nodes may die during exit. Its address is kept in an atomic besides, read on every node
+// built and freed without the function-local static's initialisation check.
+std::atomic<HashConsTable*> g_table{nullptr};
+[[gnu::noinline]] HashConsTable& first_table() {
+  static auto* t = new HashConsTable;
+  g_table.store(t, std::memory_order_release);
   return *t;
+}
+HashConsTable& table() {
+  if (HashConsTable* t = g_table.load(std::memory_order_acquire)) [[likely]]
+    return *t;
+  return first_table();
 }
 
 // A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constant's
@@ -384,14 +394,6 @@ Draft::Draft(OpKind k, uint8_t op, DType t, Device d) : n_(fresh_node()) {
   n_->device = d;
 }
 
-void Draft::copy_shape(const Node& in) {
-  Shape& shape = n_->shape;  // empty: a pooled node's (its memory kept) or a new one's
-  // Element by element, not assigned: assigning a few words is a call of memmove, and this runs
-  // for nearly every node built.
-  for (int64_t d : in.shape) shape.push_back(d);
-  same_data_ = &in;
-}
-
 Draft::~Draft() {
   if (n_) retire(n_);
 }
@@ -409,7 +411,7 @@ bool is_affine_step(BinaryOp op) {
 // becomes the Affine node, and enters again as a new node would (an equal one found is taken
 // instead). Its shape, dtype, device and input stay, and so do its data hash and the hash of
 // its constant, now the first.
-NodeRef fuse_constant_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
+NodeRef fuse_binary_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
   Node* n = const_cast<Node*>(ref.get());
   const ImmediateAttrs* first = n->immediate();
   if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||

@@ -152,7 +152,7 @@ struct Node : NodeSpec {
   friend void retire(Node* n) noexcept;
   friend bool drop_under_lock(const Node& n) noexcept;
   friend bool revive(const Node& n) noexcept;
-  friend NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
+  friend NodeRef fuse_binary_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
@@ -202,7 +202,13 @@ inline size_t kept_constant_hash(const Node& n, int which) {
 // temporary: x * 2 in x * 2 + 1), both operations among + - * / and both constants of n's
 // dtype: n itself turned into an Affine node (so no node is built), or an equal Affine node
 // already in the graph. Null otherwise, n untouched: the caller builds the Binary node.
-NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
+NodeRef fuse_binary_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
+inline NodeRef fuse_constant_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left) {
+  // The usual refusal (n is no Binary node: a loop's previous step, an Affine node) without a
+  // call of the full check, whose frame is large.
+  if (n->kind != OpKind::Binary) return nullptr;
+  return fuse_binary_step(n, op, v, left);
+}
 // Whether n is maximum(x, +0) or maximum(+0, x) with the constant held in the node (a relu):
 // a matmul's epilogue computes it (plan/planner.cpp), so it is structure, not only a value.
 bool is_relu(const NodeSpec& n);
