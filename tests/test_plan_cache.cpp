@@ -475,6 +475,9 @@ TEST_CASE("plan cache: a chain's signature is the walk's") {
       [](const Array& a) { return (a * 0.5f + 0.5f) * 0.5f + 0.25f; },  // an equal constant again
       [](const Array& a) { return kiln::sqrt(a * 2.0f) - 1.0f; },
       [](const Array& a) { return 3.0f - a.astype(DType::Float64) * 2.0; },  // a cast, a left side
+      [](const Array& a) {  // one value in two dtypes: two constants
+        return (a * 2.0f).astype(DType::Float64) * 2.0 + 2.0;
+      },
       [](const Array& a) {
         return a.reshape({3, 3}).T() * 2.0f;
       },
@@ -501,13 +504,15 @@ TEST_CASE("plan cache: a chain's signature is the walk's") {
     CHECK(walked_held.empty());
     CHECK(fast.hash == walked.hash);
     CHECK(fast.values == walked.values);
-    if (i != 8) CHECK(fast.values.front().node == x.node().get());  // the leaf, first
+    if (i != 9) CHECK(fast.values.front().node == x.node().get());  // the leaf, first
   }
   // Chains that differ only in which constants are equal differ in structure.
   auto hash_of = [](const Array& a) { return graph::signature({a.node()}).hash; };
   CHECK(hash_of(x * 2.0f + 2.0f) != hash_of(x * 2.0f + 3.0f));
   CHECK(hash_of(x * 2.0f + 3.0f) == hash_of(x * 5.0f + 7.0f));
   CHECK(graph::signature({(x * 2.0f + 2.0f).node()}).values.size() == 2);  // x and 2
+  // x, 2 as float32, 2 as float64 (the product's and the sum's, one parameter)
+  CHECK(graph::signature({chains[3](x).node()}).values.size() == 3);
   // A node below the output held by the program: the walk runs and finds it.
   Array t = x * 2.0f;
   Array z = t + 1.0f;

@@ -189,6 +189,14 @@ bool chain_signature(const Node& top, Signature& sig, size_t& h) {
   }
   if (path.empty()) return false;  // the output is itself a leaf
   sig.values.push_back({p});       // the walk's first value
+  // The distinct constants met so far (sig.values[1 + k]): their hashes, values and dtypes at
+  // hand, so that each node's constants are compared without reading those nodes again.
+  struct Known {
+    size_t hash;
+    const Scalar* value;
+    DType dtype;
+  } known[kChainConstants];
+  size_t distinct = 0;
   size_t below = hash_mix(p->leaf_hash, 0);
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
     const Node& n = **it;
@@ -197,20 +205,19 @@ bool chain_signature(const Node& top, Signature& sig, size_t& h) {
     for (int which = 0; which < 2; ++which) {
       const size_t hash = kept_constant_hash(n, which);
       if (hash == 0) break;
-      size_t place = 1;  // the constants follow the leaf, in the order the walk finishes them
-      const size_t count = sig.values.size();
-      while (place < count) {
-        const Value& v = sig.values[place];
-        if (kept_constant_hash(*v.node, v.which) == hash &&
-            same_constant(*v.node, v.which, n, which))
-          break;
-        ++place;
-      }
-      if (place == count) {
-        if (count == 1 + kChainConstants) return false;
+      const Scalar& value = n.scalar_value(which);
+      const DType dtype = n.scalar_dtype(which);
+      size_t k = 0;  // same_constant's rule: same dtype, same bits
+      while (k < distinct &&
+             !(known[k].hash == hash && known[k].dtype == dtype && known[k].value->same_as(value)))
+        ++k;
+      if (k == distinct) {
+        if (distinct == kChainConstants) return false;
+        known[distinct++] = {hash, &value, dtype};
         sig.values.push_back({&n, which});
       }
-      below = hash_mix(below, place);
+      // The constants follow the leaf, in the order the walk finishes them.
+      below = hash_mix(below, 1 + k);
     }
   }
   h = hash_mix(h, below);
