@@ -118,11 +118,6 @@ struct Node : NodeSpec {
   // beside the count and the result flag, so that the signature's walk of a loop's steps reads
   // one cache line per node and not three (node, input list, node).
   const Node* chain_input = nullptr;
-  // One node whose only input is this one, kept here instead of in the hash-cons table (null:
-  // none): where a lookup of a node of one input looks besides the table, so a loop's
-  // temporaries (each step's node, the only user of the step before) never enter the table and
-  // never leave it. Read and written under the table's lock only (graph/node.cpp).
-  mutable const Node* kept_user = nullptr;
 
   // The evaluated result, or null. Written once, before the flag is raised (set_realized), and
   // never again: a reader that sees the flag reads it without a lock (std::atomic_load of a
@@ -156,6 +151,14 @@ struct Node : NodeSpec {
   mutable std::atomic<long> refs_{1};  // NodeRefs to it: the one make_node returns, to begin
   mutable BufferRef realized_;
   mutable std::atomic<bool> has_result_{false};
+
+ public:
+  // One node whose only input is this one, kept here instead of in the hash-cons table (null:
+  // none): where a lookup of a node of one input looks besides the table, so a loop's
+  // temporaries (each step's node, the only user of the step before) never enter the table and
+  // never leave it. Read and written under the table's lock only (graph/node.cpp). Last, so
+  // that the fields the signature's walk reads stay together above.
+  mutable const Node* kept_user = nullptr;
 };
 
 // The node for spec: an existing equal node if one is alive, else a new one. The spec is
