@@ -305,7 +305,8 @@ void leave_locked(HashConsTable& t, Node* n) {
 }
 
 // Hashes n, a node not yet in the graph, and stores what it keeps of itself; returns its
-// hash-cons key. Done before the lock: no other thread sees n until it is in the graph.
+// hash-cons key. publish does it before taking the lock: no other thread sees n until it is
+// in the graph.
 [[gnu::always_inline]] inline size_t prepare(Node* n, const Node* same_data,
                                              size_t first_constant = 0) {
   const SpecHashes hashes = spec_hashes(*n, same_data, first_constant);
@@ -417,12 +418,6 @@ NodeRef fuse_binary_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) 
   if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||
       !is_affine_step(n->binary_op()) || n->ref_count() != 1 || n->has_result())
     return nullptr;
-  // Both checked again here, where they are settled: a lookup may have taken a reference
-  // since the check above, and an evaluation may have stored a result. The second happens
-  // when another thread held the node too (its temporary found by CSE, then an input of an
-  // expression it evaluated, which writes held nodes) and let go of it since: the count is
-  // back to 1, and the node now holds the product's values. Turned into an Affine node, it
-  // would keep them and read as the product alone (test_threads, 1 run in 80 under TSan).
   const size_t first_hash = n->value_hash;  // the product's constant is the Affine node's first
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
