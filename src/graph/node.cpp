@@ -304,6 +304,21 @@ void leave_locked(HashConsTable& t, Node* n) {
   return found;
 }
 
+// With the table's lock held (lock): the live node equal to n (prepared, key h, not in the
+// graph), n going back to the pool outside the lock; else n, entered as new. publish's and
+// fuse_binary_step's end.
+[[gnu::always_inline]] inline NodeRef take_or_enter(HashConsTable& t,
+                                                    std::unique_lock<SpinLock>& lock, Node* n,
+                                                    size_t h) {
+  if (const Node* found = find_locked(t, *n, h)) {
+    lock.unlock();
+    retire(n);
+    return NodeRef::adopt(found);
+  }
+  enter_locked(t, n, h);
+  return NodeRef::adopt(n);
+}
+
 // Hashes n, a node not yet in the graph, and stores what it keeps of itself; returns its
 // hash-cons key. publish does it before taking the lock: no other thread sees n until it is
 // in the graph.
@@ -373,13 +388,7 @@ NodeRef publish(Node* n, const Node* same_data) {
   const size_t h = prepare(n, same_data);
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
-  if (const Node* found = find_locked(t, *n, h)) {
-    lock.unlock();
-    retire(n);
-    return NodeRef::adopt(found);
-  }
-  enter_locked(t, n, h);
-  return NodeRef::adopt(n);
+  return take_or_enter(t, lock, n, h);
 }
 
 NodeRef make_node(NodeSpec&& spec) {
@@ -415,7 +424,8 @@ bool is_affine_step(BinaryOp op) {
 NodeRef fuse_binary_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) {
   Node* n = const_cast<Node*>(ref.get());
   const ImmediateAttrs* first = n->immediate();
-  if (n->kind != OpKind::Binary || !first || first->dtype != n->dtype || !is_affine_step(op) ||
+  // (Not a Binary node: no immediate. fuse_constant_step has refused those already.)
+  if (!first || first->dtype != n->dtype || !is_affine_step(op) ||
       !is_affine_step(n->binary_op()) || n->ref_count() != 1 || n->has_result())
     return nullptr;
   const size_t first_hash = n->value_hash;  // the product's constant is the Affine node's first
@@ -437,13 +447,7 @@ NodeRef fuse_binary_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) 
   n->op = 0;
   n->attrs = affine;
   const size_t h = prepare(n, n, first_hash);
-  if (const Node* found = find_locked(t, *n, h)) {
-    lock.unlock();
-    retire(n);
-    return NodeRef::adopt(found);
-  }
-  enter_locked(t, n, h);
-  return NodeRef::adopt(n);
+  return take_or_enter(t, lock, n, h);
 }
 
 // The inputs are released after the lock, since freeing takes it. A short list (the pool
