@@ -673,6 +673,8 @@ TEST_CASE("NaN and infinities propagate as IEEE 754 says, fused and eager alike"
 TEST_CASE("shapes too large to count or to allocate") {
   const int64_t big = int64_t{1} << 40;
   EXPECT_ERROR(kiln::ShapeError, "more elements than an int64 can count", kiln::zeros({big, big}));
+  // Both wrong: the negative dimension is named, whichever comes first.
+  EXPECT_ERROR(kiln::ShapeError, "negative dimension", kiln::zeros({big, big, -1}));
   EXPECT_ERROR(kiln::ShapeError, "too many elements to address", kiln::ones({big, 1 << 20}));
   double v = 1;
   EXPECT_ERROR(kiln::ShapeError, "int64", kiln::asarray(&v, DType::Float64, {big, big, big}));
