@@ -84,6 +84,19 @@ TEST_CASE("explain: the chain is one kernel, named after what it does") {
   CHECK(kiln::explain({x}).find("nothing to do") != std::string::npos);
 }
 
+// What a kernel moves counts each buffer once, however many of its elements' reads it serves:
+// x[1:] + x[:-1] reads x's 1001 float64 (8008 bytes) and writes 1000 (8000 bytes). explain says
+// what the engine's counters then count.
+TEST_CASE("explain: a kernel reading one buffer twice moves it once, as the engine counts") {
+  auto x = kiln::arange(0, 1001, 1, kiln::DType::Float64).eval();
+  auto y = x("1:") + x(":-1");
+  CHECK(kiln::explain({y}).find("moves 0.016 MB") != std::string::npos);
+  kiln::reset_engine_stats();
+  y.eval();
+  CHECK(kiln::engine_stats().kernels == 1);
+  CHECK(kiln::engine_stats().bytes_moved == 8008 + 8000);
+}
+
 GPU_TEST_CASE("explain: copies say their direction and size") {
   auto h = kiln::arange(0, 1000, 1, kiln::DType::Float64).eval();
   std::string e = kiln::explain({(kiln::asarray(h, kiln::cuda()) * 2).get()});

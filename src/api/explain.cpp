@@ -13,8 +13,6 @@
 namespace kiln {
 namespace {
 
-int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
-
 std::string mb(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f MB", static_cast<double>(bytes) / 1e6);
@@ -39,14 +37,11 @@ std::string what(const plan::FusedGroup& g, const codegen::KernelSource& src) {
 struct Describe {
   const plan::Plan& p;
   std::ostringstream& os;
+  int64_t bytes;  // what the step moves (plan::RunIndex::step_bytes)
 
   void operator()(const plan::KernelStep& s) const {
     const auto& g = s.group;
     auto src = codegen::generate(g);
-    int64_t bytes = 0;
-    for (const auto& a : g.accesses)
-      if (a.buffer >= 0) bytes += bytes_of(p.buffers[a.buffer]);
-    for (const auto& o : g.outputs) bytes += bytes_of(p.buffers[o.buffer]);
     const Device& d = p.buffers[g.outputs[0].buffer].device;
     os << "kernel " << src.name << " on " << d.str() << " ("
        << runtime::kernel_state(src, d, !g.user_calls.empty()) << "): " << what(g, src) << "\n    "
@@ -55,12 +50,10 @@ struct Describe {
   }
   void operator()(const plan::FftStep& s) const {
     os << "fft (" << (s.inverse ? "inverse" : "forward") << ") " << buffer(p, s.in) << " -> "
-       << buffer(p, s.out) << ", moves "
-       << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+       << buffer(p, s.out) << ", moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::RandomStep& s) const {
-    os << "random draw into " << buffer(p, s.out) << ", writes " << mb(bytes_of(p.buffers[s.out]))
-       << "\n";
+    os << "random draw into " << buffer(p, s.out) << ", writes " << mb(bytes) << "\n";
   }
   void operator()(const plan::CopyStep& s) const {
     const auto& from = p.buffers[s.src].device;
@@ -69,10 +62,9 @@ struct Describe {
        << (from.is_host() ? "host -> device"
            : to.is_host() ? "device -> host"
                           : "device -> device")
-       << " " << buffer(p, s.src) << ", " << mb(bytes_of(p.buffers[s.src])) << "\n";
+       << " " << buffer(p, s.src) << ", " << mb(p.index.buffer_bytes[s.src]) << "\n";
   }
   void operator()(const plan::ScatterStep& s) const {
-    const int64_t bytes = plan::moved_bytes(s, p);
     os << "scatter (" << graph::op_name(s.op) << ") into a copy of " << buffer(p, s.x) << " at "
        << shape_size(p.buffers[s.positions].shape)
        << (s.indices ? " indices (range checked as it runs)" : " positions") << ", moves "
@@ -80,20 +72,14 @@ struct Describe {
   }
   void operator()(const plan::ScanStep& s) const {
     os << "scan (" << graph::op_name(s.op) << ") of " << buffer(p, s.in) << " along " << s.n
-       << " values, " << s.outer * s.inner << " times, moves "
-       << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+       << " values, " << s.outer * s.inner << " times, moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::CompressStep& s) const {
-    const int64_t bytes = bytes_of(p.buffers[s.mask]) + bytes_of(p.buffers[s.out]) +
-                          (s.values >= 0 ? bytes_of(p.buffers[s.values]) : 0);
     os << "compress: " << s.count << " of " << s.rows
        << (s.values >= 0 ? " rows of " + buffer(p, s.values) : std::string(" positions"))
        << " where " << buffer(p, s.mask) << " is true, moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::MatmulStep& s) const {
-    int64_t bytes = bytes_of(p.buffers[s.a.buffer]) + bytes_of(p.buffers[s.b.buffer]) +
-                    bytes_of(p.buffers[s.out]) +
-                    (s.bias >= 0 ? s.n * itemsize(p.buffers[s.out].dtype) : 0);
     os << plan::describe(s, p) << ", reads " << buffer(p, s.a.buffer)
        << (s.bias >= 0 ? ", " : " and ") << buffer(p, s.b.buffer)
        << (s.bias >= 0 ? " and the bias " + buffer(p, s.bias) : std::string()) << ", moves "
@@ -103,7 +89,7 @@ struct Describe {
     os << graph::op_name(s.op) << " ("
        << (p.buffers[s.out].device.is_cuda() ? "CUB radix sort" : "stable sort") << ") of "
        << buffer(p, s.in) << ", " << s.rows << (s.rows == 1 ? " row" : " rows") << " of " << s.n
-       << ", moves " << mb(bytes_of(p.buffers[s.in]) + bytes_of(p.buffers[s.out])) << "\n";
+       << ", moves " << mb(bytes) << "\n";
   }
   void operator()(const plan::CollectiveStep& s) const {
     os << plan::describe(s, p) << "\n";
@@ -123,10 +109,10 @@ std::string explain(const std::vector<Array>& outputs) {
   const plan::Plan& p = *planned;
   std::ostringstream os;
   int n = 0;
-  for (const auto& s : p.steps)
-    if (!std::holds_alternative<plan::FreeStep>(s)) {
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (!std::holds_alternative<plan::FreeStep>(p.steps[i])) {
       os << "step " << ++n << ": ";
-      std::visit(Describe{p, os}, s);
+      std::visit(Describe{p, os, p.index.step_bytes[i]}, p.steps[i]);
     }
   return os.str();
 }

@@ -360,6 +360,16 @@ struct Bindings {
   std::vector<Collective> collectives;
 };
 
+// A finished plan's sizes and devices, in the form its runs read them: each run of a cached plan
+// would otherwise count every buffer's elements again and look each buffer's backend up.
+struct RunIndex {
+  std::vector<int64_t> buffer_bytes;  // per buffer: its elements times its dtype's size
+  std::vector<Device> devices;        // the buffers' devices, each once, in buffer order
+  std::vector<int> buffer_device;     // per buffer: its device's position in `devices`
+  std::vector<int64_t> step_bytes;    // per step: the bytes it reads and writes
+  std::vector<int> checked_steps;     // steps that check indices (their check_buffer is set)
+};
+
 struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<Step> steps;
@@ -370,7 +380,12 @@ struct Plan {
   // found, loaded, user code checked), which then holds for good: a cached plan's later runs
   // skip those lookups. Shared by copies, as KernelStep::compiled.
   std::shared_ptr<std::atomic<bool>> prepared = std::make_shared<std::atomic<bool>>(false);
+  // What every run of the plan reads, worked out once when it is made (index_plan).
+  RunIndex index;
 };
+
+// Fills p.index from p.buffers and p.steps (make_plan's last pass).
+void index_plan(Plan& p);
 
 // What explain() and KILN_DEBUG say of a matmul step: the library, its arithmetic and the
 // operands, e.g. "matmul (cuBLASLt, FP32) float32 (8, 64, 32) @ (8, 32, 16)^T -> (8, 64, 16)"

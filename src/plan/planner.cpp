@@ -47,6 +47,7 @@ class Planner {
         build();
         if (sig_) bind();
         add_frees();
+        index_plan(plan_);
         return std::move(plan_);
       } catch (const CannotInline& c) {
         roots_.insert(c.node);

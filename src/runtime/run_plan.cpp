@@ -21,21 +21,6 @@
 namespace kiln::runtime {
 namespace {
 
-int64_t bytes_of(const plan::PlanBuffer& b) { return shape_size(b.shape) * itemsize(b.dtype); }
-
-// Bytes a kernel moves: each buffer it reads, once, and each it writes. (Runs on every
-// launch, so no allocation: an access counts when no earlier access names its buffer.)
-int64_t kernel_bytes(const plan::Plan& p, const plan::FusedGroup& g) {
-  int64_t total = 0;
-  for (auto a = g.accesses.begin(); a != g.accesses.end(); ++a) {
-    auto same = [&](const plan::Access& b) { return b.buffer == a->buffer; };
-    if (a->buffer >= 0 && std::find_if(g.accesses.begin(), a, same) == a)
-      total += bytes_of(p.buffers[a->buffer]);
-  }
-  for (const auto& o : g.outputs) total += bytes_of(p.buffers[o.buffer]);
-  return total;
-}
-
 // An NVTX range around a step, named after it, for Nsight timelines (costs nothing when no
 // tool is attached).
 struct Range {
@@ -77,8 +62,12 @@ PlanRun::Tables& PlanRun::tables() {
   return *t;
 }
 
-PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
-    : p_(p), sig_(sig), bufs_(tables().bufs), params_(tables().params) {
+PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig) : PlanRun(p, sig, tables()) {}
+
+PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig, Tables& t)
+    : p_(p), sig_(sig), bufs_(t.bufs), params_(t.params), backends_(t.backends) {
+  backends_.clear();
+  for (const Device& d : p.index.devices) backends_.push_back(&backend_for(d));
   bufs_.assign(p.buffers.size(), nullptr);
   params_.resize(p.steps.size());
   for (auto& v : params_) v.clear();
@@ -98,18 +87,10 @@ PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig)
 
 PlanRun::~PlanRun() { bufs_.clear(); }  // the plan's buffers are released now, not at the next run
 
-plan::Backend& PlanRun::backend_of(int id) const { return backend_for(device_of(id)); }
-
-// A reference into the table: most callers only need the buffer to exist, and a copy would
-// count a reference up and down again (two locked instructions per buffer of every launch).
-const graph::BufferRef& PlanRun::get(int id) {
-  if (!bufs_[id]) {
-    const auto& b = p_.buffers[id];
-    const auto bytes = static_cast<size_t>(shape_size(b.shape)) * itemsize(b.dtype);
-    bufs_[id] =
-        b.check_words ? backend_of(id).allocate_check_words(bytes) : backend_of(id).allocate(bytes);
-  }
-  return bufs_[id];
+void PlanRun::allocate_buffer(int id) {
+  const auto bytes = static_cast<size_t>(bytes_of(id));
+  plan::Backend& b = backend_of(id);
+  bufs_[id] = p_.buffers[id].check_words ? b.allocate_check_words(bytes) : b.allocate(bytes);
 }
 
 // A plan's kernels that this process has not compiled yet compile on threads of their own, up to
@@ -182,20 +163,8 @@ void PlanRun::check_user_code(const plan::KernelStep& k, plan::Backend& b) const
 // step throws, so those streams still wait for what this run queued before their frees.
 class PlanRun::Ordering {
  public:
-  explicit Ordering(const PlanRun& r) : backends_(tables().backends) {
-    backends_.clear();
-    const Device* last =
-        nullptr;  // plans mostly keep to one device: one lookup, not one per buffer
-    for (size_t i = 0; i < r.p_.buffers.size(); ++i) {
-      const Device& d = r.device_of(static_cast<int>(i));
-      if (last && *last == d) continue;
-      last = &d;
-      plan::Backend* b = &backend_for(d);
-      if (std::find(backends_.begin(), backends_.end(), b) == backends_.end()) {
-        backends_.push_back(b);
-        b->begin_run();
-      }
-    }
+  explicit Ordering(const PlanRun& r) : backends_(r.backends_) {
+    for (plan::Backend* b : backends_) b->begin_run();
     for (size_t i = 0; i < r.bufs_.size(); ++i)
       if (r.bufs_[i]) r.backend_of(static_cast<int>(i)).read_from(*r.bufs_[i]);
   }
@@ -204,13 +173,12 @@ class PlanRun::Ordering {
         b->end_run();
       } catch (...) {  // a broken context: the step's own error is the one to report
       }
-    backends_.clear();
   }
   Ordering(const Ordering&) = delete;
   Ordering& operator=(const Ordering&) = delete;
 
  private:
-  std::vector<plan::Backend*>& backends_;  // tables().backends: no allocation per run
+  const std::vector<plan::Backend*>& backends_;  // one per device: distinct devices' backends
 };
 
 void PlanRun::run() {
@@ -227,13 +195,15 @@ void PlanRun::run() {
 // The range checks of the plan's steps, in step order: take's (a group's Check instructions)
 // and a scatter's own (x.at(i) of a 1-d x).
 void PlanRun::check_ranges() {
-  for (const auto& step : p_.steps) {
-    if (const auto* k = std::get_if<plan::KernelStep>(&step); k && k->group.check_buffer >= 0) {
+  for (int i : p_.index.checked_steps) {
+    const plan::Step& step = p_.steps[i];
+    if (const auto* k = std::get_if<plan::KernelStep>(&step)) {
       check_words(k->group.check_buffer, k->group.checks, "take",
                   "; use kiln::TakeMode::Wrap or Clip to map it into range");
-    } else if (const auto* s = std::get_if<plan::ScatterStep>(&step); s && s->check_buffer >= 0) {
-      const plan::FusedGroup::IndexCheck c{shape_size(p_.buffers[s->out].shape), 0};
-      check_words(s->check_buffer, {&c, 1}, "at", "");
+    } else {
+      const auto& s = std::get<plan::ScatterStep>(step);
+      const plan::FusedGroup::IndexCheck c{shape_size(p_.buffers[s.out].shape), 0};
+      check_words(s.check_buffer, {&c, 1}, "at", "");
     }
   }
 }
@@ -262,7 +232,7 @@ graph::BufferRef PlanRun::output(size_t i) {
 
 void PlanRun::run_step(const plan::KernelStep& s) {
   bump(counters().kernels);
-  int64_t bytes = kernel_bytes(p_, s.group);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   Range range(s.group.name);
   auto t0 = debug_clock();
@@ -288,7 +258,7 @@ void PlanRun::run_step(const plan::KernelStep& s) {
 void PlanRun::run_step(const plan::CopyStep& s) {
   Range range("copy");
   bump(counters().copies);
-  bump(counters().bytes, 2 * bytes_of(p_.buffers[s.src]));
+  bump(counters().bytes, moved_bytes());
   auto src = get(s.src);
   void* dst = data(s.dst);
   plan::Backend &from = backend_of(s.src), &to = backend_of(s.dst);
@@ -308,7 +278,7 @@ void PlanRun::run_step(const plan::CopyStep& s) {
 void PlanRun::run_step(const plan::FftStep& s) {
   Range range("fft");
   bump(counters().library);
-  int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -321,7 +291,7 @@ void PlanRun::run_step(const plan::FftStep& s) {
 void PlanRun::run_step(const plan::RandomStep& cached) {
   Range range("random");
   bump(counters().library);
-  bump(counters().bytes, bytes_of(p_.buffers[cached.out]));
+  bump(counters().bytes, moved_bytes());
   plan::RandomStep s = cached;  // this graph's seed, offset and bounds
   for (const auto& r : p_.bindings.randoms)
     if (r.step == static_cast<int>(current_)) {
@@ -335,15 +305,14 @@ void PlanRun::run_step(const plan::RandomStep& cached) {
   plan::Backend& b = backend_of(s.out);
   b.run_random(s, p_.buffers[s.out], data(s.out));
   if (debug_level() >= 1)
-    report("random draw", plan::KernelOrigin::None, b, device_of(s.out),
-           bytes_of(p_.buffers[s.out]), t0);
+    report("random draw", plan::KernelOrigin::None, b, device_of(s.out), moved_bytes(), t0);
 }
 
 void PlanRun::run_step(const plan::ScatterStep& s) {
   Range range("scatter");
   bump(counters().library);
   const int64_t count = shape_size(p_.buffers[s.positions].shape);
-  const int64_t bytes = plan::moved_bytes(s, p_);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -360,7 +329,7 @@ void PlanRun::run_step(const plan::ScatterStep& s) {
 void PlanRun::run_step(const plan::ScanStep& s) {
   Range range("scan");
   bump(counters().library);
-  int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -373,8 +342,7 @@ void PlanRun::run_step(const plan::ScanStep& s) {
 void PlanRun::run_step(const plan::CompressStep& s) {
   Range range("compress");
   bump(counters().library);
-  int64_t bytes = bytes_of(p_.buffers[s.mask]) + bytes_of(p_.buffers[s.out]) +
-                  (s.values >= 0 ? bytes_of(p_.buffers[s.values]) : 0);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -387,7 +355,7 @@ void PlanRun::run_step(const plan::CompressStep& s) {
 void PlanRun::run_step(const plan::SortStep& s) {
   Range range("sort");
   bump(counters().library);
-  int64_t bytes = bytes_of(p_.buffers[s.in]) + bytes_of(p_.buffers[s.out]);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -400,9 +368,7 @@ void PlanRun::run_step(const plan::SortStep& s) {
 void PlanRun::run_step(const plan::MatmulStep& s) {
   Range range("matmul");
   bump(counters().library);
-  int64_t bytes = bytes_of(p_.buffers[s.a.buffer]) + bytes_of(p_.buffers[s.b.buffer]) +
-                  bytes_of(p_.buffers[s.out]) +
-                  (s.bias >= 0 ? s.n * itemsize(p_.buffers[s.out].dtype) : 0);
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   auto t0 = debug_clock();
   plan::Backend& b = backend_of(s.out);
@@ -418,8 +384,7 @@ void PlanRun::run_step(const plan::CollectiveStep& s) {
   Range range(graph::collective_name(s.kind));
   bump(counters().library);
   const plan::PlanBuffer& part = p_.buffers[s.in.front()];
-  const int64_t bytes =
-      static_cast<int64_t>(s.in.size()) * (bytes_of(part) + bytes_of(p_.buffers[s.out.front()]));
+  const int64_t bytes = moved_bytes();
   bump(counters().bytes, bytes);
   graph::CollectiveRunner* runner = nullptr;
   for (const auto& c : p_.bindings.collectives)

@@ -31,10 +31,19 @@ class PlanRun {
 
  private:
   class Ordering;
-  const graph::BufferRef& get(int id);  // allocated on first use
+  // Allocated on first use. A reference into the table: most callers only need the buffer to
+  // exist, and a copy would count a reference up and down again (two locked instructions per
+  // buffer of every launch).
+  const graph::BufferRef& get(int id) {
+    if (!bufs_[id]) allocate_buffer(id);
+    return bufs_[id];
+  }
+  void allocate_buffer(int id);
   void* data(int id) { return get(id)->data(); }
   const Device& device_of(int id) const { return p_.buffers[id].device; }
-  plan::Backend& backend_of(int id) const;
+  plan::Backend& backend_of(int id) const { return *backends_[p_.index.buffer_device[id]]; }
+  int64_t bytes_of(int id) const { return p_.index.buffer_bytes[id]; }
+  int64_t moved_bytes() const { return p_.index.step_bytes[current_]; }  // the current step's
   void check_user_code(const plan::KernelStep& k, plan::Backend& b) const;
   std::vector<plan::PreparedGroup> compile_new_kernels();
   void check_ranges();
@@ -56,14 +65,16 @@ class PlanRun {
   struct Tables {
     std::vector<graph::BufferRef> bufs;
     std::vector<std::vector<Scalar>> params;
-    std::vector<plan::Backend*> backends;  // the run's backends (Ordering)
+    std::vector<plan::Backend*> backends;  // per device of the plan (RunIndex::devices)
   };
   static Tables& tables();
+  PlanRun(const plan::Plan& p, const graph::Signature& sig, Tables& t);
 
   const plan::Plan& p_;
   const graph::Signature& sig_;
   std::vector<graph::BufferRef>& bufs_;       // per plan buffer (tables().bufs)
   std::vector<std::vector<Scalar>>& params_;  // per step: the bound scalar parameters
+  std::vector<plan::Backend*>& backends_;     // per device of the plan (tables().backends)
   std::vector<plan::PreparedGroup> kernels_;  // per step, with KILN_DEBUG: what compile() found
   size_t current_ = 0;                        // the step being run
 };
