@@ -73,9 +73,10 @@ bool only_device(int index) { return index == 0 && cuda_device_count() == 1; }
 }  // namespace
 
 // Asked before every launch: reading the thread's current device is cheaper than setting it.
+// The only device is valid and current: nothing to check or ask.
 void set_device(int index) {
-  device(index);
   if (only_device(index)) return;
+  device(index);  // validates the index
   int current = -1;
   KILN_CUDA_CHECK(cudaGetDevice(&current));
   if (current != index) KILN_CUDA_CHECK(cudaSetDevice(index));

@@ -46,7 +46,7 @@ class Executor final : public plan::Backend {
   void synchronize() override;
   void begin_run() override { ordering_.begin_run(device_); }
   void read_from(const graph::Buffer& b) override { ordering_.read_from(device_, b); }
-  void end_run() override { ordering_.end_run(device_); }
+  void end_run() override { ordering_.end_run(); }
 
  private:
   int device_;

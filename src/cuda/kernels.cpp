@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "codegen/kernel_source.hpp"
@@ -206,8 +207,8 @@ struct Prepared {
   codegen::KernelSource src;
   const jit::Kernel* kernel = nullptr;
   jit::Origin origin = jit::Origin::Compiled;
-  std::map<int, OnDevice> loaded;  // per device
-  std::vector<int64_t> layout;     // Arg::Layout's values (layout_values)
+  std::vector<std::unique_ptr<OnDevice>> loaded;  // per device index (null: not loaded there)
+  std::vector<int64_t> layout;                    // Arg::Layout's values (layout_values)
   // (param index, dtype) of the group's Param instructions, in code order (Arg::Param).
   std::vector<std::pair<int, DType>> param_types;
 };
@@ -226,6 +227,11 @@ std::string user_compile_error(const plan::FusedGroup& g, const std::string& nvr
   return msg + "(names are const C++ variables of their input's type: float32 is float, int64 " +
          "long long, complex64 kiln::complex<float>; use CUDA's math functions, e.g. sinf)\n" +
          nvrtc_message;
+}
+
+// The step's Prepared once it has one (every launch but its kernel's first), else null.
+Prepared* already_prepared(const plan::KernelStep& step) {
+  return static_cast<Prepared*>(step.compiled->value.get());
 }
 
 Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* fresh) {
@@ -271,17 +277,22 @@ namespace {
 // Thread block clusters (and distributed shared memory) came with compute capability 9.0.
 bool has_clusters(const DeviceInfo& info) { return info.cc_major >= 9; }
 
+// The first launch of p's kernel on `device`: its module loaded, its launch shape derived.
+[[gnu::noinline]] const OnDevice& load_on(Prepared& p, int device) {
+  const auto i = static_cast<size_t>(device);
+  const DeviceInfo& info = gpu::device(device);  // validates the index
+  Loaded k = with_shared_memory(load(*p.kernel, device), p.src, info);
+  if (p.loaded.size() <= i) p.loaded.resize(i + 1);
+  p.loaded[i] = std::make_unique<OnDevice>(
+      OnDevice{k, codegen::launch_for(p.src, info.sm_count, k.max_shared, has_clusters(info))});
+  return *p.loaded[i];
+}
+
 const OnDevice& loaded_on(Prepared& p, int device) {
-  auto it = p.loaded.find(device);
-  if (it == p.loaded.end()) {
-    const DeviceInfo& info = gpu::device(device);
-    Loaded k = with_shared_memory(load(*p.kernel, device), p.src, info);
-    it = p.loaded
-             .emplace(device, OnDevice{k, codegen::launch_for(p.src, info.sm_count, k.max_shared,
-                                                              has_clusters(info))})
-             .first;
-  }
-  return it->second;
+  const auto i = static_cast<size_t>(device);
+  if (device >= 0 && i < p.loaded.size() && p.loaded[i]) [[likely]]
+    return *p.loaded[i];
+  return load_on(p, device);
 }
 
 // Packs the launch's arguments into `args`: the buffers' addresses and the bound scalars are
@@ -367,10 +378,11 @@ LaunchRecord prepare_group(const plan::KernelStep& step, int device) {
 
 void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
                const std::function<void*(int)>& data) {
-  const auto& info = gpu::device(device);
   bool fresh;
-  Prepared& p = prepared(step, info.arch, &fresh);
-  const OnDevice& on = loaded_on(p, device);
+  Prepared* prepared_before = already_prepared(step);
+  Prepared& p =
+      prepared_before ? *prepared_before : prepared(step, gpu::device(device).arch, &fresh);
+  const OnDevice& on = loaded_on(p, device);  // (validates the device index)
   const codegen::Launch& s = on.launch;
   set_device(device);
   if (s.grid_x == 0) return;

@@ -107,7 +107,7 @@ void stream_wait(cudaStream_t waiter, cudaStream_t producer) {
 void RunOrdering::begin_run(int device) {
   joins_.clear();
   waited_.clear();
-  cudaStream_t s = current_stream(device);
+  const cudaStream_t s = stream_ = current_stream(device);
   cudaStream_t external = device < kMaxDevices ? chosen.external[device] : nullptr;
   if (external) {  // what the caller queued before this evaluation comes first
     stream_wait(s, external);
@@ -121,7 +121,7 @@ void RunOrdering::begin_run(int device) {
 
 void RunOrdering::read_from(int device, const graph::Buffer& b) {
   auto theirs = static_cast<cudaStream_t>(b.stream);
-  cudaStream_t s = current_stream(device);
+  const cudaStream_t s = stream_;
   if (!theirs || theirs == s || !b.device.is_cuda() || b.device.index != device) return;
   if (std::find(waited_.begin(), waited_.end(), theirs) != waited_.end()) return;
   stream_wait(s, theirs);
@@ -130,9 +130,8 @@ void RunOrdering::read_from(int device, const graph::Buffer& b) {
   if (std::find(joins_.begin(), joins_.end(), theirs) == joins_.end()) joins_.push_back(theirs);
 }
 
-void RunOrdering::end_run(int device) {
-  cudaStream_t s = current_stream(device);
-  for (cudaStream_t j : joins_) stream_wait(j, s);
+void RunOrdering::end_run() {
+  for (cudaStream_t j : joins_) stream_wait(j, stream_);
   joins_.clear();
 }
 

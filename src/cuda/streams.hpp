@@ -54,9 +54,10 @@ class RunOrdering {
  public:
   void begin_run(int device);
   void read_from(int device, const graph::Buffer& b);
-  void end_run(int device);
+  void end_run();
 
  private:
+  cudaStream_t stream_ = nullptr;     // the run's: the thread's current one at begin_run
   std::vector<cudaStream_t> waited_;  // streams this run waited for
   std::vector<cudaStream_t> joins_;   // streams that must wait for this run's end
 };
