@@ -110,30 +110,36 @@ struct SpecHashes {
   const size_t data = same_data && same_data->dtype == s.dtype && same_data->device == s.device
                           ? same_data->leaf_hash
                           : data_hash(s);
-  size_t h = hash_mix(data, static_cast<uint64_t>(s.kind) * 256 + s.op);
-  // A constant's side and dtype are structure, its value is not.
-  auto constant_side = [&](const ImmediateAttrs& im, size_t known = 0)
-      __attribute__((always_inline)) {
-    h = hash_mix(h, static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype));
-    return known ? known : constant_hash(im.value, im.dtype);
+  // The node's own structure in one word of 16-bit fields, mixed once: its kind and op, then a
+  // constant's side and dtype (structure; its value is not), or an Affine node's two ops and
+  // its two constants' sides and dtypes.
+  uint64_t word = static_cast<uint64_t>(s.kind) << 8 | s.op;
+  auto side = [](const ImmediateAttrs& im) __attribute__((always_inline)) {
+    return static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype);
   };
   size_t value = 0, second_value = 0, values = 0;  // values: of kinds whose attributes are values
+  bool structure_attrs = false;                    // attributes hashed whole, as structure
   if (s.kind == OpKind::Scalar) {
     value = constant_hash(s.attr<ScalarAttrs>().value, s.dtype);
   } else if (const ImmediateAttrs* im = s.immediate()) {
-    value = constant_side(*im);
+    word |= side(*im) << 16;
+    value = constant_hash(im->value, im->dtype);
     // A plan that folds a relu into a matmul is no plan for maximum(x, 0.5).
-    if (s.op == static_cast<uint8_t>(BinaryOp::Maximum) && is_relu(s)) h = hash_mix(h, 0x7e1u);
+    if (s.op == static_cast<uint8_t>(BinaryOp::Maximum) && is_relu(s)) word |= uint64_t{1} << 32;
   } else if (s.kind == OpKind::Affine) {
     const auto& [first, second] = s.attr<AffineAttrs>().steps;
-    h = hash_mix(h, static_cast<uint64_t>(first.op) << 8 | static_cast<uint64_t>(second.op));
-    value = constant_side(first.constant, first_constant);
-    second_value = constant_side(second.constant);
+    word |= (static_cast<uint64_t>(first.op) << 8 | static_cast<uint64_t>(second.op)) << 16 |
+            side(first.constant) << 32 | side(second.constant) << 48;
+    value =
+        first_constant ? first_constant : constant_hash(first.constant.value, first.constant.dtype);
+    second_value = constant_hash(second.constant.value, second.constant.dtype);
   } else if (s.kind == OpKind::Random) {
     values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
   } else {
-    h = hash_attrs(h, s.attrs);
+    structure_attrs = true;
   }
+  size_t h = hash_mix(data, word);
+  if (structure_attrs) h = hash_attrs(h, s.attrs);
   size_t cse = hash_mix(h, value);
   if (second_value) cse = hash_mix(cse, second_value);
   if (values) cse = hash_mix(cse, values);
