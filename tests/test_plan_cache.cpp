@@ -16,6 +16,7 @@
 #include "graph/node.hpp"
 #include "plan/planner.hpp"
 #include "runtime/host_backend.hpp"
+#include "runtime/pipeline.hpp"
 #include "runtime/plan_cache.hpp"
 #include "support/gpu.hpp"
 
@@ -41,6 +42,31 @@ void check_counters(int64_t misses, int64_t hits, int64_t collisions = 0) {
 }
 
 }  // namespace
+
+// What each run reads of a plan, worked out once by make_plan (plan::RunIndex), against the
+// plan's own buffers and steps.
+TEST_CASE("plan index: bytes and devices per buffer, bytes per step") {
+  auto x = kiln::arange(0, 1001, 1, DType::Float64).eval();
+  auto y = x("1:") * 2 + x(":-1");  // one kernel reading x twice
+  auto hold = runtime::hold_evaluation();
+  kiln::graph::Signature sig;
+  runtime::Request req = runtime::to_realize({y.node()}, &sig);
+  kiln::plan::Plan p = runtime::cached_plan(req.nodes, sig, req.held);
+  const auto& index = p.index;
+  REQUIRE(index.buffer_bytes.size() == p.buffers.size());
+  REQUIRE(index.step_bytes.size() == p.steps.size());
+  int64_t written = 0;
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const auto& b = p.buffers[i];
+    CHECK(index.buffer_bytes[i] == kiln::shape_size(b.shape) * kiln::itemsize(b.dtype));
+    CHECK(index.devices[index.buffer_device[i]] == b.device);
+  }
+  CHECK(index.devices == std::vector<kiln::Device>{kiln::host()});
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (std::holds_alternative<kiln::plan::KernelStep>(p.steps[i])) written += index.step_bytes[i];
+  CHECK(written == 8008 + 8000);  // x once, the result once
+  CHECK(index.checked_steps.empty());
+}
 
 TEST_CASE("plan cache: same structure, new scalars") {
   auto x = kiln::arange(0, 10, 1, DType::Float64).eval();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -66,6 +67,11 @@ PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig) : PlanRun(p, 
 
 PlanRun::PlanRun(const plan::Plan& p, const graph::Signature& sig, Tables& t)
     : p_(p), sig_(sig), bufs_(t.bufs), params_(t.params), backends_(t.backends) {
+  // The index is derived by make_plan's last pass; a plan put together or edited elsewhere would
+  // run from stale sizes and devices. Checked where the tests run with assertions (the sanitizer
+  // builds), not on every release evaluation.
+  assert(p.index.buffer_bytes.size() == p.buffers.size() &&
+         p.index.step_bytes.size() == p.steps.size());
   backends_.clear();
   for (const Device& d : p.index.devices) backends_.push_back(&backend_for(d));
   bufs_.assign(p.buffers.size(), nullptr);
