@@ -94,10 +94,12 @@ HashConsTable& table() {
   return first_table();
 }
 
-// A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constant's
-// (Node::value_hash) and the hash-cons key, which adds the values and the inputs' identities.
+// A spec's hashes, one pass over its fields: its structure (Node::local_hash), its constants'
+// (Node::value_hash, second_value_hash) and its data's (Node::leaf_hash). The hash-cons key,
+// which adds the values and the inputs' identities, is cse_key's, made only where a lookup
+// needs it.
 struct SpecHashes {
-  size_t local, value, second_value, cse, leaf;
+  size_t local, value, second_value, leaf;
 };
 // Inlined into prepare (below), which then keeps the hashes in registers (a returned struct
 // was stored and reloaded, a stall on every node built).
@@ -117,8 +119,8 @@ struct SpecHashes {
   auto side = [](const ImmediateAttrs& im) __attribute__((always_inline)) {
     return static_cast<uint64_t>(im.left) << 8 | static_cast<uint64_t>(im.dtype);
   };
-  size_t value = 0, second_value = 0, values = 0;  // values: of kinds whose attributes are values
-  bool structure_attrs = false;                    // attributes hashed whole, as structure
+  size_t value = 0, second_value = 0;
+  bool structure_attrs = false;  // attributes hashed whole, as structure
   if (s.kind == OpKind::Scalar) {
     value = constant_hash(s.attr<ScalarAttrs>().value, s.dtype);
   } else if (const ImmediateAttrs* im = s.immediate()) {
@@ -133,20 +135,25 @@ struct SpecHashes {
     value =
         first_constant ? first_constant : constant_hash(first.constant.value, first.constant.dtype);
     second_value = constant_hash(second.constant.value, second.constant.dtype);
-  } else if (s.kind == OpKind::Random) {
-    values = hash_attrs(0, s.attrs);  // the draw: seed, offset, bounds
-  } else {
+  } else if (s.kind != OpKind::Random) {  // (a draw's attributes are values: cse_key's)
     structure_attrs = true;
   }
   size_t h = hash_mix(data, word);
   if (structure_attrs) h = hash_attrs(h, s.attrs);
-  size_t cse = hash_mix(h, value);
-  if (second_value) cse = hash_mix(cse, second_value);
-  if (values) cse = hash_mix(cse, values);
-  for (const auto& in : s.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
-  if (s.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(s.buffer.get()));
   // A leaf's token is its data hash itself: a computing node's (local) differs by its kind.
-  return {h, value, second_value, cse, data};
+  return {h, value, second_value, data};
+}
+
+// n's hash-cons key (never 0, which marks a node not in the table): its structure and
+// constants, as prepare stored them, then what else makes two nodes the same node: a random
+// draw's seed, offset and bounds, the inputs' identities, a leaf's buffer.
+size_t cse_key(const Node& n) {
+  size_t cse = hash_mix(n.local_hash, n.value_hash);
+  if (n.second_value_hash) cse = hash_mix(cse, n.second_value_hash);
+  if (n.kind == OpKind::Random) cse = hash_mix(cse, hash_attrs(0, n.attrs));
+  for (const auto& in : n.inputs) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(in.get()));
+  if (n.buffer) cse = hash_mix(cse, reinterpret_cast<uintptr_t>(n.buffer.get()));
+  return cse ? cse : 1;
 }
 
 bool same_spec(const NodeSpec& a, const NodeSpec& b) {
@@ -232,6 +239,7 @@ void retire(Node* n) noexcept {
   n->cse_hash = 0;
   n->chain_input = nullptr;
   n->kept_user = nullptr;
+  n->table_users = false;
   n->shape.clear();
   Pool* p = Pool::of_thread();
   if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
@@ -280,6 +288,7 @@ const Node* sole_input(const Node& n) { return n.inputs.size() == 1 ? n.inputs[0
   } else {
     n->cse_hash = h;
     t.insert(h, n);
+    if (in) in->table_users = true;
   }
 }
 
@@ -310,12 +319,20 @@ void leave_locked(HashConsTable& t, Node* n) {
   return found;
 }
 
-// With the table's lock held (lock): the live node equal to n (prepared, key h, not in the
-// graph), n going back to the pool outside the lock; else n, entered as new. publish's and
+// With the table's lock held (lock): the live node equal to n (prepared, not in the graph), n
+// going back to the pool outside the lock; else n, entered as new. publish's and
 // fuse_binary_step's end.
 [[gnu::always_inline]] inline NodeRef take_or_enter(HashConsTable& t,
-                                                    std::unique_lock<SpinLock>& lock, Node* n,
-                                                    size_t h) {
+                                                    std::unique_lock<SpinLock>& lock, Node* n) {
+  // A node equal to n would have n's one input as its own, and so be that input's kept user or
+  // a table user of it. With neither, n is new, and needs no key: kept by its input (a loop's
+  // step, built on the step before), it is never looked for in the table.
+  if (const Node* in = sole_input(*n); in && !in->kept_user && !in->table_users) {
+    in->kept_user = n;
+    t.count_kept(1);
+    return NodeRef::adopt(n);
+  }
+  const size_t h = cse_key(*n);
   if (const Node* found = find_locked(t, *n, h)) {
     lock.unlock();
     retire(n);
@@ -325,11 +342,10 @@ void leave_locked(HashConsTable& t, Node* n) {
   return NodeRef::adopt(n);
 }
 
-// Hashes n, a node not yet in the graph, and stores what it keeps of itself; returns its
-// hash-cons key. publish does it before taking the lock: no other thread sees n until it is
-// in the graph.
-[[gnu::always_inline]] inline size_t prepare(Node* n, const Node* same_data,
-                                             size_t first_constant = 0) {
+// Hashes n, a node not yet in the graph, and stores what it keeps of itself. publish does it
+// before taking the lock: no other thread sees n until it is in the graph.
+[[gnu::always_inline]] inline void prepare(Node* n, const Node* same_data,
+                                           size_t first_constant = 0) {
   const SpecHashes hashes = spec_hashes(*n, same_data, first_constant);
   n->local_hash = hashes.local;
   n->value_hash = hashes.value;
@@ -340,7 +356,6 @@ void leave_locked(HashConsTable& t, Node* n) {
       n->inputs.size() == 1 && n->kind != OpKind::Random && n->kind != OpKind::Collective
           ? n->inputs[0].get()
           : nullptr;
-  return hashes.cse ? hashes.cse : 1;  // 0 marks "not in the table"
 }
 
 }  // namespace
@@ -391,10 +406,10 @@ long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_
 
 // Finds the node equal to n, a node not yet in the graph, or enters n as new.
 NodeRef publish(Node* n, const Node* same_data) {
-  const size_t h = prepare(n, same_data);
+  prepare(n, same_data);
   HashConsTable& t = table();
   std::unique_lock lock(t.mu);
-  return take_or_enter(t, lock, n, h);
+  return take_or_enter(t, lock, n);
 }
 
 NodeRef make_node(NodeSpec&& spec) {
@@ -452,8 +467,8 @@ NodeRef fuse_binary_step(NodeRef& ref, BinaryOp op, const Scalar& v, bool left) 
   n->kind = OpKind::Affine;
   n->op = 0;
   n->attrs = affine;
-  const size_t h = prepare(n, n, first_hash);
-  return take_or_enter(t, lock, n, h);
+  prepare(n, n, first_hash);
+  return take_or_enter(t, lock, n);
 }
 
 // The inputs are released after the lock, since freeing takes it. A short list (the pool

@@ -159,6 +159,10 @@ struct Node : NodeSpec {
   // never leave it. Read and written under the table's lock only (graph/node.cpp). Last, so
   // that the fields the signature's walk reads stay together above.
   mutable const Node* kept_user = nullptr;
+  // Whether a node whose only input is this one has ever been entered in the table (when
+  // kept_user was taken). Until then every such node alive is kept_user, so a lookup for one
+  // that finds none kept needs no table, nor a key (graph/node.cpp). Under the table's lock.
+  mutable bool table_users = false;
 };
 
 // The node for spec: an existing equal node if one is alive, else a new one. The spec is
