@@ -227,24 +227,30 @@ uint32_t depth_of(const NodeSpec& s) {
 
 }  // namespace
 
-// Empties a node that left the graph (or was never published) and pools it. Outside the
-// table's lock: releasing what it held may free other nodes, or buffers (other locks).
-void retire(Node* n) noexcept {
-  n->inputs.clear();  // references past a release batch: may free nodes
-  if (n->attrs.index() != 0) n->attrs.emplace<std::monostate>();
-  n->buffer.reset();
-  n->realized_.reset();
-  n->has_result_.store(false, std::memory_order_relaxed);
-  n->refs_.store(1, std::memory_order_relaxed);
-  n->cse_hash = 0;
-  n->chain_input = nullptr;
-  n->kept_user = nullptr;
-  n->table_users = false;
-  n->shape.clear();
+// Empties nodes that left the graph (or were never published) and pools them, the pool looked
+// up once for the batch (a dropped chain retires hundreds at once: release, below). Outside the
+// table's lock: releasing what they held may free other nodes, or buffers (other locks).
+void retire(Node* const* nodes, size_t count) noexcept {
   Pool* p = Pool::of_thread();
-  if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
-    delete n;
+  for (size_t i = 0; i < count; ++i) {
+    Node* n = nodes[i];
+    n->inputs.clear();  // references past a release batch: may free nodes
+    if (n->attrs.index() != 0) n->attrs.emplace<std::monostate>();
+    n->buffer.reset();
+    n->realized_.reset();
+    n->has_result_.store(false, std::memory_order_relaxed);
+    n->refs_.store(1, std::memory_order_relaxed);
+    n->cse_hash = 0;
+    n->chain_input = nullptr;
+    n->kept_user = nullptr;
+    n->table_users = false;
+    n->shape.clear();
+    if (!(p && n->shape.capacity() <= kRoomy && n->inputs.capacity() <= kRoomy && p->put(n)))
+      delete n;
+  }
 }
+
+void retire(Node* n) noexcept { retire(&n, 1); }
 
 // Drops a reference the caller holds, under the table's lock; true when it was the last. A
 // count of 1 is the caller's own reference, and nothing can add one: another would have to be
@@ -399,7 +405,7 @@ void release(const Node* n) noexcept {
       if (dropped_all) d->inputs.clear();
     }
   }
-  for (size_t i = 0; i < count; ++i) retire(dead[i]);
+  retire(dead, count);
 }
 
 long use_count(const Node* n) noexcept { return n->refs_.load(std::memory_order_relaxed); }

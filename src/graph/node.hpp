@@ -144,7 +144,7 @@ struct Node : NodeSpec {
   friend void release(const Node* n) noexcept;
   friend long use_count(const Node* n) noexcept;
   friend NodeRef publish(Node* n, const Node* same_data);
-  friend void retire(Node* n) noexcept;
+  friend void retire(Node* const* nodes, size_t count) noexcept;
   friend bool drop_under_lock(const Node& n) noexcept;
   friend bool revive(const Node& n) noexcept;
   friend NodeRef fuse_binary_step(NodeRef& n, BinaryOp op, const Scalar& v, bool left);
