@@ -283,9 +283,9 @@ namespace {
 // Where a node of one input may be kept (Node::kept_user): that input; null for other nodes.
 const Node* sole_input(const Node& n) { return n.inputs.size() == 1 ? n.inputs[0].get() : nullptr; }
 
-// Under the table's lock: enters n (prepared, key h) into the graph, kept by its input when that
-// keeps none yet, else in the table. Every live unevaluated node is in one of the two places, so
-// a lookup (find_locked) that looks in both finds it.
+// Under the table's lock: enters n (prepared) into the graph, kept by its input when that keeps
+// none yet, else in the table under the key h. Every live unevaluated node is in one of the two
+// places, so a lookup (find_locked) that looks in both finds it.
 [[gnu::always_inline]] inline void enter_locked(HashConsTable& t, Node* n, size_t h) {
   const Node* in = sole_input(*n);
   if (in && !in->kept_user) {
@@ -331,11 +331,10 @@ void leave_locked(HashConsTable& t, Node* n) {
 [[gnu::always_inline]] inline NodeRef take_or_enter(HashConsTable& t,
                                                     std::unique_lock<SpinLock>& lock, Node* n) {
   // A node equal to n would have n's one input as its own, and so be that input's kept user or
-  // a table user of it. With neither, n is new, and needs no key: kept by its input (a loop's
-  // step, built on the step before), it is never looked for in the table.
+  // a table user of it. With neither, n is new and needs no key: its input keeps it (a loop's
+  // step, built on the step before), and it is never looked for in the table.
   if (const Node* in = sole_input(*n); in && !in->kept_user && !in->table_users) {
-    in->kept_user = n;
-    t.count_kept(1);
+    enter_locked(t, n, 0);  // (kept by in: no key)
     return NodeRef::adopt(n);
   }
   const size_t h = cse_key(*n);
