@@ -53,7 +53,9 @@ class Scalar {
            std::bit_cast<uint64_t>(re_) == std::bit_cast<uint64_t>(o.re_) &&
            std::bit_cast<uint64_t>(im_) == std::bit_cast<uint64_t>(o.im_);
   }
-  size_t hash() const;
+  // A hash of the value (equal by same_as: equal hashes), with `salt` (a dtype, say) taken into
+  // the same single mix rather than mixed in after.
+  size_t hash(uint64_t salt = 0) const;
 
  private:
   // A float (or complex real part) converts by the kernels' rule, which is NumPy's on x86

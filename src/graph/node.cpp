@@ -529,7 +529,7 @@ bool is_relu(const NodeSpec& n) {
 }
 
 size_t constant_hash(const Scalar& v, DType t) {
-  const size_t h = hash_mix(v.hash(), static_cast<uint64_t>(t));
+  const size_t h = v.hash(static_cast<uint64_t>(t));
   return h ? h : 1;  // never 0, the value_hash of a node that carries no constant
 }
 

@@ -38,14 +38,16 @@ bool Scalar::as_bool() const {
   return re_ != 0 || im_ != 0;
 }
 
-size_t Scalar::hash() const {
+size_t Scalar::hash(uint64_t salt) const {
   uint64_t re, im;
   std::memcpy(&re, &re_, sizeof re);
   std::memcpy(&im, &im_, sizeof im);
-  // One mix: the integer and the kind as the seed, the real and imaginary bits folded (hashed
-  // for every constant built). Values that fold alike only cost a comparison where hashed.
-  return graph::hash_mix(static_cast<uint64_t>(i_) ^ (static_cast<uint64_t>(kind_) << 56),
-                         re ^ ((im << 29) | (im >> 35)));
+  // One mix: the integer, the kind and the salt as the seed, the real and imaginary bits folded
+  // (hashed for every constant built). Values that fold alike only cost a comparison where
+  // hashed.
+  return graph::hash_mix(
+      static_cast<uint64_t>(i_) ^ (static_cast<uint64_t>(kind_) << 56) ^ (salt << 40),
+      re ^ ((im << 29) | (im >> 35)));
 }
 
 }  // namespace kiln
