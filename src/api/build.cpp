@@ -8,6 +8,7 @@
 #include "graph/shape.hpp"
 #include "graph/value_range.hpp"
 #include "runtime/pipeline.hpp"
+#include "runtime/settings.hpp"
 
 namespace kiln::api {
 
@@ -235,7 +236,8 @@ Array finish(NodeRef n) {
   bool forceable = n->kind != OpKind::Scalar && n->kind != OpKind::Buffer &&
                    n->kind != OpKind::Reshape && n->kind != OpKind::Permute &&
                    n->kind != OpKind::Slice && n->kind != OpKind::Broadcast;
-  if (forceable && !n->is_leaf() && (get_mode() == Mode::Eager || n->depth >= kMaxGraphDepth))
+  if (forceable && !n->is_leaf() &&
+      (runtime::thread_mode() == Mode::Eager || n->depth >= kMaxGraphDepth))
     runtime::realize(n);
   return Array(std::move(n));
 }

@@ -8,6 +8,7 @@
 
 #include "jit/cache_config.hpp"
 #include "kiln/array.hpp"
+#include "runtime/settings.hpp"
 
 namespace kiln {
 namespace {
@@ -30,21 +31,20 @@ void warn_bad_mode(const std::string& value) {
   if (!value.empty() && value != "lazy") warn_bad_mode(value);
   return Mode::Lazy;
 }
-// The thread's mode, -1 until its first use reads KILN_MODE: constant-initialised, so that
-// reading it (finish, on every operation built) is a plain thread-local load, with no
-// initialisation check around it.
-thread_local int8_t t_mode = -1;
-
 std::atomic<bool> g_materialize_held{true};
 
 }  // namespace
 
-void set_mode(Mode m) { t_mode = static_cast<int8_t>(m); }
-Mode get_mode() {
-  if (t_mode < 0) [[unlikely]]
-    t_mode = static_cast<int8_t>(mode_from_env());
+namespace runtime {
+constinit thread_local int8_t t_mode = -1;
+Mode first_mode() {
+  t_mode = static_cast<int8_t>(mode_from_env());
   return static_cast<Mode>(t_mode);
 }
+}  // namespace runtime
+
+void set_mode(Mode m) { runtime::t_mode = static_cast<int8_t>(m); }
+Mode get_mode() { return runtime::thread_mode(); }
 
 void set_materialize_held(bool on) { g_materialize_held = on; }
 bool get_materialize_held() { return g_materialize_held; }
