@@ -53,8 +53,8 @@ class Scalar {
            std::bit_cast<uint64_t>(re_) == std::bit_cast<uint64_t>(o.re_) &&
            std::bit_cast<uint64_t>(im_) == std::bit_cast<uint64_t>(o.im_);
   }
-  // A hash of the value (equal by same_as: equal hashes), with `salt` (a dtype, say) taken into
-  // the same single mix rather than mixed in after.
+  // The value's hash (values equal by same_as hash equal), `salt` (a dtype, say) taken into the
+  // same one mix instead of mixed in after.
   size_t hash(uint64_t salt = 0) const;
 
  private:

@@ -15,8 +15,7 @@ struct Mixer {
   size_t operator()(std::monostate) const { return h; }
   size_t operator()(const ScalarAttrs& s) const { return hash_mix(h, s.value.hash()); }
   size_t operator()(const ImmediateAttrs& m) const {
-    size_t r = hash_mix(hash_mix(h, m.value.hash()), static_cast<uint64_t>(m.dtype));
-    return hash_mix(r, m.left);
+    return hash_mix(hash_mix(h, m.value.hash(static_cast<uint64_t>(m.dtype))), m.left);
   }
   size_t operator()(const AffineAttrs& a) const {
     size_t r = h;
