@@ -234,9 +234,10 @@ Prepared* already_prepared(const plan::KernelStep& step) {
   return static_cast<Prepared*>(step.compiled->value.get());
 }
 
-Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* fresh) {
+// `fresh` (optional) tells whether this call made it.
+Prepared& prepared(const plan::KernelStep& step, const std::string& arch, bool* fresh = nullptr) {
   auto& slot = step.compiled->value;
-  *fresh = !slot;
+  if (fresh) *fresh = !slot;
   if (!slot) {
     auto p = std::make_shared<Prepared>();
     p->src = codegen::generate(step.group);
@@ -378,10 +379,8 @@ LaunchRecord prepare_group(const plan::KernelStep& step, int device) {
 
 void run_group(const plan::KernelStep& step, const std::vector<Scalar>& params, int device,
                const std::function<void*(int)>& data) {
-  bool fresh;
   Prepared* prepared_before = already_prepared(step);
-  Prepared& p =
-      prepared_before ? *prepared_before : prepared(step, gpu::device(device).arch, &fresh);
+  Prepared& p = prepared_before ? *prepared_before : prepared(step, gpu::device(device).arch);
   const OnDevice& on = loaded_on(p, device);  // (validates the device index)
   const codegen::Launch& s = on.launch;
   set_device(device);
